@@ -1,0 +1,4 @@
+//! (family being written)
+use crate::commands::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

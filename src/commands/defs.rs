@@ -1,0 +1,15 @@
+//! The command table: each family file declares its commands next to its handlers; this
+//! lists the families. COMMAND, dispatch and key extraction read it through
+//! [`commands::all`](crate::commands::all).
+
+use crate::commands::table::Command;
+use crate::commands::{command, config_cmd, connection, keyspace, server_cmd, string};
+
+pub static FAMILIES: &[&[Command]] = &[
+    string::COMMANDS,
+    keyspace::COMMANDS,
+    connection::COMMANDS,
+    server_cmd::COMMANDS,
+    config_cmd::COMMANDS,
+    command::COMMANDS,
+];

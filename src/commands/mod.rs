@@ -1,0 +1,77 @@
+//! Commands: the declarative table (`table`, entries in `defs`), the execution context handed
+//! to every handler, and the handlers grouped by family.
+//!
+//! Handlers never check arity or authentication (dispatch does, from the table), never invent
+//! error text (they return a [`CmdError`](error::CmdError)), and never touch sockets: they
+//! read `argv`, change `ctx.srv` and `ctx.client`, and write the reply into `ctx.out`.
+
+pub mod args;
+pub mod command;
+pub mod config_cmd;
+pub mod connection;
+pub mod defs;
+pub mod error;
+pub mod keyspace;
+pub mod server_cmd;
+pub mod string;
+pub mod table;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::keyspace::db::Db;
+use crate::resp::reply::Reply;
+use crate::server::client::Client;
+use crate::server::state::ServerState;
+pub use error::{CmdError, CmdResult};
+pub use table::Command;
+
+/// What a handler works with.
+pub struct Ctx<'a> {
+    pub srv: &'a mut ServerState,
+    pub client: &'a mut Client,
+    pub out: &'a mut Reply,
+    /// Unix time in milliseconds, fixed for the duration of the command.
+    pub now_ms: i64,
+    /// The client's slot in the client table (its token).
+    pub slot: usize,
+}
+
+impl Ctx<'_> {
+    /// The client's selected database.
+    pub fn db(&mut self) -> &mut Db {
+        &mut self.srv.dbs[self.client.db]
+    }
+}
+
+/// Longest command name looked up (longer names are unknown).
+const NAME_LEN_MAX: usize = 32;
+
+fn lookup_map() -> &'static HashMap<&'static [u8], &'static Command, ahash::RandomState> {
+    static MAP: OnceLock<HashMap<&'static [u8], &'static Command, ahash::RandomState>> =
+        OnceLock::new();
+    MAP.get_or_init(|| {
+        let mut m = HashMap::with_hasher(ahash::RandomState::new());
+        for c in all() {
+            m.insert(c.name.as_bytes(), c);
+        }
+        m
+    })
+}
+
+/// Find a top-level command by name, case-insensitively.
+pub fn lookup(name: &[u8]) -> Option<&'static Command> {
+    if name.len() > NAME_LEN_MAX {
+        return None;
+    }
+    let mut buf = [0u8; NAME_LEN_MAX];
+    let lower = &mut buf[..name.len()];
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    lookup_map().get(&*lower).copied()
+}
+
+/// Every top-level command, family by family.
+pub fn all() -> impl Iterator<Item = &'static Command> {
+    defs::FAMILIES.iter().flat_map(|f| f.iter())
+}

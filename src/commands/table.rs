@@ -1,0 +1,452 @@
+//! The declarative command table: name, arity, flags, ACL categories, key specs and
+//! subcommands of every command, plus its handler and documentation.
+//!
+//! Everything that needs to know about a command reads this one table: dispatch (arity,
+//! flags, handler), COMMAND INFO / DOCS / LIST / GETKEYS, and key extraction for prefetching.
+//! The entries themselves live in `commands/defs.rs`.
+
+use bytes::Bytes;
+
+use crate::commands::error::CmdResult;
+use crate::commands::Ctx;
+
+pub type Handler = fn(&mut Ctx, &[Bytes]) -> CmdResult;
+
+/// Command flags, as COMMAND INFO reports them.
+pub mod flag {
+    pub const WRITE: u64 = 1 << 0;
+    pub const READONLY: u64 = 1 << 1;
+    pub const DENYOOM: u64 = 1 << 2;
+    pub const ADMIN: u64 = 1 << 3;
+    pub const PUBSUB: u64 = 1 << 4;
+    pub const NOSCRIPT: u64 = 1 << 5;
+    pub const BLOCKING: u64 = 1 << 6;
+    pub const LOADING: u64 = 1 << 7;
+    pub const STALE: u64 = 1 << 8;
+    pub const SKIP_MONITOR: u64 = 1 << 9;
+    pub const SKIP_SLOWLOG: u64 = 1 << 10;
+    pub const FAST: u64 = 1 << 11;
+    pub const NO_AUTH: u64 = 1 << 12;
+    pub const MAY_REPLICATE: u64 = 1 << 13;
+    pub const NO_MANDATORY_KEYS: u64 = 1 << 14;
+    pub const NO_ASYNC_LOADING: u64 = 1 << 15;
+    pub const NO_MULTI: u64 = 1 << 16;
+    pub const MOVABLE_KEYS: u64 = 1 << 17;
+    pub const ALLOW_BUSY: u64 = 1 << 18;
+
+    /// Names in the order Valkey prints them.
+    pub const NAMES: &[(u64, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (MAY_REPLICATE, "may_replicate"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
+        (NO_MULTI, "no_multi"),
+        (MOVABLE_KEYS, "movablekeys"),
+        (ALLOW_BUSY, "allow_busy"),
+    ];
+}
+
+/// ACL categories.
+pub mod acl {
+    pub const KEYSPACE: u64 = 1 << 0;
+    pub const READ: u64 = 1 << 1;
+    pub const WRITE: u64 = 1 << 2;
+    pub const SET: u64 = 1 << 3;
+    pub const SORTEDSET: u64 = 1 << 4;
+    pub const LIST: u64 = 1 << 5;
+    pub const HASH: u64 = 1 << 6;
+    pub const STRING: u64 = 1 << 7;
+    pub const BITMAP: u64 = 1 << 8;
+    pub const HYPERLOGLOG: u64 = 1 << 9;
+    pub const GEO: u64 = 1 << 10;
+    pub const STREAM: u64 = 1 << 11;
+    pub const PUBSUB: u64 = 1 << 12;
+    pub const ADMIN: u64 = 1 << 13;
+    pub const FAST: u64 = 1 << 14;
+    pub const SLOW: u64 = 1 << 15;
+    pub const BLOCKING: u64 = 1 << 16;
+    pub const DANGEROUS: u64 = 1 << 17;
+    pub const CONNECTION: u64 = 1 << 18;
+    pub const TRANSACTION: u64 = 1 << 19;
+    pub const SCRIPTING: u64 = 1 << 20;
+
+    pub const NAMES: &[(u64, &str)] = &[
+        (KEYSPACE, "keyspace"),
+        (READ, "read"),
+        (WRITE, "write"),
+        (SET, "set"),
+        (SORTEDSET, "sortedset"),
+        (LIST, "list"),
+        (HASH, "hash"),
+        (STRING, "string"),
+        (BITMAP, "bitmap"),
+        (HYPERLOGLOG, "hyperloglog"),
+        (GEO, "geo"),
+        (STREAM, "stream"),
+        (PUBSUB, "pubsub"),
+        (ADMIN, "admin"),
+        (FAST, "fast"),
+        (SLOW, "slow"),
+        (BLOCKING, "blocking"),
+        (DANGEROUS, "dangerous"),
+        (CONNECTION, "connection"),
+        (TRANSACTION, "transaction"),
+        (SCRIPTING, "scripting"),
+    ];
+}
+
+/// Key-spec flags, as COMMAND INFO prints them.
+pub mod ks {
+    pub const RO: u32 = 1 << 0;
+    pub const RW: u32 = 1 << 1;
+    pub const OW: u32 = 1 << 2;
+    pub const RM: u32 = 1 << 3;
+    pub const ACCESS: u32 = 1 << 4;
+    pub const UPDATE: u32 = 1 << 5;
+    pub const INSERT: u32 = 1 << 6;
+    pub const DELETE: u32 = 1 << 7;
+    pub const NOT_KEY: u32 = 1 << 8;
+    pub const INCOMPLETE: u32 = 1 << 9;
+    pub const VARIABLE_FLAGS: u32 = 1 << 10;
+
+    pub const NAMES: &[(u32, &str)] = &[
+        (RO, "RO"),
+        (RW, "RW"),
+        (OW, "OW"),
+        (RM, "RM"),
+        (ACCESS, "access"),
+        (UPDATE, "update"),
+        (INSERT, "insert"),
+        (DELETE, "delete"),
+        (NOT_KEY, "not_key"),
+        (INCOMPLETE, "incomplete"),
+        (VARIABLE_FLAGS, "variable_flags"),
+    ];
+}
+
+/// Where the search for keys begins.
+#[derive(Clone, Copy, Debug)]
+pub enum BeginSearch {
+    /// At this argument index.
+    Index(i32),
+    /// After the first (or, with a negative start, last) occurrence of a keyword.
+    Keyword { keyword: &'static str, start_from: i32 },
+}
+
+/// How keys are found from the beginning.
+#[derive(Clone, Copy, Debug)]
+pub enum FindKeys {
+    /// `lastkey` relative to begin (-1 = last argument), every `step`, `limit` as in Valkey.
+    Range { last_key: i32, step: i32, limit: i32 },
+    /// The number of keys is at `keynum_idx`, keys start at `first_key`, every `step`.
+    Keynum { keynum_idx: i32, first_key: i32, step: i32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct KeySpec {
+    pub flags: u32,
+    pub begin: BeginSearch,
+    pub find: FindKeys,
+}
+
+/// One command (or subcommand).
+#[derive(Debug)]
+pub struct Command {
+    /// Lower case; subcommands are `parent|sub`.
+    pub name: &'static str,
+    pub arity: i32,
+    pub flags: u64,
+    pub acl: u64,
+    pub key_specs: &'static [KeySpec],
+    pub subcommands: &'static [Command],
+    /// None for container commands whose work is done by subcommands.
+    pub handler: Option<Handler>,
+    pub group: &'static str,
+    pub since: &'static str,
+    pub summary: &'static str,
+    pub complexity: &'static str,
+    pub tips: &'static [&'static str],
+}
+
+impl Command {
+    /// Legacy (first, last, step) key positions derived from the key specs, as Valkey does.
+    pub fn legacy_range(&self) -> (i32, i32, i32) {
+        let mut first = 0;
+        let mut last = 0;
+        let mut step = 0;
+        for (i, spec) in self.key_specs.iter().enumerate() {
+            let BeginSearch::Index(b) = spec.begin else { break };
+            let FindKeys::Range { last_key, step: s, limit: _ } = spec.find else { break };
+            let this_last = if last_key < 0 { last_key } else { b + last_key };
+            if i == 0 {
+                first = b;
+                last = this_last;
+                step = s;
+            } else if step == s && last >= 0 && b == last + step && this_last >= 0 {
+                last = this_last;
+            } else {
+                break;
+            }
+        }
+        (first, last, step)
+    }
+
+    pub fn is_write(&self) -> bool {
+        self.flags & flag::WRITE != 0
+    }
+
+    /// Find a subcommand by (case-insensitive) name.
+    pub fn subcommand(&self, name: &[u8]) -> Option<&'static Command> {
+        self.subcommands.iter().find(|c| {
+            let short = c.name.rsplit('|').next().unwrap_or(c.name);
+            short.as_bytes().eq_ignore_ascii_case(name)
+        })
+    }
+
+    /// Whether `argc` arguments satisfy the arity.
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let a = self.arity;
+        (a > 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
+    }
+}
+
+/// Extract key positions of `argv` for `cmd` into `out` (argument indexes). Returns false
+/// when the arguments do not allow extraction (e.g. a bad numkeys), leaving `out` empty.
+pub fn key_positions(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf) -> bool {
+    out.clear();
+    let argc = argv.len() as i32;
+    for spec in cmd.key_specs {
+        if spec.flags & ks::NOT_KEY != 0 {
+            continue;
+        }
+        let begin = match spec.begin {
+            BeginSearch::Index(i) => i,
+            BeginSearch::Keyword { keyword, start_from } => {
+                let found = if start_from >= 0 {
+                    (start_from..argc).find(|&i| argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
+                } else {
+                    let start = argc + start_from;
+                    (1..=start).rev().find(|&i| argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
+                };
+                match found {
+                    Some(i) => i + 1,
+                    None => continue,
+                }
+            }
+        };
+        if begin >= argc {
+            continue;
+        }
+        let (first, last, step) = match spec.find {
+            FindKeys::Range { last_key, step, limit } => {
+                let last = if last_key >= 0 {
+                    begin + last_key
+                } else if limit <= 1 {
+                    argc + last_key
+                } else {
+                    begin + (argc - begin) / limit - 1
+                };
+                (begin, last.min(argc - 1), step.max(1))
+            }
+            FindKeys::Keynum { keynum_idx, first_key, step } => {
+                let idx = (begin + keynum_idx) as usize;
+                let Some(n) = argv.get(idx).and_then(|a| crate::types::string::parse_i64(a)) else {
+                    out.clear();
+                    return false;
+                };
+                if n < 0 || n > (argc as i64) {
+                    out.clear();
+                    return false;
+                }
+                let first = begin + first_key;
+                let last = first + (n as i32 - 1) * step;
+                if n > 0 && last >= argc {
+                    out.clear();
+                    return false;
+                }
+                (first, if n == 0 { first - 1 } else { last }, step.max(1))
+            }
+        };
+        let mut i = first;
+        while i <= last {
+            out.push(i as u16);
+            i += step;
+        }
+    }
+    true
+}
+
+/// Argument indexes of keys: a small inline buffer, spilling to the heap only for many keys.
+pub struct KeyBuf {
+    inline: [std::mem::MaybeUninit<u16>; 16],
+    len: usize,
+    heap: Vec<u16>,
+}
+
+impl Default for KeyBuf {
+    fn default() -> Self {
+        KeyBuf::new()
+    }
+}
+
+impl KeyBuf {
+    pub fn new() -> KeyBuf {
+        // Only `len` is initialised: slots are written before they are read.
+        KeyBuf { inline: [std::mem::MaybeUninit::uninit(); 16], len: 0, heap: Vec::new() }
+    }
+
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.heap.clear();
+    }
+
+    pub fn push(&mut self, v: u16) {
+        if self.len < self.inline.len() {
+            self.inline[self.len].write(v);
+        } else {
+            if self.heap.is_empty() {
+                self.heap.extend(self.as_slice_inline());
+            }
+            self.heap.push(v);
+        }
+        self.len += 1;
+    }
+
+    fn as_slice_inline(&self) -> Vec<u16> {
+        (0..self.len.min(self.inline.len()))
+            // SAFETY: slots below `len` (capped at the inline size) were written by `push`.
+            .map(|i| unsafe { self.inline[i].assume_init() })
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn get(&self, i: usize) -> u16 {
+        assert!(i < self.len);
+        if self.len > self.inline.len() {
+            self.heap[i]
+        } else {
+            // SAFETY: i < len <= inline size, and slots below `len` were written by `push`.
+            unsafe { self.inline[i].assume_init() }
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = u16> + '_ {
+        (0..self.len).map(move |i| self.get(i))
+    }
+}
+
+impl Command {
+    /// A command with a handler; documentation and key specs are added with the builders.
+    pub const fn new(name: &'static str, arity: i32, flags: u64, acl: u64, handler: Handler) -> Command {
+        Command {
+            name,
+            arity,
+            flags,
+            acl,
+            key_specs: &[],
+            subcommands: &[],
+            handler: Some(handler),
+            group: "generic",
+            since: "1.0.0",
+            summary: "",
+            complexity: "",
+            tips: &[],
+        }
+    }
+
+    /// A container command whose subcommands do the work (CONFIG, CLIENT, ...).
+    pub const fn container(
+        name: &'static str,
+        arity: i32,
+        flags: u64,
+        acl: u64,
+        subcommands: &'static [Command],
+    ) -> Command {
+        Command {
+            name,
+            arity,
+            flags,
+            acl,
+            key_specs: &[],
+            subcommands,
+            handler: None,
+            group: "generic",
+            since: "1.0.0",
+            summary: "",
+            complexity: "",
+            tips: &[],
+        }
+    }
+
+    pub const fn keys(mut self, key_specs: &'static [KeySpec]) -> Command {
+        self.key_specs = key_specs;
+        self
+    }
+
+    pub const fn doc(
+        mut self,
+        group: &'static str,
+        since: &'static str,
+        summary: &'static str,
+        complexity: &'static str,
+    ) -> Command {
+        self.group = group;
+        self.since = since;
+        self.summary = summary;
+        self.complexity = complexity;
+        self
+    }
+
+    pub const fn tips(mut self, tips: &'static [&'static str]) -> Command {
+        self.tips = tips;
+        self
+    }
+}
+
+/// A key spec starting at argument `begin`, with keys up to `last_key` (relative; -1 means
+/// the last argument) every `step`.
+pub const fn range(flags: u32, begin: i32, last_key: i32, step: i32) -> KeySpec {
+    KeySpec { flags, begin: BeginSearch::Index(begin), find: FindKeys::Range { last_key, step, limit: 0 } }
+}
+
+/// Common key specs.
+pub mod specs {
+    use super::ks::*;
+    use super::{range, KeySpec};
+
+    /// One key at argv[1], read.
+    pub const READ1: &[KeySpec] = &[range(RO | ACCESS, 1, 0, 1)];
+    /// One key at argv[1], read without returning user data (EXISTS, TYPE, TTL...).
+    pub const READ1_META: &[KeySpec] = &[range(RO, 1, 0, 1)];
+    /// One key at argv[1], overwritten.
+    pub const OVERWRITE1: &[KeySpec] = &[range(OW | UPDATE, 1, 0, 1)];
+    /// One key at argv[1], read-modify-write.
+    pub const RW1_UPDATE: &[KeySpec] = &[range(RW | ACCESS | UPDATE, 1, 0, 1)];
+    /// One key at argv[1], updated without reading user data (EXPIRE, PERSIST).
+    pub const RW1_META: &[KeySpec] = &[range(RW | UPDATE, 1, 0, 1)];
+    /// Every argument from 1 is a key, read.
+    pub const READ_ALL: &[KeySpec] = &[range(RO | ACCESS, 1, -1, 1)];
+    /// Every argument from 1 is a key, read without data.
+    pub const READ_ALL_META: &[KeySpec] = &[range(RO, 1, -1, 1)];
+    /// Every argument from 1 is a key, deleted.
+    pub const DELETE_ALL: &[KeySpec] = &[range(RM | DELETE, 1, -1, 1)];
+}

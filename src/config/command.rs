@@ -1,0 +1,341 @@
+//! CONFIG GET and CONFIG SET as library functions over [`Config`]; the command handler only
+//! turns their results into replies. Error texts are Valkey's `configSetCommand` ones,
+//! `ERR` prefix included.
+
+use super::directives::{lookup, DIRECTIVES};
+use super::glob::glob_match;
+use super::kind::{Arity, Directive, Mutability, Value};
+use super::Config;
+
+impl Config {
+    /// CONFIG GET: every directive whose name, or alias, matches one of the glob `patterns`
+    /// (case-insensitive), in table order. A directive is listed once under its canonical
+    /// name if that matches, and once more under each alias that matches.
+    pub fn get(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        for d in DIRECTIVES {
+            let names = std::iter::once(&d.name).chain(d.aliases);
+            for name in names {
+                if patterns.iter().any(|p| glob_match(p, name.as_bytes(), true)) {
+                    found.push((name.to_string(), d.show(self)));
+                }
+            }
+        }
+        found
+    }
+
+    /// The CONFIG GET text of one directive, by name or alias (any case).
+    pub fn get_value(&self, name: &str) -> Option<String> {
+        lookup(name).map(|d| d.show(self))
+    }
+
+    /// CONFIG SET: all pairs or none. Every name and value is checked before anything
+    /// changes; if applying one still fails (`dir` that cannot be entered), everything is
+    /// put back. Returns the canonical names whose value changed, in request order, so that
+    /// the server can react (rebind on `port`, new `hz`, ...).
+    pub fn set(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<&'static str>, String> {
+        let mut targets: Vec<&'static Directive> = Vec::with_capacity(pairs.len());
+        for (name, _) in pairs {
+            let name = String::from_utf8_lossy(name);
+            let Some(d) = lookup(&name) else {
+                return Err(format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+                ));
+            };
+            if d.mutability == Mutability::Immutable {
+                return Err(set_failed(&name, "can't set immutable config"));
+            }
+            if targets.iter().any(|t| std::ptr::eq(*t, d)) {
+                return Err(set_failed(&name, "duplicate parameter"));
+            }
+            targets.push(d);
+        }
+
+        let mut values: Vec<Value> = Vec::with_capacity(pairs.len());
+        for (d, (_, raw)) in targets.iter().zip(pairs) {
+            let value = set_args(d, raw).and_then(|args| d.parse(&args));
+            values.push(value.map_err(|e| set_failed(d.name, &e))?);
+        }
+
+        let before: Vec<String> = targets.iter().map(|d| d.show(self)).collect();
+        let backup = self.clone();
+        for (d, value) in targets.iter().zip(values) {
+            if let Err(e) = d.apply(self, value) {
+                self.restore(backup);
+                return Err(set_failed(d.name, &e));
+            }
+        }
+        let changed = targets
+            .iter()
+            .zip(&before)
+            .filter(|(d, old)| d.show(self) != **old)
+            .map(|(d, _)| d.name)
+            .collect();
+        Ok(changed)
+    }
+
+    /// Puts back a configuration saved before a failed CONFIG SET, working directory included.
+    fn restore(&mut self, backup: Config) {
+        if backup.dir != self.dir {
+            // Best effort: the directory was entered a moment ago, so it is expected to work.
+            if let Err(e) = std::env::set_current_dir(&backup.dir) {
+                tracing::warn!("CONFIG SET rollback: cannot return to {:?}: {e}", backup.dir);
+            }
+        }
+        *self = backup;
+    }
+}
+
+fn set_failed(name: &str, reason: &str) -> String {
+    format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")
+}
+
+/// CONFIG SET values are one argument; a multi-argument directive splits it on single
+/// spaces (`sdssplitlen`), and an empty value means no arguments.
+fn set_args(d: &Directive, raw: &[u8]) -> Result<Vec<String>, String> {
+    let value = std::str::from_utf8(raw).map_err(|_| "argument must be valid UTF-8")?;
+    Ok(match d.arity() {
+        Arity::Single => vec![value.to_string()],
+        Arity::Multi if value.is_empty() => Vec::new(),
+        Arity::Multi => value.split(' ').map(str::to_string).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::values::{MaxmemoryPolicy, ObufLimit};
+    use super::*;
+
+    fn get1(c: &Config, pattern: &str) -> Vec<(String, String)> {
+        c.get(&[pattern.as_bytes()])
+    }
+
+    fn set1(c: &mut Config, name: &str, value: &str) -> Result<Vec<&'static str>, String> {
+        c.set(&[(name.as_bytes(), value.as_bytes())])
+    }
+
+    fn pair(name: &str, value: &str) -> (String, String) {
+        (name.to_string(), value.to_string())
+    }
+
+    #[test]
+    fn get_exact_and_globs() {
+        let c = Config::default();
+        assert_eq!(get1(&c, "port"), vec![pair("port", "6379")]);
+        assert_eq!(get1(&c, "PORT"), vec![pair("port", "6379")]);
+        assert_eq!(get1(&c, "nope"), vec![]);
+        let maxmem: Vec<String> = get1(&c, "maxmemory*").into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            maxmem,
+            [
+                "maxmemory",
+                "maxmemory-policy",
+                "maxmemory-samples",
+                "maxmemory-eviction-tenacity",
+                "maxmemory-clients"
+            ]
+        );
+        assert_eq!(get1(&c, "*").len(), DIRECTIVES.iter().map(|d| 1 + d.aliases.len()).sum());
+        assert_eq!(get1(&c, "?ort"), vec![pair("port", "6379")]);
+        assert_eq!(get1(&c, "[pq]ort"), vec![pair("port", "6379")]);
+    }
+
+    #[test]
+    fn get_several_patterns_lists_each_directive_once() {
+        let c = Config::default();
+        let got = c.get(&[b"port", b"po*", b"timeout"]);
+        assert_eq!(got, vec![pair("port", "6379"), pair("timeout", "0")]);
+    }
+
+    #[test]
+    fn get_aliases() {
+        let c = Config::default();
+        assert_eq!(
+            get1(&c, "hash-max-*-entries"),
+            vec![pair("hash-max-listpack-entries", "128"), pair("hash-max-ziplist-entries", "128")]
+        );
+        assert_eq!(get1(&c, "lua-time-limit"), vec![pair("lua-time-limit", "5000")]);
+        assert_eq!(get1(&c, "list-max-ziplist-size"), vec![pair("list-max-ziplist-size", "-2")]);
+    }
+
+    #[test]
+    fn get_shows_valkey_formats() {
+        let c = Config::default();
+        let show = |n: &str| c.get_value(n).unwrap();
+        assert_eq!(show("save"), "3600 1 300 100 60 10000");
+        assert_eq!(
+            show("client-output-buffer-limit"),
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
+        );
+        assert_eq!(show("bind"), "* -::*");
+        assert_eq!(show("proto-max-bulk-len"), "536870912");
+        assert_eq!(show("client-query-buffer-limit"), "1073741824");
+        assert_eq!(show("maxmemory-policy"), "noeviction");
+        assert_eq!(show("protected-mode"), "yes");
+        assert_eq!(show("unixsocketperm"), "0");
+        assert_eq!(show("notify-keyspace-events"), "");
+        assert_eq!(show("appendfsync"), "everysec");
+        assert_eq!(show("requirepass"), "");
+        let dir = show("dir");
+        assert!(std::path::Path::new(&dir).is_absolute(), "{dir}");
+    }
+
+    #[test]
+    fn set_typed_values() {
+        let mut c = Config::default();
+        assert_eq!(set1(&mut c, "maxmemory", "100mb"), Ok(vec!["maxmemory"]));
+        assert_eq!(c.maxmemory_bytes, 100 * 1024 * 1024);
+        assert_eq!(set1(&mut c, "MAXMEMORY-POLICY", "ALLKEYS-LRU"), Ok(vec!["maxmemory-policy"]));
+        assert_eq!(c.maxmemory_policy, MaxmemoryPolicy::AllkeysLru);
+        assert_eq!(set1(&mut c, "hz", "1000"), Ok(vec!["hz"]));
+        assert_eq!(c.hz, 500);
+        assert_eq!(set1(&mut c, "hz", "0"), Ok(vec!["hz"]));
+        assert_eq!(c.hz, 1);
+        assert_eq!(set1(&mut c, "save", ""), Ok(vec!["save"]));
+        assert!(c.save.is_empty());
+        assert_eq!(set1(&mut c, "save", "900 1 300 10"), Ok(vec!["save"]));
+        assert_eq!(c.save, vec![(900, 1), (300, 10)]);
+        assert_eq!(set1(&mut c, "client-output-buffer-limit", "pubsub 1mb 2kb 3"), Ok(vec![
+            "client-output-buffer-limit"
+        ]));
+        assert_eq!(c.client_output_buffer_limit[2], ObufLimit {
+            hard_bytes: 1024 * 1024,
+            soft_bytes: 2048,
+            soft_secs: 3
+        });
+        assert_eq!(c.client_output_buffer_limit[1].hard_bytes, 256 * 1024 * 1024);
+        assert_eq!(set1(&mut c, "bind", "127.0.0.1 -::1"), Ok(vec!["bind"]));
+        assert_eq!(c.bind, vec!["127.0.0.1", "-::1"]);
+        assert_eq!(set1(&mut c, "notify-keyspace-events", "KEA"), Ok(vec!["notify-keyspace-events"]));
+        assert_eq!(c.get_value("notify-keyspace-events").unwrap(), "AKE");
+        assert_eq!(set1(&mut c, "maxmemory-clients", "10%"), Ok(vec!["maxmemory-clients"]));
+        assert_eq!(c.get_value("maxmemory-clients").unwrap(), "10%");
+        assert_eq!(set1(&mut c, "lua-time-limit", "100"), Ok(vec!["busy-reply-threshold"]));
+        assert_eq!(c.busy_reply_threshold_ms, 100);
+        // Setting the current value is accepted and reports no change.
+        assert_eq!(set1(&mut c, "port", "6379"), Ok(vec![]));
+    }
+
+    fn failed(name: &str, reason: &str) -> Result<Vec<&'static str>, String> {
+        Err(format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"))
+    }
+
+    #[test]
+    fn set_error_texts() {
+        let mut c = Config::default();
+        assert_eq!(
+            set1(&mut c, "foo", "1"),
+            Err("ERR Unknown option or number of arguments for CONFIG SET - 'foo'".to_string())
+        );
+        assert_eq!(set1(&mut c, "maxmemory", "1x"), failed("maxmemory", "argument must be a memory value"));
+        assert_eq!(set1(&mut c, "io-threads", "4"), failed("io-threads", "can't set immutable config"));
+        assert_eq!(
+            set1(&mut c, "hz", "fast"),
+            failed("hz", "argument couldn't be parsed into an integer")
+        );
+        assert_eq!(set1(&mut c, "appendonly", "maybe"), failed("appendonly", "argument must be 'yes' or 'no'"));
+        assert_eq!(
+            set1(&mut c, "maxmemory-policy", "lru"),
+            failed(
+                "maxmemory-policy",
+                "argument(s) must be one of the following: volatile-lru, volatile-lfu, \
+                 volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"
+            )
+        );
+        assert_eq!(set1(&mut c, "port", "65536"), failed("port", "argument must be between 0 and 65535 inclusive"));
+        assert_eq!(
+            set1(&mut c, "proto-max-bulk-len", "1000"),
+            failed("proto-max-bulk-len", "argument must be between 1048576 and 9223372036854775807 inclusive")
+        );
+        assert_eq!(set1(&mut c, "save", "100"), failed("save", "Invalid save parameters"));
+        assert_eq!(set1(&mut c, "save", "0 1"), failed("save", "Invalid save parameters"));
+        assert_eq!(set1(&mut c, "save", "10  1"), failed("save", "Invalid save parameters"));
+        assert_eq!(
+            set1(&mut c, "client-output-buffer-limit", "master 0 0 0"),
+            failed("client-output-buffer-limit", "Invalid client class specified in buffer limit configuration.")
+        );
+        assert_eq!(
+            set1(&mut c, "client-output-buffer-limit", "normal 0 0"),
+            failed("client-output-buffer-limit", "Wrong number of arguments in buffer limit configuration.")
+        );
+        assert_eq!(
+            set1(&mut c, "client-output-buffer-limit", "normal 1 x 0"),
+            failed(
+                "client-output-buffer-limit",
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+            )
+        );
+        assert_eq!(
+            set1(&mut c, "notify-keyspace-events", "KEQ"),
+            failed("notify-keyspace-events", "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
+        );
+        assert_eq!(
+            set1(&mut c, "dbfilename", "a/b.rdb"),
+            failed("dbfilename", "dbfilename can't be a path, just a filename")
+        );
+        assert_eq!(
+            set1(&mut c, "maxmemory-clients", "101%"),
+            failed("maxmemory-clients", "percentage argument must be less or equal to 100")
+        );
+        assert_eq!(
+            set1(&mut c, "maxmemory-clients", "x"),
+            failed("maxmemory-clients", "argument must be a memory or percent value")
+        );
+        assert_eq!(
+            set1(&mut c, "dir", "/nonexistent/ferrokey/dir"),
+            failed("dir", "No such file or directory")
+        );
+        // Aliases are reported by their canonical name once the value is parsed.
+        assert_eq!(
+            set1(&mut c, "hash-max-ziplist-entries", "-1"),
+            failed("hash-max-listpack-entries", "argument must be between 0 and 9223372036854775807 inclusive")
+        );
+        assert_eq!(c, Config::default());
+    }
+
+    #[test]
+    fn set_is_all_or_nothing() {
+        let mut c = Config::default();
+        let pairs: [(&[u8], &[u8]); 3] =
+            [(b"maxmemory", b"1gb"), (b"hz", b"50"), (b"appendonly", b"bad")];
+        assert_eq!(c.set(&pairs), failed("appendonly", "argument must be 'yes' or 'no'"));
+        assert_eq!(c, Config::default());
+
+        let dup: [(&[u8], &[u8]); 2] = [(b"maxmemory", b"1gb"), (b"MAXMEMORY", b"2gb")];
+        assert_eq!(c.set(&dup), failed("MAXMEMORY", "duplicate parameter"));
+        let alias_dup: [(&[u8], &[u8]); 2] = [(b"lua-time-limit", b"1"), (b"busy-reply-threshold", b"2")];
+        assert_eq!(c.set(&alias_dup), failed("busy-reply-threshold", "duplicate parameter"));
+
+        let unknown_first: [(&[u8], &[u8]); 2] = [(b"nope", b"1"), (b"io-threads", b"2")];
+        assert_eq!(
+            c.set(&unknown_first),
+            Err("ERR Unknown option or number of arguments for CONFIG SET - 'nope'".to_string())
+        );
+        let immutable_first: [(&[u8], &[u8]); 2] = [(b"databases", b"1"), (b"nope", b"2")];
+        assert_eq!(c.set(&immutable_first), failed("databases", "can't set immutable config"));
+        assert_eq!(c, Config::default());
+
+        let ok: [(&[u8], &[u8]); 2] = [(b"maxmemory", b"1gb"), (b"hz", b"50")];
+        assert_eq!(c.set(&ok), Ok(vec!["maxmemory", "hz"]));
+        assert_eq!((c.maxmemory_bytes, c.hz), (1 << 30, 50));
+    }
+
+    #[test]
+    fn set_rolls_back_when_applying_fails() {
+        let mut c = Config::default();
+        // `dir` passes validation (any text) and fails when applied; the earlier pair must
+        // be undone.
+        let pairs: [(&[u8], &[u8]); 2] =
+            [(b"maxmemory", b"1gb"), (b"dir", b"/nonexistent/ferrokey/dir")];
+        assert_eq!(c.set(&pairs), failed("dir", "No such file or directory"));
+        assert_eq!(c, Config::default());
+    }
+
+    #[test]
+    fn set_dir_to_the_current_directory() {
+        let mut c = Config::default();
+        let here = c.dir.to_string_lossy().into_owned();
+        assert_eq!(set1(&mut c, "dir", &here), Ok(vec![]));
+        assert_eq!(c.get_value("dir").unwrap(), here);
+    }
+}

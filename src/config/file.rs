@@ -1,0 +1,416 @@
+//! Reading configuration text: the `sdssplitargs` tokenizer, valkey.conf line rules,
+//! `include`, merging `--name value` command-line options, and the fatal start-up error.
+//!
+//! As in Valkey, the config file, then stdin (`-`), then the command-line options rendered as
+//! config lines, are concatenated and parsed as one text, so a line number in an error counts
+//! from the top of the file even for a command-line option. Included files are parsed on
+//! their own, with their own line numbers.
+
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::directives::lookup;
+use super::glob::glob_match;
+use super::kind::{Arity, Value};
+use super::special::strerror;
+use super::Config;
+
+/// Deepest chain of `include`s followed; deeper is almost certainly an include loop.
+const INCLUDE_DEPTH_MAX: usize = 16;
+
+/// Where a rejected line came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    File(PathBuf),
+    Stdin,
+    CommandLine,
+    /// Text handed to [`Config::load_str`].
+    Text,
+}
+
+/// A configuration error that stops start-up. `Display` gives Valkey's fatal message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// The config file or an included file could not be read.
+    Open { path: PathBuf, reason: String },
+    /// A line was rejected. `line_no` counts from 1; `line` is the trimmed line.
+    Line { origin: Origin, line_no: usize, line: String, reason: String },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Open { path, reason } => {
+                write!(f, "Fatal error, can't open config file '{}': {reason}", path.display())
+            }
+            ConfigError::Line { origin, line_no, line, reason } => {
+                writeln!(f)?;
+                writeln!(
+                    f,
+                    "*** FATAL CONFIG FILE ERROR ({} {}) ***",
+                    env!("CARGO_PKG_NAME"),
+                    env!("CARGO_PKG_VERSION")
+                )?;
+                writeln!(f, "Reading the configuration file, at line {line_no}")?;
+                writeln!(f, ">>> '{line}'")?;
+                writeln!(f, "{reason}")?;
+                match origin {
+                    Origin::File(path) => write!(f, "(from config file '{}')", path.display()),
+                    Origin::Stdin => write!(f, "(from the config read from stdin)"),
+                    Origin::CommandLine => write!(f, "(from the command line options)"),
+                    Origin::Text => write!(f, "(from a configuration string)"),
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Splits a line into arguments as Valkey's `sdssplitargs`: blanks separate arguments;
+/// `"double quotes"` understand `\n \r \t \b \a \\ \" \xHH`; `'single quotes'` understand
+/// `\'`; a closing quote must be followed by a blank or the end. `None` on unbalanced quotes.
+pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    // C stops at a NUL byte.
+    let line = &line[..line.iter().position(|&b| b == 0).unwrap_or(line.len())];
+    let mut args = Vec::new();
+    let mut i = 0;
+    loop {
+        while i < line.len() && is_c_space(line[i]) {
+            i += 1;
+        }
+        if i == line.len() {
+            return Some(args);
+        }
+        let mut current = Vec::new();
+        let mut quote = None;
+        loop {
+            let c = line.get(i).copied();
+            match (quote, c) {
+                (Some(_), None) => return None,
+                (Some(b'"'), Some(b'\\')) => {
+                    let (byte, used) = unescape(&line[i + 1..]);
+                    current.push(byte);
+                    i += used;
+                }
+                (Some(b'\''), Some(b'\\')) if line.get(i + 1) == Some(&b'\'') => {
+                    current.push(b'\'');
+                    i += 1;
+                }
+                (Some(q), Some(c)) if c == q => {
+                    if line.get(i + 1).is_some_and(|n| !is_c_space(*n)) {
+                        return None;
+                    }
+                    i += 1;
+                    break;
+                }
+                (Some(_), Some(c)) => current.push(c),
+                (None, None | Some(b' ' | b'\n' | b'\r' | b'\t')) => break,
+                (None, Some(q @ (b'"' | b'\''))) => quote = Some(q),
+                (None, Some(c)) => current.push(c),
+            }
+            i += 1;
+        }
+        args.push(current);
+    }
+}
+
+/// Decodes the escape after a backslash inside double quotes. Returns the byte and how many
+/// input bytes after the backslash it used, minus one (the caller's loop steps once more).
+fn unescape(rest: &[u8]) -> (u8, usize) {
+    match rest {
+        [b'x', h, l, ..] if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() => {
+            (hex_value(*h) * 16 + hex_value(*l), 3)
+        }
+        [] => (b'\\', 0),
+        [c, ..] => {
+            let byte = match c {
+                b'n' => b'\n',
+                b'r' => b'\r',
+                b't' => b'\t',
+                b'b' => 0x08,
+                b'a' => 0x07,
+                other => *other,
+            };
+            (byte, 1)
+        }
+    }
+}
+
+fn hex_value(h: u8) -> u8 {
+    match h {
+        b'0'..=b'9' => h - b'0',
+        b'a'..=b'f' => h - b'a' + 10,
+        _ => h - b'A' + 10,
+    }
+}
+
+/// C's `isspace` in the "C" locale.
+fn is_c_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// Quotes bytes as Valkey's `sdscatrepr`, so that [`split_args`] reads them back unchanged.
+pub fn repr(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 2);
+    out.push('"');
+    for &b in bytes {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Why one line was rejected: a message to wrap with its location, or an error from a file
+/// it included (which already carries its own location).
+enum LineError {
+    Reason(String),
+    Nested(ConfigError),
+}
+
+impl From<String> for LineError {
+    fn from(reason: String) -> Self {
+        LineError::Reason(reason)
+    }
+}
+
+impl From<&str> for LineError {
+    fn from(reason: &str) -> Self {
+        LineError::Reason(reason.to_string())
+    }
+}
+
+/// Applies configuration text to a `Config`, line by line.
+struct Loader {
+    config: Config,
+    /// The first `save` line replaces the defaults; later ones add save points.
+    save_seen: bool,
+    include_depth: usize,
+}
+
+impl Loader {
+    fn new() -> Loader {
+        Loader { config: Config::default(), save_seen: false, include_depth: 0 }
+    }
+
+    /// Parses the concatenation of `parts` as one text; each part keeps its origin.
+    fn load_parts(&mut self, parts: &[(String, Origin)]) -> Result<(), ConfigError> {
+        let text: String = parts.iter().map(|(t, _)| t.as_str()).collect();
+        let mut part_ends = Vec::with_capacity(parts.len());
+        let mut end = 0;
+        for (t, origin) in parts {
+            end += t.len();
+            part_ends.push((end, origin));
+        }
+        let mut offset = 0;
+        for (index, raw) in text.split('\n').enumerate() {
+            let line = raw.trim_matches([' ', '\t', '\r', '\n']);
+            let line_start = offset;
+            offset += raw.len() + 1;
+            if let Err(e) = self.line(line) {
+                let origin = part_ends
+                    .iter()
+                    .find(|(end, _)| line_start < *end)
+                    .or(part_ends.last())
+                    .map_or(Origin::Text, |(_, o)| (*o).clone());
+                return Err(match e {
+                    LineError::Nested(nested) => nested,
+                    LineError::Reason(reason) => ConfigError::Line {
+                        origin,
+                        line_no: index + 1,
+                        line: line.to_string(),
+                        reason,
+                    },
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn line(&mut self, line: &str) -> Result<(), LineError> {
+        if line.is_empty() || line.starts_with('#') {
+            return Ok(());
+        }
+        let argv = split_args(line.as_bytes()).ok_or("Unbalanced quotes in configuration line")?;
+        let Some(first) = argv.first() else { return Ok(()) };
+        let name = String::from_utf8_lossy(first).to_ascii_lowercase();
+        let args = argv[1..].iter().map(|a| utf8(a)).collect::<Result<Vec<_>, _>>()?;
+        if let Some(d) = lookup(&name) {
+            let args = match d.arity() {
+                Arity::Single if args.len() != 1 => return Err("wrong number of arguments".into()),
+                Arity::Multi if args.len() == 1 && !args[0].is_empty() => {
+                    let split = split_args(args[0].as_bytes())
+                        .ok_or("Unbalanced quotes in configuration line")?;
+                    split.iter().map(|a| utf8(a)).collect::<Result<Vec<_>, _>>()?
+                }
+                _ => args,
+            };
+            let mut value = d.parse(&args)?;
+            if let Value::Save(points) = &mut value {
+                if self.save_seen {
+                    points.splice(0..0, self.config.save.iter().copied());
+                }
+                self.save_seen = true;
+            }
+            return Ok(d.apply(&mut self.config, value)?);
+        }
+        match (name.as_str(), args.as_slice()) {
+            ("include", [path]) => self.include(path),
+            ("rename-command", _) => {
+                Err(format!("rename-command is not supported by {}", env!("CARGO_PKG_NAME")).into())
+            }
+            _ => Err("Bad directive or wrong number of arguments".into()),
+        }
+    }
+
+    /// `include path`: relative to the working directory; a wildcard in the file name part
+    /// includes every match in name order, and no match is not an error (as Valkey's glob).
+    fn include(&mut self, path: &str) -> Result<(), LineError> {
+        if self.include_depth >= INCLUDE_DEPTH_MAX {
+            return Err(format!("include nesting deeper than {INCLUDE_DEPTH_MAX} levels").into());
+        }
+        let path = Path::new(path);
+        let files = match path.file_name().map(|n| n.to_string_lossy()) {
+            Some(name) if name.contains(['*', '?', '[']) => glob_dir(path, name.as_bytes()),
+            _ => vec![path.to_path_buf()],
+        };
+        self.include_depth += 1;
+        let result = files.iter().try_for_each(|file| {
+            let text = read_text(file)?;
+            self.load_parts(&[(text, Origin::File(file.clone()))])
+        });
+        self.include_depth -= 1;
+        result.map_err(LineError::Nested)
+    }
+}
+
+fn utf8(arg: &[u8]) -> Result<String, LineError> {
+    String::from_utf8(arg.to_vec()).map_err(|_| "argument must be valid UTF-8".into())
+}
+
+/// The files in `path`'s directory whose names match the glob `pattern`, sorted.
+fn glob_dir(path: &Path, pattern: &[u8]) -> Vec<PathBuf> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| glob_match(pattern, e.file_name().as_encoded_bytes(), false))
+        .map(|e| dir.join(e.file_name()))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+/// Reads a config file. Bytes that are not UTF-8 (in comments, say) become U+FFFD.
+fn read_text(path: &Path) -> Result<String, ConfigError> {
+    let open_error = |e: std::io::Error| ConfigError::Open {
+        path: path.to_path_buf(),
+        reason: strerror(&e),
+    };
+    let bytes = std::fs::read(path).map_err(open_error)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Builds the configuration from the command line (the arguments after the program name):
+/// `[config-file | -] [--name value [value ...]] ...`, as Valkey's `main()`.
+///
+/// A first argument that does not start with `-` is the config file (returned as an absolute
+/// path, for CONFIG REWRITE). A `-` as the first or last argument reads config from stdin.
+/// Each `--name` starts a directive whose values are the following arguments, up to the next
+/// `--`-prefixed one; `--save` with no value means `save ""`.
+pub fn from_args(args: &[String]) -> Result<(Config, Option<PathBuf>), ConfigError> {
+    let mut rest = args;
+    let mut file = None;
+    if let Some(first) = args.first().filter(|a| !a.starts_with('-')) {
+        let path = std::path::absolute(first).unwrap_or_else(|_| PathBuf::from(first));
+        file = Some(path);
+        rest = &args[1..];
+    }
+    let (options, from_stdin) = options_text(rest, file.is_none());
+    let mut parts = Vec::new();
+    if let Some(path) = &file {
+        parts.push((read_text(path)?, Origin::File(path.clone())));
+    }
+    if from_stdin {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).map_err(|e| ConfigError::Open {
+            path: PathBuf::from("-"),
+            reason: strerror(&e),
+        })?;
+        parts.push((text, Origin::Stdin));
+    }
+    parts.push((format!("\n{options}"), Origin::CommandLine));
+    let mut loader = Loader::new();
+    loader.load_parts(&parts)?;
+    Ok((loader.config, file))
+}
+
+/// Renders `--name value` options as config lines, as Valkey's `main()` does; also says
+/// whether a `-` asked for stdin. `first_is_option` is true when no config file was given,
+/// so `rest[0]` was the program's first argument.
+fn options_text(rest: &[String], first_is_option: bool) -> (String, bool) {
+    let mut options = String::new();
+    let mut from_stdin = false;
+    // Whether the last `--name` already has a value: until it has one, even an argument
+    // starting with `--` is taken as its value.
+    let mut has_value = true;
+    for (j, arg) in rest.iter().enumerate() {
+        let is_last = j + 1 == rest.len();
+        if arg == "-" && ((j == 0 && first_is_option) || is_last) {
+            from_stdin = true;
+        } else if has_value && arg.starts_with("--") {
+            if !options.is_empty() {
+                options.push('\n');
+            }
+            options.push_str(&arg[2..]);
+            options.push(' ');
+            let words = split_args(arg.as_bytes()).map_or(1, |w| w.len());
+            has_value = words > 1;
+            let next_is_option = rest.get(j + 1).is_some_and(|n| n.starts_with("--"));
+            if words == 1 && arg.eq_ignore_ascii_case("--save") && (next_is_option || is_last) {
+                options.push_str("\"\"");
+                has_value = true;
+            }
+        } else {
+            options.push_str(&repr(arg.as_bytes()));
+            options.push(' ');
+            has_value = true;
+        }
+    }
+    (options, from_stdin)
+}
+
+impl Config {
+    /// Loads a config file (no command-line options).
+    pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
+        let mut loader = Loader::new();
+        loader.load_parts(&[(read_text(path)?, Origin::File(path.to_path_buf()))])?;
+        Ok(loader.config)
+    }
+
+    /// Loads configuration text, as if it were a file's content.
+    pub fn load_str(text: &str) -> Result<Config, ConfigError> {
+        let mut loader = Loader::new();
+        loader.load_parts(&[(text.to_string(), Origin::Text)])?;
+        Ok(loader.config)
+    }
+}
+
+#[cfg(test)]
+#[path = "file_tests.rs"]
+mod tests;

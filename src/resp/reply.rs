@@ -1,0 +1,377 @@
+//! The reply encoder: typed reply values written straight into a client's output buffer, in
+//! RESP2 or RESP3 depending on what the client negotiated with HELLO.
+//!
+//! Handlers never build reply bytes by hand: they call these methods, and the RESP2 fallback
+//! of every RESP3-only type (map, set, double, boolean, null, verbatim, big number, push) is
+//! decided here, in one place, exactly as Valkey downgrades them.
+//!
+//! Aggregates whose length is not known up front use [`Reply::begin_deferred`] and
+//! [`Reply::end_deferred`]: a placeholder is reserved and patched, so nothing is built twice.
+
+/// The protocol version a client speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proto {
+    Resp2,
+    Resp3,
+}
+
+/// The aggregate kind of a deferred header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggKind {
+    Array,
+    Map,
+    Set,
+}
+
+/// A reserved aggregate header, filled in by [`Reply::end_deferred`].
+#[derive(Debug)]
+#[must_use]
+pub struct Deferred {
+    at: usize,
+    kind: AggKind,
+}
+
+/// Width reserved for a deferred header: type byte, up to 20 digits, CRLF.
+const DEFERRED_WIDTH: usize = 23;
+
+/// Output buffer plus the protocol it is encoded in.
+#[derive(Debug)]
+pub struct Reply {
+    pub buf: Vec<u8>,
+    pub proto: Proto,
+}
+
+impl Default for Reply {
+    fn default() -> Self {
+        Reply::new(Proto::Resp2)
+    }
+}
+
+impl Reply {
+    pub fn new(proto: Proto) -> Reply {
+        Reply { buf: Vec::new(), proto }
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    pub fn is_resp3(&self) -> bool {
+        self.proto == Proto::Resp3
+    }
+
+    fn header(&mut self, tag: u8, n: i64) {
+        self.buf.push(tag);
+        let mut b = itoa_buf();
+        self.buf.extend_from_slice(fmt_i64(&mut b, n));
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// `+OK`.
+    pub fn ok(&mut self) {
+        self.buf.extend_from_slice(b"+OK\r\n");
+    }
+
+    /// A simple string. `s` must not contain CR or LF.
+    pub fn simple(&mut self, s: &str) {
+        debug_assert!(!s.contains('\r') && !s.contains('\n'));
+        self.buf.push(b'+');
+        self.buf.extend_from_slice(s.as_bytes());
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// An error reply. `msg` is the full text after the `-`, starting with its code
+    /// (`ERR ...`, `WRONGTYPE ...`). CR and LF inside it are replaced by spaces, as Valkey does.
+    pub fn error(&mut self, msg: &str) {
+        self.buf.push(b'-');
+        self.buf.extend(msg.bytes().map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    pub fn int(&mut self, n: i64) {
+        self.header(b':', n);
+    }
+
+    pub fn bulk(&mut self, s: &[u8]) {
+        self.header(b'$', s.len() as i64);
+        self.buf.extend_from_slice(s);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// A bulk string holding the decimal text of `n`.
+    pub fn bulk_int(&mut self, n: i64) {
+        let mut b = itoa_buf();
+        let s = fmt_i64(&mut b, n);
+        self.header(b'$', s.len() as i64);
+        self.buf.extend_from_slice(s);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// The null bulk string (`$-1` in RESP2, `_` in RESP3).
+    pub fn null(&mut self) {
+        match self.proto {
+            Proto::Resp2 => self.buf.extend_from_slice(b"$-1\r\n"),
+            Proto::Resp3 => self.buf.extend_from_slice(b"_\r\n"),
+        }
+    }
+
+    /// The null array (`*-1` in RESP2, `_` in RESP3).
+    pub fn null_array(&mut self) {
+        match self.proto {
+            Proto::Resp2 => self.buf.extend_from_slice(b"*-1\r\n"),
+            Proto::Resp3 => self.buf.extend_from_slice(b"_\r\n"),
+        }
+    }
+
+    pub fn array(&mut self, n: usize) {
+        self.header(b'*', n as i64);
+    }
+
+    /// A map of `n` pairs (an array of `2n` items in RESP2).
+    pub fn map(&mut self, n: usize) {
+        match self.proto {
+            Proto::Resp2 => self.header(b'*', 2 * n as i64),
+            Proto::Resp3 => self.header(b'%', n as i64),
+        }
+    }
+
+    /// A set of `n` items (an array in RESP2).
+    pub fn set(&mut self, n: usize) {
+        match self.proto {
+            Proto::Resp2 => self.header(b'*', n as i64),
+            Proto::Resp3 => self.header(b'~', n as i64),
+        }
+    }
+
+    /// A push message header (an array in RESP2).
+    pub fn push(&mut self, n: usize) {
+        match self.proto {
+            Proto::Resp2 => self.header(b'*', n as i64),
+            Proto::Resp3 => self.header(b'>', n as i64),
+        }
+    }
+
+    /// A boolean (`:1`/`:0` in RESP2).
+    pub fn boolean(&mut self, b: bool) {
+        match (self.proto, b) {
+            (Proto::Resp2, true) => self.buf.extend_from_slice(b":1\r\n"),
+            (Proto::Resp2, false) => self.buf.extend_from_slice(b":0\r\n"),
+            (Proto::Resp3, true) => self.buf.extend_from_slice(b"#t\r\n"),
+            (Proto::Resp3, false) => self.buf.extend_from_slice(b"#f\r\n"),
+        }
+    }
+
+    /// A double, formatted as Valkey does (`%.17g`; `inf`, `-inf`; a bulk string in RESP2).
+    pub fn double(&mut self, d: f64) {
+        let s = format_double(d);
+        match self.proto {
+            Proto::Resp2 => self.bulk(s.as_bytes()),
+            Proto::Resp3 => {
+                self.buf.push(b',');
+                self.buf.extend_from_slice(s.as_bytes());
+                self.buf.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// Verbatim text with a three-letter format (`txt`, `mkd`); a bulk string in RESP2.
+    pub fn verbatim(&mut self, format: &str, s: &[u8]) {
+        debug_assert_eq!(format.len(), 3);
+        match self.proto {
+            Proto::Resp2 => self.bulk(s),
+            Proto::Resp3 => {
+                self.header(b'=', (s.len() + 4) as i64);
+                self.buf.extend_from_slice(format.as_bytes());
+                self.buf.push(b':');
+                self.buf.extend_from_slice(s);
+                self.buf.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// A big number given as decimal text; a bulk string in RESP2.
+    pub fn big_number(&mut self, digits: &str) {
+        match self.proto {
+            Proto::Resp2 => self.bulk(digits.as_bytes()),
+            Proto::Resp3 => {
+                self.buf.push(b'(');
+                self.buf.extend_from_slice(digits.as_bytes());
+                self.buf.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// Append already-encoded RESP bytes.
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Reserve an aggregate header whose length is given later by [`Reply::end_deferred`].
+    pub fn begin_deferred(&mut self, kind: AggKind) -> Deferred {
+        let at = self.buf.len();
+        self.buf.extend_from_slice(&[b' '; DEFERRED_WIDTH]);
+        Deferred { at, kind }
+    }
+
+    /// Fill a reserved header with `n` items (pairs for a map).
+    pub fn end_deferred(&mut self, d: Deferred, n: usize) {
+        let (tag, count) = match (d.kind, self.proto) {
+            (AggKind::Array, _) | (AggKind::Set, Proto::Resp2) => (b'*', n),
+            (AggKind::Map, Proto::Resp2) => (b'*', 2 * n),
+            (AggKind::Map, Proto::Resp3) => (b'%', n),
+            (AggKind::Set, Proto::Resp3) => (b'~', n),
+        };
+        let mut h = [0u8; DEFERRED_WIDTH];
+        h[0] = tag;
+        let mut b = itoa_buf();
+        let digits = fmt_i64(&mut b, count as i64);
+        h[1..1 + digits.len()].copy_from_slice(digits);
+        let hlen = 1 + digits.len() + 2;
+        h[hlen - 2] = b'\r';
+        h[hlen - 1] = b'\n';
+        // Shift the body left over the unused tail of the placeholder. The body is whatever
+        // was written since begin_deferred; the copy is one memmove of it.
+        let body_start = d.at + DEFERRED_WIDTH;
+        let gap = DEFERRED_WIDTH - hlen;
+        self.buf[d.at..d.at + hlen].copy_from_slice(&h[..hlen]);
+        if gap > 0 {
+            self.buf.copy_within(body_start.., d.at + hlen);
+            let new_len = self.buf.len() - gap;
+            self.buf.truncate(new_len);
+        }
+    }
+
+    /// Drop everything written at or after `mark` (used to roll back a partial reply).
+    pub fn truncate(&mut self, mark: usize) {
+        self.buf.truncate(mark);
+    }
+}
+
+/// A stack buffer for integer formatting.
+pub fn itoa_buf() -> [u8; 20] {
+    [0u8; 20]
+}
+
+/// Format `n` in decimal into `buf`, returning the used tail.
+pub fn fmt_i64(buf: &mut [u8; 20], n: i64) -> &[u8] {
+    let mut i = buf.len();
+    let neg = n < 0;
+    let mut v = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if neg {
+        // i64::MIN has 19 digits plus the sign: 20 bytes fit exactly.
+        i -= 1;
+        buf[i] = b'-';
+    }
+    &buf[i..]
+}
+
+/// Format a double the way Valkey's `addReplyDouble` does (`%.17g`, `inf`, `-inf`, `nan`).
+pub fn format_double(d: f64) -> String {
+    if d.is_infinite() {
+        return if d > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if d.is_nan() {
+        return "nan".into();
+    }
+    format_g17(d)
+}
+
+/// C's `%.17g`.
+pub fn format_g17(d: f64) -> String {
+    format_g(d, 17)
+}
+
+/// C's `%.<prec>g` for finite values.
+pub fn format_g(d: f64, prec: usize) -> String {
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let prec = prec.max(1);
+    let e = format!("{:.*e}", prec - 1, d);
+    let (mantissa, exp) = e.split_once('e').expect("exponent form");
+    let exp: i32 = exp.parse().expect("exponent digits");
+    if exp < -4 || exp >= prec as i32 {
+        let m = trim_fraction(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{m}e{sign}{:02}", exp.abs())
+    } else {
+        let decimals = (prec as i32 - 1 - exp).max(0) as usize;
+        trim_fraction(&format!("{:.*}", decimals, d)).to_string()
+    }
+}
+
+fn trim_fraction(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_format_like_c() {
+        let mut b = itoa_buf();
+        assert_eq!(fmt_i64(&mut b, 0), b"0");
+        assert_eq!(fmt_i64(&mut b, -42), b"-42");
+        assert_eq!(fmt_i64(&mut b, i64::MIN), b"-9223372036854775808");
+        assert_eq!(fmt_i64(&mut b, i64::MAX), b"9223372036854775807");
+    }
+
+    #[test]
+    fn g17_matches_printf() {
+        assert_eq!(format_g17(1.5), "1.5");
+        assert_eq!(format_g17(0.1), "0.10000000000000001");
+        assert_eq!(format_g17(1e20), "1e+20");
+        assert_eq!(format_g17(123456.0), "123456");
+        assert_eq!(format_g17(1e-5), "1.0000000000000001e-05");
+        assert_eq!(format_g17(-2.0), "-2");
+        assert_eq!(format_double(f64::INFINITY), "inf");
+    }
+
+    #[test]
+    fn resp2_downgrades_resp3_types() {
+        let mut r = Reply::new(Proto::Resp2);
+        r.map(2);
+        r.boolean(true);
+        r.null();
+        r.double(2.5);
+        assert_eq!(r.buf, b"*4\r\n:1\r\n$-1\r\n$3\r\n2.5\r\n");
+        let mut r = Reply::new(Proto::Resp3);
+        r.map(2);
+        r.boolean(false);
+        r.null();
+        r.double(2.5);
+        assert_eq!(r.buf, b"%2\r\n#f\r\n_\r\n,2.5\r\n");
+    }
+
+    #[test]
+    fn deferred_headers_are_patched_in_place() {
+        let mut r = Reply::new(Proto::Resp3);
+        r.int(7);
+        let d = r.begin_deferred(AggKind::Map);
+        r.bulk(b"a");
+        r.int(1);
+        r.end_deferred(d, 1);
+        assert_eq!(r.buf, b":7\r\n%1\r\n$1\r\na\r\n:1\r\n");
+        let mut r = Reply::new(Proto::Resp2);
+        let d = r.begin_deferred(AggKind::Set);
+        r.end_deferred(d, 0);
+        assert_eq!(r.buf, b"*0\r\n");
+    }
+}

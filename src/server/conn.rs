@@ -1,0 +1,125 @@
+//! A connection: the socket, the query buffer and its parse state. This is the part of a
+//! client that can move to an I/O thread; it holds no command state.
+
+use std::io::{self, IoSlice, Read, Write};
+
+use bytes::BytesMut;
+use mio::net::{TcpStream, UnixStream};
+
+use crate::resp::parse::Parser;
+
+/// Bytes read per `read(2)` at least (Valkey's PROTO_IOBUF_LEN).
+pub const IOBUF_LEN: usize = 16 * 1024;
+/// Reads per readable event before yielding to other clients (fairness).
+const READS_PER_EVENT_MAX: usize = 16;
+
+pub enum Sock {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Sock {
+    pub fn source(&mut self) -> &mut dyn mio::event::Source {
+        match self {
+            Sock::Tcp(s) => s,
+            Sock::Unix(s) => s,
+        }
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Sock::Tcp(s) => s.read(buf),
+            Sock::Unix(s) => s.read(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Sock::Tcp(s) => s.write_vectored(bufs),
+            Sock::Unix(s) => s.write_vectored(bufs),
+        }
+    }
+
+    pub fn shutdown(&self) {
+        let _ = match self {
+            Sock::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+            Sock::Unix(s) => s.shutdown(std::net::Shutdown::Both),
+        };
+    }
+}
+
+/// Outcome of reading what is available.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ReadOutcome {
+    /// Got `n` bytes (maybe 0 when the socket had nothing); `more` when reading stopped at
+    /// the fairness cap or the limit before the socket was drained (edge-triggered polling
+    /// will not report it again, so the caller must come back).
+    Data { n: usize, more: bool },
+    /// The peer closed the connection (after any bytes returned earlier).
+    Closed(usize),
+}
+
+pub struct Conn {
+    pub sock: Sock,
+    pub qbuf: BytesMut,
+    pub parser: Parser,
+    /// Bytes of the client's reply buffer already written.
+    pub wpos: usize,
+    /// Whether WRITABLE interest is registered.
+    pub want_write: bool,
+}
+
+impl Conn {
+    pub fn new(sock: Sock) -> Conn {
+        Conn { sock, qbuf: BytesMut::new(), parser: Parser::new(), wpos: 0, want_write: false }
+    }
+
+    /// Read what the socket has, up to a fairness cap, without letting the query buffer
+    /// grow past `limit` bytes (the caller closes the client when it reaches it).
+    /// `scratch` is the reading thread's buffer: bytes are read there and appended to the
+    /// query buffer, so no per-read zeroing of spare capacity is needed.
+    pub fn read_available(&mut self, scratch: &mut [u8], limit: usize) -> io::Result<ReadOutcome> {
+        let mut total = 0;
+        let hint = self.parser.bytes_needed_hint().min(limit);
+        if hint > self.qbuf.capacity() - self.qbuf.len() {
+            self.qbuf.reserve(hint);
+        }
+        for _ in 0..READS_PER_EVENT_MAX {
+            if self.qbuf.len() >= limit {
+                return Ok(ReadOutcome::Data { n: total, more: true });
+            }
+            let room = (limit - self.qbuf.len()).min(scratch.len());
+            match self.sock.read(&mut scratch[..room]) {
+                Ok(0) => return Ok(ReadOutcome::Closed(total)),
+                Ok(got) => {
+                    self.qbuf.extend_from_slice(&scratch[..got]);
+                    total += got;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Ok(ReadOutcome::Data { n: total, more: false })
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(ReadOutcome::Data { n: total, more: true })
+    }
+
+    /// Write `out[wpos..]`; returns bytes written. `Ok` with data left means the socket is full.
+    pub fn write_pending(&mut self, out: &[u8]) -> io::Result<usize> {
+        let mut written = 0;
+        while self.wpos < out.len() {
+            match self.sock.write_vectored(&[IoSlice::new(&out[self.wpos..])]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.wpos += n;
+                    written += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(written)
+    }
+}

@@ -1,0 +1,122 @@
+//! Time events, run `hz` times a second: active expiry, idle-client timeouts, the
+//! instantaneous metrics, the peak-memory mark, and the end of CLIENT PAUSE.
+
+use tracing::info;
+
+use crate::config::Config;
+use crate::server::client::{Client, ClientKind};
+use crate::server::state::ServerState;
+
+/// Keys sampled per db per active-expire loop (Valkey's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP).
+const EXPIRE_KEYS_PER_LOOP: usize = 20;
+/// Share of a sample that must be expired to repeat the loop (percent).
+const EXPIRE_ACCEPTABLE_STALE_PCT: usize = 10;
+/// CPU share of a cron tick active expiry may use (percent).
+const EXPIRE_CPU_PCT: u64 = 25;
+
+pub fn run(srv: &mut ServerState, now_ms: i64) {
+    srv.cron_loops += 1;
+    if srv.pause.kind.is_some() && now_ms >= srv.pause.until_ms {
+        srv.pause.kind = None;
+    }
+    if srv.active_expire_enabled {
+        active_expire(srv, now_ms);
+    }
+    close_idle_clients(srv, now_ms);
+    sample_metrics(srv, now_ms);
+    let used = crate::memory::used_memory();
+    if used > srv.stats.peak_memory {
+        srv.stats.peak_memory = used;
+    }
+    srv.hz = srv.config.hz;
+}
+
+/// Valkey's slow expire cycle: per db, sample keys with a TTL, delete the expired ones,
+/// and repeat while more than 10% of a sample was stale, within a time budget.
+fn active_expire(srv: &mut ServerState, now_ms: i64) {
+    let started = std::time::Instant::now();
+    let effort = srv.config.active_expire_effort.clamp(1, 10) as usize;
+    let per_loop = EXPIRE_KEYS_PER_LOOP + EXPIRE_KEYS_PER_LOOP / 4 * (effort - 1);
+    let budget_us = 1_000_000 * EXPIRE_CPU_PCT / 100 / srv.config.hz.max(1) as u64;
+    let stale_pct = EXPIRE_ACCEPTABLE_STALE_PCT.saturating_sub(effort - 1);
+    let ndb = srv.dbs.len();
+    'dbs: for i in 0..ndb {
+        loop {
+            if srv.dbs[i].expires_len() == 0 {
+                break;
+            }
+            let seed = srv.random();
+            let db = &mut srv.dbs[i];
+            let (sampled, expired) = db.expire_sample(seed, per_loop, now_ms);
+            db.stats.expired_samples += sampled as u64;
+            db.stats.expired_stale_samples += expired as u64;
+            if started.elapsed().as_micros() as u64 > budget_us {
+                break 'dbs;
+            }
+            if sampled == 0 || expired * 100 <= sampled * stale_pct {
+                break;
+            }
+        }
+    }
+    srv.stats.expire_cycle_cpu_ms += started.elapsed().as_millis() as u64;
+}
+
+fn close_idle_clients(srv: &mut ServerState, now_ms: i64) {
+    let timeout_ms = srv.config.timeout_secs as i64 * 1000;
+    if timeout_ms == 0 {
+        return;
+    }
+    let mut idle = Vec::new();
+    for (t, s) in srv.clients.iter() {
+        if s.client.kind == ClientKind::Normal && now_ms - s.client.last_interaction_ms > timeout_ms
+        {
+            idle.push(t);
+        }
+    }
+    for t in idle {
+        info!("Closing idle client");
+        srv.to_close.push(t);
+    }
+}
+
+fn sample_metrics(srv: &mut ServerState, now_ms: i64) {
+    let st = &mut srv.stats;
+    let i = st.ops_sample_idx % st.ops_samples.len();
+    st.ops_samples[i] = (now_ms, st.total_commands_processed);
+    st.net_in_samples[i] = (now_ms, st.net_input_bytes);
+    st.net_out_samples[i] = (now_ms, st.net_output_bytes);
+    st.ops_sample_idx += 1;
+}
+
+/// Per-second rate over the sample ring.
+pub fn rate(samples: &[(i64, u64); 16], idx: usize) -> f64 {
+    let n = samples.len();
+    let newest = samples[(idx + n - 1) % n];
+    let oldest = samples[idx % n];
+    if oldest.0 == 0 || newest.0 <= oldest.0 {
+        return 0.0;
+    }
+    (newest.1 - oldest.1) as f64 * 1000.0 / (newest.0 - oldest.0) as f64
+}
+
+/// Whether a client's output buffer broke the normal class limit (hard, or soft for longer
+/// than its time). Updates the soft-limit timer.
+pub fn output_over_limit(config: &Config, client: &mut Client, out_len: usize, now_ms: i64) -> bool {
+    let class = match client.kind {
+        ClientKind::Normal | ClientKind::Monitor => 0,
+    };
+    let lim = &config.client_output_buffer_limit[class];
+    let len = out_len as u64;
+    if lim.hard_bytes > 0 && len >= lim.hard_bytes {
+        return true;
+    }
+    if lim.soft_bytes > 0 && len >= lim.soft_bytes {
+        if client.obuf_soft_since_ms == 0 {
+            client.obuf_soft_since_ms = now_ms;
+            return false;
+        }
+        return now_ms - client.obuf_soft_since_ms >= lim.soft_secs as i64 * 1000;
+    }
+    client.obuf_soft_since_ms = 0;
+    false
+}

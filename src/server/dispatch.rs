@@ -1,0 +1,225 @@
+//! Dispatch: from argv to a handler. Looks the command up in the table, checks arity,
+//! authentication and pause, runs the handler, renders its error, and keeps the per-command
+//! statistics, the slow log and the MONITOR feed. Handlers never repeat these checks.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use crate::commands::{self, table::flag, CmdError, Command, Ctx};
+use crate::server::client::ReplyMode;
+use crate::server::state::{ServerState, Slot};
+
+/// What the caller should do after a command.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// The command was not run because clients are paused; retry it later.
+    Paused,
+}
+
+/// Longest piece of an argument quoted in the unknown-command error.
+const ERR_ARG_CHARS_MAX: usize = 128;
+
+fn unknown_command_error(argv: &[Bytes]) -> String {
+    let name = trunc(&argv[0], ERR_ARG_CHARS_MAX);
+    let mut args = String::new();
+    for a in &argv[1..] {
+        if args.len() >= ERR_ARG_CHARS_MAX {
+            break;
+        }
+        let remain = ERR_ARG_CHARS_MAX - args.len();
+        args.push('\'');
+        args.push_str(&trunc(a, remain));
+        args.push_str("' ");
+    }
+    format!("ERR unknown command '{name}', with args beginning with: {args}")
+}
+
+fn trunc(a: &[u8], n: usize) -> String {
+    String::from_utf8_lossy(&a[..a.len().min(n)]).into_owned()
+}
+
+/// Resolve `argv` to the command (or subcommand) to run, or the error to reply.
+fn resolve(argv: &[Bytes]) -> Result<&'static Command, (Option<&'static Command>, CmdError)> {
+    let Some(cmd) = commands::lookup(&argv[0]) else {
+        return Err((None, CmdError::Other(unknown_command_error(argv))));
+    };
+    if cmd.subcommands.is_empty() {
+        if !cmd.arity_ok(argv.len()) {
+            return Err((Some(cmd), CmdError::WrongArity(cmd.name.to_string())));
+        }
+        return Ok(cmd);
+    }
+    if argv.len() == 1 {
+        return Err((Some(cmd), CmdError::WrongArity(cmd.name.to_string())));
+    }
+    let Some(sub) = cmd.subcommand(&argv[1]) else {
+        let sub = trunc(&argv[1], ERR_ARG_CHARS_MAX);
+        return Err((
+            Some(cmd),
+            CmdError::UnknownSubcommand { sub, cmd: cmd.name.to_ascii_uppercase() },
+        ));
+    };
+    if !sub.arity_ok(argv.len()) {
+        return Err((Some(sub), CmdError::WrongArity(sub.name.to_string())));
+    }
+    Ok(sub)
+}
+
+fn reply_error(srv: &mut ServerState, slot: &mut Slot, e: &CmdError) {
+    let text = e.to_string();
+    let code = text.split(' ').next().unwrap_or("ERR").to_string();
+    *srv.stats.errors.entry(code).or_insert(0) += 1;
+    srv.stats.total_error_replies += 1;
+    slot.out.error(&text);
+}
+
+/// Run one command for the client in `slot` (lent out of the client table at index `token`).
+pub fn execute(
+    srv: &mut ServerState,
+    token: usize,
+    slot: &mut Slot,
+    argv: &[Bytes],
+    now_ms: i64,
+) -> Flow {
+    debug_assert!(!argv.is_empty());
+    let reply_mark = slot.out.len();
+    let cmd = match resolve(argv) {
+        Ok(cmd) => cmd,
+        Err((cmd, e)) => {
+            if let Some(c) = cmd {
+                srv.stats.cmd.entry(c.name).or_default().rejected_calls += 1;
+            }
+            reply_error(srv, slot, &e);
+            finish_reply_mode(slot, reply_mark);
+            return Flow::Continue;
+        }
+    };
+    let needs_auth = !srv.config.requirepass.is_empty() && !slot.client.authenticated;
+    if needs_auth && cmd.flags & flag::NO_AUTH == 0 {
+        srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+        reply_error(srv, slot, &CmdError::NoAuth);
+        finish_reply_mode(slot, reply_mark);
+        return Flow::Continue;
+    }
+    if srv.pause.kind.is_some() && srv.paused(cmd.is_write() || is_may_replicate(cmd), now_ms) {
+        return Flow::Paused;
+    }
+
+    let started = Instant::now();
+    let result = {
+        let mut ctx = Ctx {
+            srv: &mut *srv,
+            client: &mut slot.client,
+            out: &mut slot.out,
+            now_ms,
+            slot: token,
+        };
+        match cmd.handler {
+            Some(h) => h(&mut ctx, argv),
+            None => Err(CmdError::WrongArity(cmd.name.to_string())),
+        }
+    };
+    let duration_us = started.elapsed().as_micros() as u64;
+
+    let stat = srv.stats.cmd.entry(cmd.name).or_default();
+    stat.calls += 1;
+    stat.usec += duration_us;
+    if let Err(e) = &result {
+        stat.failed_calls += 1;
+        reply_error(srv, slot, e);
+    }
+    srv.stats.total_commands_processed += 1;
+    slot.client.tot_cmds += 1;
+    slot.client.last_cmd = cmd.name;
+    slot.client.last_interaction_ms = now_ms;
+
+    if cmd.flags & flag::SKIP_SLOWLOG == 0 {
+        let threshold = srv.config.slowlog_log_slower_than;
+        let max_len = srv.config.slowlog_max_len as usize;
+        let name = slot.client.name.as_deref().map(trunc_all).unwrap_or_default();
+        srv.slowlog.record(
+            threshold,
+            max_len,
+            argv,
+            duration_us,
+            now_ms / 1000,
+            &slot.client.addr,
+            &name,
+        );
+    }
+    if !srv.monitors.is_empty() && cmd.flags & (flag::SKIP_MONITOR | flag::ADMIN) == 0 {
+        feed_monitors(srv, token, slot, argv, now_ms);
+    }
+    finish_reply_mode(slot, reply_mark);
+    Flow::Continue
+}
+
+fn trunc_all(a: &[u8]) -> String {
+    String::from_utf8_lossy(a).into_owned()
+}
+
+fn is_may_replicate(cmd: &Command) -> bool {
+    cmd.flags & flag::MAY_REPLICATE != 0
+}
+
+/// Apply CLIENT REPLY OFF / SKIP to the reply just written.
+fn finish_reply_mode(slot: &mut Slot, mark: usize) {
+    match slot.client.reply_mode {
+        ReplyMode::On => {}
+        ReplyMode::Off => slot.out.truncate(mark),
+        ReplyMode::Skip => {
+            slot.out.truncate(mark);
+            slot.client.reply_mode = ReplyMode::On;
+        }
+        // Set by CLIENT REPLY SKIP itself: the next command's reply is the one skipped.
+        ReplyMode::SkipNext => slot.client.reply_mode = ReplyMode::Skip,
+    }
+}
+
+/// Send the MONITOR line for a command to every monitor (other than the client itself).
+fn feed_monitors(srv: &mut ServerState, token: usize, slot: &Slot, argv: &[Bytes], now_ms: i64) {
+    let mut line = format!(
+        "{}.{:06} [{} {}]",
+        now_ms / 1000,
+        (now_ms % 1000) * 1000,
+        slot.client.db,
+        if slot.client.unix { format!("unix:{}", slot.client.laddr) } else { slot.client.addr.clone() }
+    );
+    for a in argv {
+        line.push(' ');
+        line.push_str(&quote_repr(a));
+    }
+    let monitors = srv.monitors.clone();
+    for m in monitors {
+        if m == token {
+            continue;
+        }
+        if let Some(ms) = srv.clients.get_mut(m) {
+            ms.out.simple(&line);
+            srv.to_write.push(m);
+        }
+    }
+}
+
+/// Valkey's `sdscatrepr`: a double-quoted, escaped representation.
+pub fn quote_repr(a: &[u8]) -> String {
+    let mut s = String::with_capacity(a.len() + 2);
+    s.push('"');
+    for &c in a {
+        match c {
+            b'\\' => s.push_str("\\\\"),
+            b'"' => s.push_str("\\\""),
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            b'\t' => s.push_str("\\t"),
+            7 => s.push_str("\\a"),
+            8 => s.push_str("\\b"),
+            c if c.is_ascii_graphic() || c == b' ' => s.push(c as char),
+            c => s.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    s.push('"');
+    s
+}

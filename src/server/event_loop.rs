@@ -1,0 +1,356 @@
+//! The event loop: one mio `Poll` owned by the main thread. Each turn ("epoch") accepts new
+//! connections, reads and parses what every ready client sent, executes the commands in
+//! arrival order (each client's strictly in order), writes all replies with one write per
+//! client, closes what must be closed, runs the time events, and publishes the memory
+//! counters before it polls again.
+
+use std::io;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mio::{Events, Interest, Poll, Token};
+use tracing::{info, warn};
+
+use crate::resp::parse::ParseLimits;
+use crate::resp::reply::{Proto, Reply};
+use crate::server::client::Client;
+use crate::server::conn::{Conn, ReadOutcome, Sock, IOBUF_LEN};
+use crate::server::cron;
+use crate::server::dispatch::{self, Flow};
+use crate::server::listener::{Accepted, Listeners};
+use crate::server::state::{ServerState, Slot};
+
+/// Events handled per poll.
+const EVENTS_MAX: usize = 1024;
+/// Commands executed for one client per turn before others get theirs (fairness).
+const CMDS_PER_TURN_MAX: usize = 1024;
+
+pub fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+pub struct EventLoop {
+    poll: Poll,
+    listeners: Listeners,
+    pub srv: ServerState,
+    scratch: Vec<u8>,
+    next_cron_ms: i64,
+    /// Clients to serve again next turn without waiting for an event: their socket was not
+    /// drained, or they have more buffered commands than one turn executes.
+    again: Vec<usize>,
+}
+
+impl EventLoop {
+    pub fn new(srv: ServerState) -> io::Result<EventLoop> {
+        let poll = Poll::new()?;
+        let mut srv = srv;
+        let listeners = Listeners::bind(&srv.config, poll.registry())?;
+        srv.tcp_port = listeners.tcp_port.unwrap_or(srv.config.port);
+        Ok(EventLoop { poll, listeners, srv, scratch: vec![0; IOBUF_LEN], next_cron_ms: 0, again: Vec::new() })
+    }
+
+    /// Run until SHUTDOWN.
+    pub fn run(&mut self) -> io::Result<()> {
+        let mut events = Events::with_capacity(EVENTS_MAX);
+        let mut readable: Vec<usize> = Vec::new();
+        let mut writable: Vec<usize> = Vec::new();
+        loop {
+            crate::memory::publish();
+            let now = now_ms();
+            let timeout_ms = if self.has_pending_work() {
+                0
+            } else {
+                (self.next_cron_ms - now).clamp(0, 1000) as u64
+            };
+            match self.poll.poll(&mut events, Some(Duration::from_millis(timeout_ms))) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+            readable.clear();
+            writable.clear();
+            readable.append(&mut self.again);
+            for ev in events.iter() {
+                let Token(t) = ev.token();
+                if let Some(which) = self.listeners.which(t) {
+                    self.accept_all(which);
+                    continue;
+                }
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    readable.push(t);
+                }
+                if ev.is_writable() {
+                    writable.push(t);
+                }
+            }
+            for &t in &writable {
+                self.write_client(t);
+            }
+            for &t in &readable {
+                self.read_client(t);
+            }
+            self.resume_pending();
+            self.flush_writes();
+            self.close_pending();
+            let now = now_ms();
+            if now >= self.next_cron_ms {
+                cron::run(&mut self.srv, now);
+                self.next_cron_ms = now + 1000 / self.srv.hz.max(1) as i64;
+                self.close_pending();
+            }
+            if let Some(mode) = self.srv.shutdown {
+                info!("User requested shutdown...");
+                let _ = mode;
+                self.flush_writes();
+                return Ok(());
+            }
+        }
+    }
+
+    fn has_pending_work(&self) -> bool {
+        !self.again.is_empty()
+            || (self.srv.pause.kind.is_none()
+                && self.srv.clients.iter().any(|(_, s)| !s.pending.is_empty()))
+    }
+
+    fn accept_all(&mut self, which: usize) {
+        loop {
+            let now = now_ms();
+            match self.listeners.accept(which) {
+                Ok(Some(acc)) => self.add_client(acc, now),
+                Ok(None) => break,
+                Err(e) => {
+                    warn!("Accepting client connection: {e}");
+                    break;
+                }
+            }
+        }
+    }
+
+    fn add_client(&mut self, acc: Accepted, now: i64) {
+        let srv = &mut self.srv;
+        srv.stats.total_connections_received += 1;
+        let denial = crate::server::listener::protected_mode_denial(&srv.config, &acc);
+        let mut sock = acc.sock;
+        if srv.clients.count >= srv.config.maxclients as usize {
+            srv.stats.rejected_connections += 1;
+            let mut conn = Conn::new(sock);
+            let _ = conn.write_pending(b"-ERR max number of clients reached\r\n");
+            conn.sock.shutdown();
+            return;
+        }
+        if let Some(msg) = denial {
+            let mut conn = Conn::new(sock);
+            let _ = conn.write_pending(msg.as_bytes());
+            conn.sock.shutdown();
+            return;
+        }
+        if let Sock::Tcp(s) = &sock {
+            let _ = s.set_nodelay(true);
+            crate::server::listener::set_keepalive(s, srv.config.tcp_keepalive_secs);
+        }
+        let id = srv.next_client_id;
+        srv.next_client_id += 1;
+        let mut client = Client::new(id, acc.addr, acc.laddr, acc.fd, acc.unix, now);
+        client.authenticated = srv.config.requirepass.is_empty();
+        let slot = Box::new(Slot {
+            client,
+            out: Reply::new(Proto::Resp2),
+            conn: None,
+            pending: Default::default(),
+        });
+        let token = srv.clients.insert(slot);
+        if let Err(e) =
+            self.poll.registry().register(sock.source(), Token(token), Interest::READABLE)
+        {
+            warn!("Registering client: {e}");
+            srv.clients.remove(token);
+            return;
+        }
+        let s = srv.clients.get_mut(token).expect("just inserted");
+        s.conn = Some(Conn::new(sock));
+    }
+
+    fn read_client(&mut self, token: usize) {
+        let Some(mut slot) = self.srv.clients.slots.get_mut(token).and_then(|s| s.take()) else {
+            return;
+        };
+        let Some(mut conn) = slot.conn.take() else {
+            self.srv.clients.slots[token] = Some(slot);
+            return;
+        };
+        let limit = self.srv.config.client_query_buffer_limit as usize;
+        let outcome = conn.read_available(&mut self.scratch, limit.max(1));
+        let mut closed = false;
+        let mut again = false;
+        match outcome {
+            Ok(ReadOutcome::Data { n, more }) => {
+                self.account_input(&mut slot, n);
+                again = more;
+            }
+            Ok(ReadOutcome::Closed(n)) => {
+                self.account_input(&mut slot, n);
+                closed = true;
+            }
+            Err(_) => closed = true,
+        }
+        if !closed {
+            again |= self.process_input(token, &mut slot, &mut conn);
+            if conn.qbuf.len() >= limit && !slot.client.close_after_reply {
+                warn!(
+                    "Closing client that reached max query buffer length: id={} addr={}",
+                    slot.client.id, slot.client.addr
+                );
+                self.srv.stats.client_qbuf_limit_disconnections += 1;
+                closed = true;
+            }
+        }
+        slot.client.qbuf_len = conn.qbuf.len();
+        slot.client.qbuf_cap = conn.qbuf.capacity();
+        slot.conn = Some(conn);
+        self.srv.clients.slots[token] = Some(slot);
+        if closed {
+            self.close_client(token);
+        } else {
+            self.srv.to_write.push(token);
+            if again {
+                self.again.push(token);
+            }
+        }
+    }
+
+    fn account_input(&mut self, slot: &mut Slot, n: usize) {
+        self.srv.stats.net_input_bytes += n as u64;
+        slot.client.tot_net_in += n as u64;
+    }
+
+    /// Parse and execute what the client sent, in order, until its buffer has no complete
+    /// command, the client must close, or the clients are paused. Returns true when it
+    /// stopped at the per-turn cap with commands left.
+    fn process_input(&mut self, token: usize, slot: &mut Slot, conn: &mut Conn) -> bool {
+        let limits = ParseLimits {
+            bulk_len_max: self.srv.config.proto_max_bulk_len as usize,
+            authenticated: slot.client.authenticated,
+        };
+        for _ in 0..CMDS_PER_TURN_MAX {
+            if slot.client.close_after_reply || slot.client.close_asap {
+                return false;
+            }
+            let argv = match slot.pending.pop_front() {
+                Some(a) => a,
+                None => match conn.parser.parse(&mut conn.qbuf, &limits) {
+                    Ok(Some(a)) => a,
+                    Ok(None) => return false,
+                    Err(e) => {
+                        let msg = e.message();
+                        info!("Protocol error ({msg}) from client: id={} addr={}", slot.client.id, slot.client.addr);
+                        slot.out.error(&msg);
+                        *self.srv.stats.errors.entry("ERR".into()).or_insert(0) += 1;
+                        self.srv.stats.total_error_replies += 1;
+                        slot.client.close_after_reply = true;
+                        return false;
+                    }
+                },
+            };
+            let now = now_ms();
+            if dispatch::execute(&mut self.srv, token, slot, &argv, now) == Flow::Paused {
+                slot.pending.push_front(argv);
+                return false;
+            }
+            if cron::output_over_limit(&self.srv.config, &mut slot.client, slot.out.len(), now) {
+                warn!(
+                    "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                    slot.client.id, slot.client.addr
+                );
+                self.srv.stats.client_outbuf_limit_disconnections += 1;
+                slot.client.close_asap = true;
+                self.srv.to_close.push(token);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Retry clients with commands held back (pause ended, or fairness cut).
+    fn resume_pending(&mut self) {
+        if self.srv.pause.kind.is_some() && now_ms() < self.srv.pause.until_ms {
+            return;
+        }
+        let tokens: Vec<usize> =
+            self.srv.clients.iter().filter(|(_, s)| !s.pending.is_empty()).map(|(t, _)| t).collect();
+        for t in tokens {
+            let Some(mut slot) = self.srv.clients.slots[t].take() else { continue };
+            if let Some(mut conn) = slot.conn.take() {
+                self.process_input(t, &mut slot, &mut conn);
+                slot.conn = Some(conn);
+            }
+            self.srv.clients.slots[t] = Some(slot);
+            self.srv.to_write.push(t);
+        }
+    }
+
+    fn write_client(&mut self, token: usize) {
+        if self.srv.clients.get_mut(token).is_some() {
+            self.srv.to_write.push(token);
+        }
+    }
+
+    /// Write every client's pending replies: one write attempt per client per turn.
+    fn flush_writes(&mut self) {
+        let mut tokens = std::mem::take(&mut self.srv.to_write);
+        tokens.sort_unstable();
+        tokens.dedup();
+        for t in tokens.drain(..) {
+            let Some(slot) = self.srv.clients.get_mut(t) else { continue };
+            let Some(conn) = slot.conn.as_mut() else { continue };
+            if slot.client.close_asap {
+                continue;
+            }
+            let res = conn.write_pending(&slot.out.buf);
+            let mut close = false;
+            match res {
+                Ok(n) => {
+                    self.srv.stats.net_output_bytes += n as u64;
+                    slot.client.tot_net_out += n as u64;
+                }
+                Err(_) => close = true,
+            }
+            let done = conn.wpos >= slot.out.buf.len();
+            if done {
+                conn.wpos = 0;
+                slot.out.buf.clear();
+                if slot.out.buf.capacity() > 64 * 1024 {
+                    slot.out.buf.shrink_to(16 * 1024);
+                }
+                slot.client.obuf_soft_since_ms = 0;
+                if slot.client.close_after_reply {
+                    close = true;
+                }
+            }
+            let want_write = !done && !close;
+            if want_write != conn.want_write {
+                conn.want_write = want_write;
+                let interest =
+                    if want_write { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+                let _ = self.poll.registry().reregister(conn.sock.source(), Token(t), interest);
+            }
+            if close {
+                self.srv.to_close.push(t);
+            }
+        }
+        self.srv.to_write = tokens;
+    }
+
+    fn close_pending(&mut self) {
+        while let Some(t) = self.srv.to_close.pop() {
+            self.close_client(t);
+        }
+    }
+
+    fn close_client(&mut self, token: usize) {
+        let Some(mut slot) = self.srv.clients.remove(token) else { return };
+        if let Some(mut conn) = slot.conn.take() {
+            let _ = self.poll.registry().deregister(conn.sock.source());
+        }
+        self.srv.monitors.retain(|&m| m != token);
+    }
+}

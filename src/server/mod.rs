@@ -1,0 +1,29 @@
+//! The server: the event loop and everything that knows about sockets and mio (listeners,
+//! connections), the client table, dispatch of commands, and the time events.
+//!
+//! It must not contain command logic (that is `commands/`) nor storage logic (`keyspace/`).
+
+pub mod client;
+pub mod conn;
+pub mod cron;
+pub mod daemon;
+pub mod dispatch;
+pub mod event_loop;
+pub mod listener;
+pub mod log;
+pub mod slowlog;
+pub mod state;
+
+use std::path::PathBuf;
+
+use crate::config::Config;
+
+/// Start the server with a parsed configuration and run until SHUTDOWN.
+pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> {
+    let now = event_loop::now_ms();
+    let srv = state::ServerState::new(config, config_file, now);
+    let mut el = event_loop::EventLoop::new(srv)?;
+    tracing::info!("Server initialized");
+    tracing::info!("Ready to accept connections tcp (port {})", el.srv.tcp_port);
+    el.run()
+}

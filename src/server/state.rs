@@ -1,0 +1,230 @@
+//! The state every command can reach: configuration, databases, statistics, the client table
+//! and the server-wide switches (pause, shutdown, monitors).
+//!
+//! It is owned by the main thread and handed to handlers as `&mut` through `Ctx`; nothing in
+//! here is shared with other threads.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use bytes::Bytes;
+
+use crate::config::Config;
+use crate::keyspace::db::Db;
+use crate::resp::reply::Reply;
+use crate::server::client::Client;
+use crate::server::conn::Conn;
+use crate::server::slowlog::SlowLog;
+
+/// Per-command counters for INFO commandstats.
+#[derive(Default, Debug, Clone, Copy)]
+pub struct CmdStat {
+    pub calls: u64,
+    pub usec: u64,
+    pub rejected_calls: u64,
+    pub failed_calls: u64,
+}
+
+#[derive(Default, Debug)]
+pub struct Stats {
+    pub total_connections_received: u64,
+    pub total_commands_processed: u64,
+    pub rejected_connections: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+    pub total_error_replies: u64,
+    pub unexpected_error_replies: u64,
+    pub client_qbuf_limit_disconnections: u64,
+    pub client_outbuf_limit_disconnections: u64,
+    pub expire_cycle_cpu_ms: u64,
+    pub cmd: HashMap<&'static str, CmdStat>,
+    pub errors: HashMap<String, u64>,
+    /// Ring of (ms, commands processed) samples for instantaneous_ops_per_sec.
+    pub ops_samples: [(i64, u64); 16],
+    pub ops_sample_idx: usize,
+    pub net_in_samples: [(i64, u64); 16],
+    pub net_out_samples: [(i64, u64); 16],
+    pub peak_memory: usize,
+}
+
+impl Stats {
+    pub fn reset(&mut self) {
+        let peak = self.peak_memory;
+        *self = Stats::default();
+        self.peak_memory = peak;
+    }
+}
+
+/// CLIENT PAUSE state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PauseKind {
+    Write,
+    All,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pause {
+    pub kind: Option<PauseKind>,
+    pub until_ms: i64,
+}
+
+/// A pending SHUTDOWN request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShutdownMode {
+    Default,
+    Save,
+    NoSave,
+}
+
+/// One client: its state, its reply buffer, and its connection.
+pub struct Slot {
+    pub client: Client,
+    pub out: Reply,
+    /// None while the connection is away (on an I/O thread).
+    pub conn: Option<Conn>,
+    /// Parsed commands not executed yet (client paused, or batch cut).
+    pub pending: std::collections::VecDeque<Vec<Bytes>>,
+}
+
+/// The client table: slots indexed by mio token. A slot is `None` when free or while its
+/// client is executing (the executing client is lent to the handler).
+#[derive(Default)]
+pub struct Clients {
+    pub slots: Vec<Option<Box<Slot>>>,
+    pub free: Vec<usize>,
+    pub count: usize,
+}
+
+impl Clients {
+    pub fn insert(&mut self, slot: Box<Slot>) -> usize {
+        self.count += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(slot);
+                i
+            }
+            None => {
+                self.slots.push(Some(slot));
+                self.slots.len() - 1
+            }
+        }
+    }
+
+    pub fn remove(&mut self, i: usize) -> Option<Box<Slot>> {
+        let s = self.slots.get_mut(i)?.take()?;
+        self.count -= 1;
+        self.free.push(i);
+        Some(s)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &Slot)> {
+        self.slots.iter().enumerate().filter_map(|(i, s)| s.as_deref().map(|s| (i, s)))
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, &mut Slot)> {
+        self.slots.iter_mut().enumerate().filter_map(|(i, s)| s.as_deref_mut().map(|s| (i, s)))
+    }
+
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Slot> {
+        self.slots.get_mut(i).and_then(|s| s.as_deref_mut())
+    }
+
+    pub fn find_id(&mut self, id: u64) -> Option<usize> {
+        self.iter().find(|(_, s)| s.client.id == id).map(|(i, _)| i)
+    }
+}
+
+pub struct ServerState {
+    pub config: Config,
+    pub config_file: Option<PathBuf>,
+    pub dbs: Vec<Db>,
+    pub stats: Stats,
+    pub clients: Clients,
+    pub slowlog: SlowLog,
+    pub run_id: String,
+    pub start_ms: i64,
+    pub next_client_id: u64,
+    pub pause: Pause,
+    pub shutdown: Option<ShutdownMode>,
+    pub rng: u64,
+    /// The TCP port actually listened on (when `port 0` lets the OS choose, the chosen one).
+    pub tcp_port: u16,
+    pub executable: String,
+    pub active_expire_enabled: bool,
+    /// Client slots (tokens) of MONITOR clients.
+    pub monitors: Vec<usize>,
+    /// Slots to close at the end of this tick (CLIENT KILL of other clients).
+    pub to_close: Vec<usize>,
+    /// Slots with output to write at the end of this tick.
+    pub to_write: Vec<usize>,
+    pub lastsave_s: i64,
+    pub dirty: u64,
+    pub hz: u32,
+    pub cron_loops: u64,
+}
+
+impl ServerState {
+    pub fn new(config: Config, config_file: Option<PathBuf>, now_ms: i64) -> ServerState {
+        let dbs = (0..config.databases.max(1)).map(|_| Db::new()).collect();
+        let hz = config.hz;
+        let seed = now_ms as u64 ^ (std::process::id() as u64) << 32;
+        ServerState {
+            config,
+            config_file,
+            dbs,
+            stats: Stats::default(),
+            clients: Clients::default(),
+            slowlog: SlowLog::default(),
+            run_id: random_hex(seed, 40),
+            start_ms: now_ms,
+            next_client_id: 1,
+            pause: Pause::default(),
+            shutdown: None,
+            rng: seed | 1,
+            tcp_port: 0,
+            executable: std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            active_expire_enabled: true,
+            monitors: Vec::new(),
+            to_close: Vec::new(),
+            to_write: Vec::new(),
+            lastsave_s: now_ms / 1000,
+            dirty: 0,
+            hz,
+            cron_loops: 0,
+        }
+    }
+
+    /// A pseudo-random number (xorshift64*), for sampling.
+    pub fn random(&mut self) -> u64 {
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        x.wrapping_mul(0x2545F4914F6CDD1D)
+    }
+
+    /// Whether commands of `is_write` kind are paused at `now_ms`.
+    pub fn paused(&self, is_write: bool, now_ms: i64) -> bool {
+        match self.pause.kind {
+            Some(PauseKind::All) => now_ms < self.pause.until_ms,
+            Some(PauseKind::Write) => is_write && now_ms < self.pause.until_ms,
+            None => false,
+        }
+    }
+}
+
+/// `n` hex digits from a seed (run_id).
+pub fn random_hex(seed: u64, n: usize) -> String {
+    let mut x = seed | 1;
+    let mut s = String::with_capacity(n);
+    for _ in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.push(char::from_digit((x % 16) as u32, 16).expect("digit"));
+    }
+    s
+}

@@ -1,0 +1,3 @@
+//! Value types and their rules, independent of RESP and connections.
+
+pub mod string;

@@ -1,0 +1,376 @@
+//! Shared helpers for integration tests: start the built `ferrokey-server` (or a real
+//! `redis-server` for differential tests) on a free 127.0.0.1 port, and a tiny blocking RESP
+//! client that returns replies as parsed values or as the exact raw bytes.
+//!
+//! Servers are stopped (killed by their own PID) when the handle drops.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A parsed reply.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    Simple(String),
+    Err(String),
+    Int(i64),
+    Bulk(Vec<u8>),
+    Nil,
+    Array(Vec<Val>),
+    NilArray,
+    Map(Vec<(Val, Val)>),
+    Set(Vec<Val>),
+    Double(String),
+    Bool(bool),
+    Verbatim(String, Vec<u8>),
+    BigNum(String),
+    Push(Vec<Val>),
+}
+
+impl Val {
+    pub fn bulk(s: &str) -> Val {
+        Val::Bulk(s.as_bytes().to_vec())
+    }
+    pub fn ok() -> Val {
+        Val::Simple("OK".into())
+    }
+    pub fn as_str(&self) -> String {
+        match self {
+            Val::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+            Val::Simple(s) | Val::Err(s) => s.clone(),
+            Val::Verbatim(_, b) => String::from_utf8_lossy(b).into_owned(),
+            other => format!("{other:?}"),
+        }
+    }
+    pub fn as_int(&self) -> i64 {
+        match self {
+            Val::Int(n) => *n,
+            other => panic!("not an integer: {other:?}"),
+        }
+    }
+    pub fn as_array(&self) -> Vec<Val> {
+        match self {
+            Val::Array(v) | Val::Set(v) | Val::Push(v) => v.clone(),
+            other => panic!("not an array: {other:?}"),
+        }
+    }
+}
+
+/// A free TCP port on 127.0.0.1 (bound then released; a small race is acceptable in tests).
+pub fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind port 0");
+    l.local_addr().expect("local addr").port()
+}
+
+/// A running server process, killed on drop.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+    pub dir: std::path::PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// io-threads setting for the servers under test: `FERROKEY_IO_THREADS` (default 1).
+pub fn io_threads() -> String {
+    std::env::var("FERROKEY_IO_THREADS").unwrap_or_else(|_| "1".into())
+}
+
+fn unique_dir(tag: &str) -> std::path::PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("ferrokey-test-{tag}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// Start ferrokey with extra `--name value` arguments.
+pub fn start(extra: &[&str]) -> Server {
+    start_bin(env!("CARGO_BIN_EXE_ferrokey-server"), extra, true)
+}
+
+/// Start a real redis-server (Debian package) for differential tests. Under `CI=true` a
+/// missing redis-server fails the test; elsewhere too, loudly: install it with
+/// `tests/run-all.sh`.
+pub fn start_redis(extra: &[&str]) -> Server {
+    let bin = which("redis-server").unwrap_or_else(|| {
+        panic!("redis-server is not installed: run tests/run-all.sh (it installs it with apt-get)")
+    });
+    start_bin(&bin, extra, false)
+}
+
+pub fn which(name: &str) -> Option<String> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| format!("{d}/{name}")).find(|p| {
+        std::path::Path::new(p).is_file()
+    })
+}
+
+fn start_bin(bin: &str, extra: &[&str], ours: bool) -> Server {
+    for _attempt in 0..5 {
+        let port = free_port();
+        let dir = unique_dir(if ours { "fk" } else { "redis" });
+        let mut cmd = Command::new(bin);
+        cmd.arg("--port")
+            .arg(port.to_string())
+            .arg("--bind")
+            .arg("127.0.0.1")
+            .arg("--save")
+            .arg("")
+            .arg("--appendonly")
+            .arg("no")
+            .arg("--dir")
+            .arg(&dir);
+        if ours {
+            cmd.arg("--io-threads").arg(io_threads());
+        }
+        cmd.args(extra).stdout(Stdio::null()).stderr(Stdio::null());
+        let child = cmd.spawn().expect("spawn server");
+        let mut server = Server { child, port, dir };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = server.child.try_wait() {
+                break;
+            }
+            if let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) {
+                let _ = c.write_all(b"PING\r\n");
+                let mut b = [0u8; 7];
+                c.set_read_timeout(Some(Duration::from_secs(2))).ok();
+                if c.read_exact(&mut b).is_ok() && &b == b"+PONG\r\n" {
+                    return server;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Port taken in between, or a failed start: try another port.
+    }
+    panic!("server {bin} did not start");
+}
+
+/// A blocking RESP client.
+pub struct Client {
+    pub stream: BufReader<TcpStream>,
+}
+
+impl Client {
+    pub fn connect(port: u16) -> Client {
+        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10))).ok();
+        s.set_nodelay(true).ok();
+        Client { stream: BufReader::new(s) }
+    }
+
+    /// Encode a command as a RESP multibulk.
+    pub fn encode(args: &[&[u8]]) -> Vec<u8> {
+        let mut v = format!("*{}\r\n", args.len()).into_bytes();
+        for a in args {
+            v.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+            v.extend_from_slice(a);
+            v.extend_from_slice(b"\r\n");
+        }
+        v
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stream.get_mut().write_all(bytes).expect("write");
+    }
+
+    pub fn send(&mut self, args: &[&[u8]]) {
+        let b = Self::encode(args);
+        self.send_raw(&b);
+    }
+
+    /// Send a command and read one parsed reply.
+    pub fn cmd(&mut self, args: &[&str]) -> Val {
+        let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+        self.send(&a);
+        self.read()
+    }
+
+    /// Send a command given as byte strings and read one parsed reply.
+    pub fn cmd_b(&mut self, args: &[&[u8]]) -> Val {
+        self.send(args);
+        self.read()
+    }
+
+    /// Send a command and return the exact bytes of one reply.
+    pub fn cmd_raw(&mut self, args: &[&str]) -> Vec<u8> {
+        let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+        self.send(&a);
+        self.read_raw()
+    }
+
+    /// Read one reply as raw bytes (exactly one RESP value).
+    pub fn read_raw(&mut self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.read_value(&mut out);
+        out
+    }
+
+    pub fn read(&mut self) -> Val {
+        let raw = self.read_raw();
+        parse_val(&mut &raw[..])
+    }
+
+    fn line(&mut self, out: &mut Vec<u8>) -> String {
+        let mut l = Vec::new();
+        let n = self.stream.read_until(b'\n', &mut l).expect("read line");
+        assert!(n > 0, "connection closed by server");
+        out.extend_from_slice(&l);
+        String::from_utf8_lossy(&l[..l.len().saturating_sub(2)]).into_owned()
+    }
+
+    fn read_value(&mut self, out: &mut Vec<u8>) {
+        let l = self.line(out);
+        let (t, rest) = l.split_at(1);
+        match t {
+            "+" | "-" | ":" | "_" | "," | "#" | "(" => {}
+            "$" | "=" | "!" => {
+                let n: i64 = rest.parse().expect("bulk len");
+                if n >= 0 {
+                    let mut b = vec![0u8; n as usize + 2];
+                    self.stream.read_exact(&mut b).expect("bulk body");
+                    out.extend_from_slice(&b);
+                }
+            }
+            "*" | "~" | ">" => {
+                let n: i64 = rest.parse().expect("agg len");
+                for _ in 0..n.max(0) {
+                    self.read_value(out);
+                }
+            }
+            "%" | "|" => {
+                let n: i64 = rest.parse().expect("map len");
+                for _ in 0..n.max(0) * 2 {
+                    self.read_value(out);
+                }
+                if t == "|" {
+                    // An attribute precedes the real reply.
+                    self.read_value(out);
+                }
+            }
+            other => panic!("unexpected reply type {other:?} in {l:?}"),
+        }
+    }
+
+    /// True when the server closed the connection (reads EOF within the timeout).
+    pub fn is_closed(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        self.stream.get_ref().set_read_timeout(Some(Duration::from_secs(5))).ok();
+        matches!(self.stream.read(&mut b), Ok(0) | Err(_))
+    }
+}
+
+/// Parse one RESP value from raw bytes.
+pub fn parse_val(input: &mut &[u8]) -> Val {
+    let pos = input.windows(2).position(|w| w == b"\r\n").expect("line");
+    let line = String::from_utf8_lossy(&input[..pos]).into_owned();
+    *input = &input[pos + 2..];
+    let (t, rest) = line.split_at(1);
+    let agg = |input: &mut &[u8], n: i64| -> Vec<Val> { (0..n).map(|_| parse_val(input)).collect() };
+    match t {
+        "+" => Val::Simple(rest.into()),
+        "-" => Val::Err(rest.into()),
+        ":" => Val::Int(rest.parse().expect("int")),
+        "_" => Val::Nil,
+        "," => Val::Double(rest.into()),
+        "#" => Val::Bool(rest == "t"),
+        "(" => Val::BigNum(rest.into()),
+        "$" | "=" => {
+            let n: i64 = rest.parse().expect("len");
+            if n < 0 {
+                return Val::Nil;
+            }
+            let body = input[..n as usize].to_vec();
+            *input = &input[n as usize + 2..];
+            if t == "=" {
+                Val::Verbatim(String::from_utf8_lossy(&body[..3]).into_owned(), body[4..].to_vec())
+            } else {
+                Val::Bulk(body)
+            }
+        }
+        "*" => {
+            let n: i64 = rest.parse().expect("len");
+            if n < 0 {
+                Val::NilArray
+            } else {
+                Val::Array(agg(input, n))
+            }
+        }
+        "~" => Val::Set(agg(input, rest.parse().expect("len"))),
+        ">" => Val::Push(agg(input, rest.parse().expect("len"))),
+        "%" => {
+            let n: i64 = rest.parse().expect("len");
+            Val::Map((0..n).map(|_| (parse_val(input), parse_val(input))).collect())
+        }
+        other => panic!("unknown type {other}"),
+    }
+}
+
+/// Run the same commands against two servers and return the raw replies side by side.
+/// Each command is a list of arguments; replies are compared byte for byte by the caller
+/// (use [`sorted_reply`] for replies whose order is unspecified).
+pub fn run_script(port: u16, script: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
+    let mut c = Client::connect(port);
+    script
+        .iter()
+        .map(|cmd| {
+            let a: Vec<&[u8]> = cmd.iter().map(|x| &x[..]).collect();
+            c.send(&a);
+            c.read_raw()
+        })
+        .collect()
+}
+
+/// Build a script from lines of space-separated words (no quoting needed in tests).
+pub fn script(lines: &[&str]) -> Vec<Vec<Vec<u8>>> {
+    lines
+        .iter()
+        .map(|l| l.split(' ').filter(|w| !w.is_empty()).map(|w| w.as_bytes().to_vec()).collect())
+        .collect()
+}
+
+/// Sort the elements of an array reply (raw bytes) so unordered replies compare equal.
+pub fn sorted_reply(raw: &[u8]) -> Vec<u8> {
+    let mut input = raw;
+    match parse_val(&mut input) {
+        Val::Array(mut v) | Val::Set(mut v) => {
+            v.sort_by_key(|x| format!("{x:?}"));
+            format!("{v:?}").into_bytes()
+        }
+        other => format!("{other:?}").into_bytes(),
+    }
+}
+
+/// Differential check: run `lines` against a fresh ferrokey and a fresh redis-server and
+/// assert identical replies. Lines starting with `~` have their reply compared sorted.
+pub fn assert_same_as_redis(lines: &[&str]) {
+    let ours = start(&[]);
+    let theirs = start_redis(&[]);
+    let mut a = Client::connect(ours.port);
+    let mut b = Client::connect(theirs.port);
+    for line in lines {
+        let (sorted, line) = match line.strip_prefix('~') {
+            Some(rest) => (true, rest),
+            None => (false, *line),
+        };
+        let args: Vec<&[u8]> = line.split(' ').filter(|w| !w.is_empty()).map(|w| w.as_bytes()).collect();
+        a.send(&args);
+        b.send(&args);
+        let (ra, rb) = (a.read_raw(), b.read_raw());
+        let (ra, rb) = if sorted { (sorted_reply(&ra), sorted_reply(&rb)) } else { (ra, rb) };
+        assert_eq!(
+            String::from_utf8_lossy(&ra),
+            String::from_utf8_lossy(&rb),
+            "reply to {line:?} differs (left: ferrokey, right: redis-server)"
+        );
+    }
+}
