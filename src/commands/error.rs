@@ -32,6 +32,16 @@ pub enum CmdError {
     UnknownSubcommand { sub: String, cmd: String },
     /// `-NOAUTH Authentication required.`
     NoAuth,
+    /// `-ERR Invalid command specified` (COMMAND GETKEYS of an unknown command)
+    GetKeysUnknownCommand,
+    /// `-ERR The command has no key arguments`
+    GetKeysNoKeyArgs,
+    /// `-ERR Invalid number of arguments specified for command`
+    GetKeysWrongArity,
+    /// `-ERR Invalid arguments specified for command`
+    GetKeysInvalidArgs,
+    /// `-ERR The server is running without a config file`
+    NoConfigFile,
     /// Any other text, verbatim (must start with its code, e.g. `ERR ...`).
     Other(String),
 }
@@ -76,6 +86,13 @@ impl fmt::Display for CmdError {
                 write!(f, "ERR unknown subcommand '{sub}'. Try {cmd} HELP.")
             }
             CmdError::NoAuth => f.write_str("NOAUTH Authentication required."),
+            CmdError::GetKeysUnknownCommand => f.write_str("ERR Invalid command specified"),
+            CmdError::GetKeysNoKeyArgs => f.write_str("ERR The command has no key arguments"),
+            CmdError::GetKeysWrongArity => {
+                f.write_str("ERR Invalid number of arguments specified for command")
+            }
+            CmdError::GetKeysInvalidArgs => f.write_str("ERR Invalid arguments specified for command"),
+            CmdError::NoConfigFile => f.write_str("ERR The server is running without a config file"),
             CmdError::Other(s) => f.write_str(s),
         }
     }

@@ -42,8 +42,16 @@ impl ValueRef<'_> {
 pub struct Obj {
     pub value: Value,
     pub expire_at_ms: Option<i64>,
-    /// LRU clock (seconds, 24 bits) of the last access.
+    /// The access clock, 24 bits as in Valkey: under an LRU (or no) policy the LRU clock
+    /// (seconds) of the last access; under an LFU policy the minutes of the last decrement
+    /// (16 bits) above an 8-bit logarithmic access counter. See `keyspace::db::AccessClock`.
     pub lru: u32,
+}
+
+/// Whether a key with expire time `at_ms` is expired at `now_ms`. As in Valkey, a key is
+/// still alive during the millisecond it expires at.
+pub fn is_expired(at_ms: i64, now_ms: i64) -> bool {
+    now_ms > at_ms
 }
 
 impl Obj {
@@ -55,6 +63,14 @@ impl Obj {
                 "embstr"
             }
             Value::Str(StrValue::Raw(_)) => "raw",
+        }
+    }
+
+    /// How many allocations freeing this value costs (Valkey's lazyfree "effort"): UNLINK
+    /// frees a value on the lazyfree thread only when this is above the lazyfree threshold.
+    pub fn free_effort(&self) -> usize {
+        match &self.value {
+            Value::Str(_) => 1,
         }
     }
 }
@@ -124,17 +140,18 @@ impl Store {
         Some(obj)
     }
 
+    /// Visits slots from the end towards the start: the cursor is the number of slots not
+    /// visited yet (0 starts a scan). Removal moves the last slot into the hole, and the last
+    /// slot has always been visited already, so a key present for the whole scan is never
+    /// missed (at worst seen twice); keys added during the scan land at the end, unvisited.
     pub fn scan(&self, cursor: u64, count: usize, f: &mut dyn FnMut(&[u8], &Obj)) -> u64 {
-        let start = cursor as usize;
-        let end = (start + count.max(1)).min(self.slots.len());
-        for (k, o) in self.slots.get(start..end).unwrap_or(&[]) {
+        let len = self.slots.len();
+        let end = if cursor == 0 { len } else { usize::try_from(cursor).unwrap_or(len).min(len) };
+        let start = end.saturating_sub(count.max(1));
+        for (k, o) in self.slots[start..end].iter().rev() {
             f(k, o);
         }
-        if end >= self.slots.len() {
-            0
-        } else {
-            end as u64
-        }
+        start as u64
     }
 
     pub fn for_each(&self, f: &mut dyn FnMut(&[u8], &Obj)) {
@@ -170,7 +187,7 @@ impl Store {
             let (k, o) = &self.slots[(s % self.slots.len() as u64) as usize];
             if let Some(at) = o.expire_at_ms {
                 sampled += 1;
-                if at <= now_ms && !out.iter().any(|x: &Box<[u8]>| x == k) {
+                if is_expired(at, now_ms) && !out.iter().any(|x: &Box<[u8]>| x == k) {
                     out.push(k.clone());
                 }
             }
