@@ -1,4 +1,181 @@
-//! (family being written)
-use crate::commands::table::Command;
+//! The CONFIG family: CONFIG GET / SET / RESETSTAT / REWRITE / HELP.
+//!
+//! The configuration logic (patterns, parsing, all-or-nothing SET, the rewrite of the file)
+//! lives in `crate::config`; these handlers turn its results into replies and apply the
+//! changed directives that the running server must act on at once ([`apply_changes`]).
 
-pub static COMMANDS: &[Command] = &[];
+use bytes::Bytes;
+
+use crate::commands::command::reply_help;
+use crate::commands::table::{acl, flag, Command};
+use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::keyspace::db::DbStats;
+use crate::server::state::ServerState;
+
+const FLAGS: u64 = flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE;
+const ACL: u64 = acl::ADMIN | acl::SLOW | acl::DANGEROUS;
+const PARAMS_COMPLEXITY: &str = "O(N) when N is the number of configuration parameters provided";
+
+static SUBCOMMANDS: &[Command] = &[
+    Command::new("config|get", -3, FLAGS, ACL, get).doc(
+        "server",
+        "2.0.0",
+        "Returns the effective values of configuration parameters.",
+        PARAMS_COMPLEXITY,
+    ),
+    Command::new("config|set", -4, FLAGS, ACL, set)
+        .doc("server", "2.0.0", "Sets configuration parameters in-flight.", PARAMS_COMPLEXITY)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    Command::new("config|resetstat", 2, FLAGS, ACL, resetstat)
+        .doc("server", "2.0.0", "Resets the server's statistics.", "O(1)"),
+    Command::new("config|rewrite", 2, FLAGS, ACL, rewrite)
+        .doc("server", "2.8.0", "Persists the effective configuration to file.", "O(1)"),
+    Command::new("config|help", 2, flag::LOADING | flag::STALE, acl::SLOW, help)
+        .doc("server", "5.0.0", "Returns helpful text about the different subcommands.", "O(1)"),
+];
+
+pub static COMMANDS: &[Command] = &[Command::container("config", -2, 0, acl::SLOW, SUBCOMMANDS).doc(
+    "server",
+    "2.0.0",
+    "A container for server configuration commands.",
+    "Depends on subcommand.",
+)];
+
+/// `CONFIG GET pattern [pattern ...]`: a map of every matching directive to its value.
+fn get(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let patterns: Vec<&[u8]> = argv[2..].iter().map(|p| &p[..]).collect();
+    let found = ctx.srv.config.get(&patterns);
+    ctx.out.map(found.len());
+    for (name, value) in &found {
+        ctx.out.bulk(name.as_bytes());
+        ctx.out.bulk(value.as_bytes());
+    }
+    Ok(())
+}
+
+/// `CONFIG SET name value [name value ...]`: all pairs or none.
+fn set(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let args = &argv[2..];
+    if args.len() % 2 != 0 {
+        // Valkey answers an unpaired trailing name with a syntax error, not an arity error.
+        return Err(CmdError::Syntax);
+    }
+    let pairs: Vec<(&[u8], &[u8])> = args.chunks_exact(2).map(|p| (&p[0][..], &p[1][..])).collect();
+    let changed = ctx.srv.config.set(&pairs).map_err(CmdError::Other)?;
+    apply_changes(ctx.srv, &changed);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Reacts to directives that CONFIG SET changed and that the server keeps a copy of.
+/// Everything else is read from `srv.config` where it is used (maxclients at accept,
+/// timeouts and limits in the cron and the event loop); `dir` was entered by the
+/// config module itself.
+pub fn apply_changes(srv: &mut ServerState, changed: &[&'static str]) {
+    for name in changed {
+        match *name {
+            "hz" => srv.hz = srv.config.hz,
+            "port" | "bind" | "unixsocket" | "unixsocketperm" => {
+                // The listeners are opened at start; they are not re-opened here.
+                tracing::warn!("CONFIG SET {name}: takes effect after a restart");
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `CONFIG RESETSTAT`: the INFO counters (stats, commandstats, errorstats, keyspace
+/// hits and misses, expired keys) start again from zero. The slow log is kept.
+fn resetstat(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    ctx.srv.stats.reset();
+    for db in &mut ctx.srv.dbs {
+        db.stats = DbStats::default();
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// `CONFIG REWRITE`: bring the config file the server was started with up to date.
+fn rewrite(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    let Some(path) = ctx.srv.config_file.as_deref() else {
+        return Err(CmdError::NoConfigFile);
+    };
+    if let Err(e) = ctx.srv.config.rewrite(path) {
+        tracing::warn!("CONFIG REWRITE failed: {e}");
+        return Err(CmdError::Other(e));
+    }
+    tracing::info!("CONFIG REWRITE executed with success.");
+    ctx.out.ok();
+    Ok(())
+}
+
+const HELP_LINES: &[&str] = &[
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+];
+
+fn help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    reply_help(ctx.out, "CONFIG", HELP_LINES);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::resp::reply::{Proto, Reply};
+    use crate::server::client::Client;
+
+    /// Runs `handler` on a fresh server state with `argv`, returning the reply bytes.
+    fn run(srv: &mut ServerState, handler: crate::commands::table::Handler, argv: &[&str]) -> Result<Vec<u8>, CmdError> {
+        let argv: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect();
+        let mut client = Client::new(1, "127.0.0.1:1".into(), "127.0.0.1:2".into(), -1, false, 0);
+        let mut out = Reply::new(Proto::Resp2);
+        let mut ctx = Ctx { srv, client: &mut client, out: &mut out, now_ms: 0, slot: 0 };
+        handler(&mut ctx, &argv).map(|()| out.buf)
+    }
+
+    #[test]
+    fn set_applies_hz_to_the_running_server() {
+        let mut srv = ServerState::new(Config::default(), None, 0);
+        assert_eq!(run(&mut srv, set, &["config", "set", "hz", "50", "maxmemory", "1mb"]), Ok(b"+OK\r\n".to_vec()));
+        assert_eq!((srv.hz, srv.config.hz, srv.config.maxmemory_bytes), (50, 50, 1 << 20));
+        assert_eq!(run(&mut srv, set, &["config", "set", "hz", "60", "maxmemory"]), Err(CmdError::Syntax));
+        assert_eq!(srv.hz, 50);
+    }
+
+    #[test]
+    fn resetstat_clears_counters_but_not_the_slowlog() {
+        let mut srv = ServerState::new(Config::default(), None, 0);
+        srv.stats.total_commands_processed = 7;
+        srv.stats.cmd.entry("get").or_default().calls = 3;
+        srv.stats.errors.insert("ERR".into(), 2);
+        srv.dbs[1].stats.keyspace_hits = 4;
+        srv.dbs[0].stats.expired_keys = 5;
+        let slowlog_before = format!("{:?}", srv.slowlog);
+        assert_eq!(run(&mut srv, resetstat, &["config", "resetstat"]), Ok(b"+OK\r\n".to_vec()));
+        assert_eq!(srv.stats.total_commands_processed, 0);
+        assert!(srv.stats.cmd.is_empty() && srv.stats.errors.is_empty());
+        assert_eq!((srv.dbs[1].stats.keyspace_hits, srv.dbs[0].stats.expired_keys), (0, 0));
+        assert_eq!(format!("{:?}", srv.slowlog), slowlog_before);
+    }
+
+    #[test]
+    fn rewrite_without_a_file_is_an_error() {
+        let mut srv = ServerState::new(Config::default(), None, 0);
+        assert_eq!(run(&mut srv, rewrite, &["config", "rewrite"]), Err(CmdError::NoConfigFile));
+    }
+
+    #[test]
+    fn get_replies_a_map() {
+        let mut srv = ServerState::new(Config::default(), None, 0);
+        let reply = run(&mut srv, get, &["config", "get", "maxmemory", "nosuch"]).unwrap();
+        assert_eq!(reply, b"*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n");
+    }
+}

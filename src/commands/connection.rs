@@ -1,23 +1,212 @@
-//! Connection commands: PING, ECHO, QUIT, ...
+//! Connection commands: PING, ECHO, QUIT, RESET, HELLO and AUTH.
+//!
+//! They change only the calling client's own state (protocol, name, authentication, reply
+//! mode) and never touch the keyspace. There is one user, `default`: it needs no password
+//! while `requirepass` is empty, and otherwise exactly that password.
+
 use bytes::Bytes;
 
+use crate::commands::args::{is, text};
+use crate::commands::client_cmd::valid_client_attr;
+use crate::commands::server_cmd::{SERVER_NAME, SERVER_VERSION};
 use crate::commands::table::{acl, flag, Command};
-use crate::commands::{CmdResult, Ctx};
+use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::resp::reply::Proto;
+use crate::types::string::parse_i64;
 
-pub static COMMANDS: &[Command] = &[Command::new(
-    "ping",
-    -1,
-    flag::FAST,
-    acl::FAST | acl::CONNECTION,
-    ping,
-)
-.doc("connection", "1.0.0", "Returns the server's liveliness response.", "O(1)")];
+/// Flags of the commands a client may send before it authenticates.
+const HANDSHAKE: u64 =
+    flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::FAST | flag::NO_AUTH | flag::ALLOW_BUSY;
+const ACL_CONN: u64 = acl::FAST | acl::CONNECTION;
+
+pub static COMMANDS: &[Command] = &[
+    Command::new("ping", -1, flag::FAST, ACL_CONN, ping)
+        .doc("connection", "1.0.0", "Returns the server's liveliness response.", "O(1)")
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
+    Command::new("echo", 2, flag::LOADING | flag::STALE | flag::FAST, ACL_CONN, echo)
+        .doc("connection", "1.0.0", "Returns the given string.", "O(1)"),
+    Command::new("quit", -1, HANDSHAKE, ACL_CONN, quit)
+        .doc("connection", "1.0.0", "Closes the connection.", "O(1)"),
+    Command::new("reset", 1, HANDSHAKE, ACL_CONN, reset)
+        .doc("connection", "6.2.0", "Resets the connection.", "O(1)"),
+    Command::new("hello", -1, HANDSHAKE, ACL_CONN, hello)
+        .doc("connection", "6.0.0", "Handshakes with the Valkey server.", "O(1)"),
+    Command::new("auth", -2, HANDSHAKE, ACL_CONN, auth).doc(
+        "connection",
+        "1.0.0",
+        "Authenticates the connection.",
+        "O(N) where N is the number of passwords defined for the user",
+    ),
+];
+
+/// The only user.
+const DEFAULT_USER: &[u8] = b"default";
 
 fn ping(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     match argv.len() {
         1 => ctx.out.simple("PONG"),
         2 => ctx.out.bulk(&argv[1]),
-        _ => return Err(crate::commands::CmdError::WrongArity("ping".into())),
+        _ => return Err(CmdError::WrongArity("ping".into())),
     }
     Ok(())
+}
+
+fn echo(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    ctx.out.bulk(&argv[1]);
+    Ok(())
+}
+
+/// QUIT: reply, then close once the reply is written. Extra arguments are ignored.
+fn quit(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    ctx.out.ok();
+    ctx.client.close_after_reply = true;
+    Ok(())
+}
+
+fn reset(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    let slot = ctx.slot;
+    ctx.srv.monitors.retain(|&m| m != slot);
+    let password_required = !ctx.srv.config.requirepass.is_empty();
+    ctx.client.reset_connection_state(password_required);
+    ctx.out.proto = Proto::Resp2;
+    ctx.out.simple("RESET");
+    Ok(())
+}
+
+/// Compare without stopping at the first differing byte, so the time taken does not tell
+/// how much of a guessed password was right.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len().max(b.len());
+    let mut diff = (a.len() != b.len()) as u8;
+    for i in 0..n {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
+    }
+    diff == 0
+}
+
+/// Authenticate the client as `user`; a failure leaves its current state unchanged.
+fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> CmdResult {
+    let required = ctx.srv.config.requirepass.as_bytes();
+    let ok = user == DEFAULT_USER && (required.is_empty() || same_secret(pass, required));
+    if !ok {
+        ctx.srv.stats.acl_denied_auth += 1;
+        return Err(CmdError::WrongPass);
+    }
+    ctx.client.authenticated = true;
+    Ok(())
+}
+
+/// AUTH password | AUTH username password.
+fn auth(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let (user, pass): (&[u8], &[u8]) = match argv.len() {
+        2 if ctx.srv.config.requirepass.is_empty() => return Err(CmdError::AuthNoPassword),
+        2 => (DEFAULT_USER, &argv[1]),
+        3 => (&argv[1], &argv[2]),
+        _ => return Err(CmdError::Syntax),
+    };
+    authenticate(ctx, user, pass)?;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// HELLO's arguments.
+struct HelloArgs<'a> {
+    proto: Option<Proto>,
+    credentials: Option<(&'a [u8], &'a [u8])>,
+    name: Option<&'a Bytes>,
+}
+
+fn parse_hello(argv: &[Bytes]) -> Result<HelloArgs<'_>, CmdError> {
+    let mut args = HelloArgs { proto: None, credentials: None, name: None };
+    if let Some(ver) = argv.get(1) {
+        args.proto = match parse_i64(ver).ok_or(CmdError::ProtoNotInteger)? {
+            2 => Some(Proto::Resp2),
+            3 => Some(Proto::Resp3),
+            _ => return Err(CmdError::NoProto),
+        };
+    }
+    let mut i = 2;
+    while i < argv.len() {
+        let more = argv.len() - 1 - i;
+        if is(&argv[i], "AUTH") && more >= 2 {
+            args.credentials = Some((&argv[i + 1], &argv[i + 2]));
+            i += 3;
+        } else if is(&argv[i], "SETNAME") && more >= 1 {
+            args.name = Some(&argv[i + 1]);
+            i += 2;
+        } else {
+            return Err(CmdError::HelloSyntax(text(&argv[i])));
+        }
+    }
+    Ok(args)
+}
+
+/// HELLO [protover [AUTH username password] [SETNAME clientname]]. The checks run in
+/// redis-server's order: options, credentials, name, then "must be authenticated".
+fn hello(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let args = parse_hello(argv)?;
+    if let Some((user, pass)) = args.credentials {
+        authenticate(ctx, user, pass)?;
+    }
+    if args.name.is_some_and(|n| !valid_client_attr(n)) {
+        return Err(CmdError::BadClientName);
+    }
+    if !ctx.srv.config.requirepass.is_empty() && !ctx.client.authenticated {
+        return Err(CmdError::HelloNoAuth);
+    }
+    if let Some(name) = args.name {
+        ctx.client.name = (!name.is_empty()).then(|| name.clone());
+    }
+    if let Some(proto) = args.proto {
+        ctx.out.proto = proto;
+    }
+    let out = &mut *ctx.out;
+    out.map(7);
+    out.bulk(b"server");
+    out.bulk(SERVER_NAME.as_bytes());
+    out.bulk(b"version");
+    out.bulk(SERVER_VERSION.as_bytes());
+    out.bulk(b"proto");
+    out.int(if out.is_resp3() { 3 } else { 2 });
+    out.bulk(b"id");
+    out.int(ctx.client.id as i64);
+    out.bulk(b"mode");
+    out.bulk(if ctx.srv.config.cluster_enabled { b"cluster" } else { b"standalone" });
+    out.bulk(b"role");
+    out.bulk(b"master");
+    out.bulk(b"modules");
+    out.array(0);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abc", b"abd"));
+        assert!(!same_secret(b"abc", b"abcd"));
+        assert!(!same_secret(b"", b"a"));
+        assert!(same_secret(b"", b""));
+    }
+
+    fn argv(words: &[&str]) -> Vec<Bytes> {
+        words.iter().map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
+    }
+
+    #[test]
+    fn hello_options_parse_like_redis() {
+        let a = argv(&["hello", "3", "auth", "u", "p", "setname", "n"]);
+        let h = parse_hello(&a).unwrap();
+        assert_eq!(h.proto, Some(Proto::Resp3));
+        assert_eq!(h.credentials, Some((&b"u"[..], &b"p"[..])));
+        assert_eq!(h.name.map(|n| &n[..]), Some(&b"n"[..]));
+        let err = |w: &[&str]| parse_hello(&argv(w)).err().unwrap();
+        assert_eq!(err(&["hello", "x"]), CmdError::ProtoNotInteger);
+        assert_eq!(err(&["hello", "4"]), CmdError::NoProto);
+        assert_eq!(err(&["hello", "2", "auth", "a"]), CmdError::HelloSyntax("auth".into()));
+        assert_eq!(err(&["hello", "3", "setname", "a", "b"]), CmdError::HelloSyntax("b".into()));
+    }
 }

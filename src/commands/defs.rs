@@ -3,13 +3,17 @@
 //! [`commands::all`](crate::commands::all).
 
 use crate::commands::table::Command;
-use crate::commands::{command, config_cmd, connection, keyspace, server_cmd, string};
+use crate::commands::{
+    client_cmd, command, config_cmd, connection, info, keyspace, server_cmd, string,
+};
 
 pub static FAMILIES: &[&[Command]] = &[
     string::COMMANDS,
     keyspace::COMMANDS,
     connection::COMMANDS,
     server_cmd::COMMANDS,
+    info::COMMANDS,
+    client_cmd::COMMANDS,
     config_cmd::COMMANDS,
     command::COMMANDS,
 ];

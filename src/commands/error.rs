@@ -42,6 +42,86 @@ pub enum CmdError {
     GetKeysInvalidArgs,
     /// `-ERR The server is running without a config file`
     NoConfigFile,
+    // Connection, CLIENT and server commands.
+    /// `-ERR AUTH <password> called without any password configured for the default user...`
+    AuthNoPassword,
+    /// `-WRONGPASS invalid username-password pair or user is disabled.`
+    WrongPass,
+    /// `-NOPROTO unsupported protocol version`
+    NoProto,
+    /// `-ERR Protocol version is not an integer or out of range`
+    ProtoNotInteger,
+    /// `-ERR Syntax error in HELLO option '<opt>'`
+    HelloSyntax(String),
+    /// `-NOAUTH HELLO must be called with the client already authenticated, ...`
+    HelloNoAuth,
+    /// `-ERR Client names cannot contain spaces, newlines or special characters.`
+    BadClientName,
+    /// `-ERR <attr> cannot contain spaces, newlines or special characters.`
+    BadClientAttr(String),
+    /// `-ERR Unrecognized option '<opt>'`
+    UnrecognizedOption(String),
+    /// `-ERR timeout is not an integer or out of range`
+    TimeoutNotInteger,
+    /// `-ERR timeout is negative`
+    TimeoutNegative,
+    /// `-ERR timeout is out of range`
+    TimeoutOutOfRange,
+    /// `-ERR CLIENT PAUSE mode must be WRITE or ALL`
+    PauseMode,
+    /// `-ERR No such client`
+    NoSuchClient,
+    /// `-ERR client-id should be greater than 0`
+    ClientIdNotPositive,
+    /// `-ERR Invalid client ID`
+    InvalidClientId,
+    /// `-ERR Unknown client type '<type>'`
+    UnknownClientType(String),
+    /// `-ERR No such user '<user>'`
+    NoSuchUser(String),
+    /// `-ERR maxage is not an integer or out of range`
+    MaxAgeNotInteger,
+    /// `-ERR maxage should be greater than 0`
+    MaxAgeNotPositive,
+    /// `-ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`
+    SubcommandSyntax { sub: String, cmd: String },
+    /// `-ERR count should be greater than or equal to -1`
+    SlowlogCount,
+    /// `-ERR DEBUG command not allowed. If the enable-debug-command option is set to ...`
+    DebugNotAllowed,
+    /// `-ERR No shutdown in progress.`
+    NoShutdownInProgress,
+    /// `-ERR value is out of range, value must between <min> and <max>` (Valkey's wording)
+    OutOfRangeBetween { min: i64, max: i64 },
+    /// `-ERR source and destination objects are the same`
+    SameObject,
+    /// `-ERR invalid cursor`
+    InvalidCursor,
+    /// `-ERR invalid first DB index` / `-ERR invalid second DB index` (SWAPDB)
+    InvalidDbIndex(DbIndexArg),
+    /// `-ERR Unsupported option <opt>` (EXPIRE and friends)
+    UnsupportedOption(String),
+    /// `-ERR NX and XX, GT or LT options at the same time are not compatible`
+    ExpireNxConflict,
+    /// `-ERR GT and LT options at the same time are not compatible`
+    ExpireGtLtConflict,
+    /// `-ERR An LFU maxmemory policy is not selected, access frequency not tracked. ...`
+    LfuNotSelected,
+    /// `-ERR An LFU maxmemory policy is selected, idle time not tracked. ...`
+    LfuSelected,
+    // String commands.
+    /// `-ERR decrement would overflow` (DECRBY of i64::MIN)
+    DecrementOverflow,
+    /// `-ERR offset is out of range` (SETRANGE)
+    OffsetOutOfRange,
+    /// `-ERR The specified keys must contain string values` (LCS)
+    LcsNotStrings,
+    /// `-ERR If you want both the length and indexes, please just use IDX.`
+    LcsIdxAndLen,
+    /// `-ERR String too long for LCS`
+    LcsTooLong,
+    /// `-ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len`
+    LcsTooMuchMemory,
     /// Any other text, verbatim (must start with its code, e.g. `ERR ...`).
     Other(String),
 }
@@ -93,9 +173,106 @@ impl fmt::Display for CmdError {
             }
             CmdError::GetKeysInvalidArgs => f.write_str("ERR Invalid arguments specified for command"),
             CmdError::NoConfigFile => f.write_str("ERR The server is running without a config file"),
+            CmdError::AuthNoPassword => f.write_str(
+                "ERR AUTH <password> called without any password configured for the default \
+                 user. Are you sure your configuration is correct?",
+            ),
+            CmdError::WrongPass => {
+                f.write_str("WRONGPASS invalid username-password pair or user is disabled.")
+            }
+            CmdError::NoProto => f.write_str("NOPROTO unsupported protocol version"),
+            CmdError::ProtoNotInteger => {
+                f.write_str("ERR Protocol version is not an integer or out of range")
+            }
+            CmdError::HelloSyntax(opt) => write!(f, "ERR Syntax error in HELLO option '{opt}'"),
+            CmdError::HelloNoAuth => f.write_str(
+                "NOAUTH HELLO must be called with the client already authenticated, otherwise \
+                 the HELLO AUTH <user> <pass> option can be used to authenticate the client and \
+                 select the RESP protocol version at the same time",
+            ),
+            CmdError::BadClientName => f.write_str(
+                "ERR Client names cannot contain spaces, newlines or special characters.",
+            ),
+            CmdError::BadClientAttr(attr) => {
+                write!(f, "ERR {attr} cannot contain spaces, newlines or special characters.")
+            }
+            CmdError::UnrecognizedOption(opt) => write!(f, "ERR Unrecognized option '{opt}'"),
+            CmdError::TimeoutNotInteger => {
+                f.write_str("ERR timeout is not an integer or out of range")
+            }
+            CmdError::TimeoutNegative => f.write_str("ERR timeout is negative"),
+            CmdError::TimeoutOutOfRange => f.write_str("ERR timeout is out of range"),
+            CmdError::PauseMode => f.write_str("ERR CLIENT PAUSE mode must be WRITE or ALL"),
+            CmdError::NoSuchClient => f.write_str("ERR No such client"),
+            CmdError::ClientIdNotPositive => f.write_str("ERR client-id should be greater than 0"),
+            CmdError::InvalidClientId => f.write_str("ERR Invalid client ID"),
+            CmdError::UnknownClientType(t) => write!(f, "ERR Unknown client type '{t}'"),
+            CmdError::NoSuchUser(u) => write!(f, "ERR No such user '{u}'"),
+            CmdError::MaxAgeNotInteger => {
+                f.write_str("ERR maxage is not an integer or out of range")
+            }
+            CmdError::MaxAgeNotPositive => f.write_str("ERR maxage should be greater than 0"),
+            CmdError::SubcommandSyntax { sub, cmd } => write!(
+                f,
+                "ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {cmd} HELP."
+            ),
+            CmdError::SlowlogCount => {
+                f.write_str("ERR count should be greater than or equal to -1")
+            }
+            CmdError::DebugNotAllowed => f.write_str(
+                "ERR DEBUG command not allowed. If the enable-debug-command option is set to \
+                 \"local\", you can run it from a local connection, otherwise you need to set \
+                 this option in the configuration file, and then restart the server.",
+            ),
+            CmdError::NoShutdownInProgress => f.write_str("ERR No shutdown in progress."),
+            CmdError::OutOfRangeBetween { min, max } => {
+                write!(f, "ERR value is out of range, value must between {min} and {max}")
+            }
+            CmdError::SameObject => f.write_str("ERR source and destination objects are the same"),
+            CmdError::InvalidCursor => f.write_str("ERR invalid cursor"),
+            CmdError::InvalidDbIndex(DbIndexArg::First) => f.write_str("ERR invalid first DB index"),
+            CmdError::InvalidDbIndex(DbIndexArg::Second) => {
+                f.write_str("ERR invalid second DB index")
+            }
+            CmdError::UnsupportedOption(opt) => write!(f, "ERR Unsupported option {opt}"),
+            CmdError::ExpireNxConflict => {
+                f.write_str("ERR NX and XX, GT or LT options at the same time are not compatible")
+            }
+            CmdError::ExpireGtLtConflict => {
+                f.write_str("ERR GT and LT options at the same time are not compatible")
+            }
+            CmdError::LfuNotSelected => f.write_str(
+                "ERR An LFU maxmemory policy is not selected, access frequency not tracked. \
+                 Please note that when switching between policies at runtime LRU and LFU data \
+                 will take some time to adjust.",
+            ),
+            CmdError::LfuSelected => f.write_str(
+                "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that \
+                 when switching between policies at runtime LRU and LFU data will take some \
+                 time to adjust.",
+            ),
+            CmdError::DecrementOverflow => f.write_str("ERR decrement would overflow"),
+            CmdError::OffsetOutOfRange => f.write_str("ERR offset is out of range"),
+            CmdError::LcsNotStrings => {
+                f.write_str("ERR The specified keys must contain string values")
+            }
+            CmdError::LcsIdxAndLen => {
+                f.write_str("ERR If you want both the length and indexes, please just use IDX.")
+            }
+            CmdError::LcsTooLong => f.write_str("ERR String too long for LCS"),
+            CmdError::LcsTooMuchMemory => f.write_str(
+                "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
+            ),
             CmdError::Other(s) => f.write_str(s),
         }
     }
+}
+
+/// Which argument of SWAPDB an index error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DbIndexArg {
+    First,
+    Second,
 }
 
 pub type CmdResult = Result<(), CmdError>;

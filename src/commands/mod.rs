@@ -6,11 +6,13 @@
 //! read `argv`, change `ctx.srv` and `ctx.client`, and write the reply into `ctx.out`.
 
 pub mod args;
+pub mod client_cmd;
 pub mod command;
 pub mod config_cmd;
 pub mod connection;
 pub mod defs;
 pub mod error;
+pub mod info;
 pub mod keyspace;
 pub mod server_cmd;
 pub mod string;

@@ -1,4 +1,502 @@
-//! (family being written)
-use crate::commands::table::Command;
+//! Server commands: TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT and MEMORY.
+//! INFO lives in `info.rs` and CLIENT in `client_cmd.rs`.
+//!
+//! Also the server's name and version as HELLO and INFO report them, and the HELP reply
+//! shape shared by container commands.
 
-pub static COMMANDS: &[Command] = &[];
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+
+use crate::commands::args::{is, text, Args};
+use crate::commands::table::{acl, flag, ks, range, Command, Handler};
+use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::EnableDebugCommand;
+use crate::keyspace::db::{lru_clock, Obj, Value};
+use crate::resp::reply::Reply;
+use crate::server::client::ClientKind;
+use crate::server::state::ShutdownMode;
+use crate::types::string::{parse_i64, StrValue};
+
+/// The server name and version that HELLO and INFO report. Valkey's, so that clients
+/// enable the features they know Valkey 8 has.
+pub const SERVER_NAME: &str = "valkey";
+pub const SERVER_VERSION: &str = "8.0.0";
+/// The Redis version Valkey 8 claims compatibility with (INFO `redis_version`).
+pub const REDIS_COMPAT_VERSION: &str = "7.2.4";
+
+const ADMIN_FLAGS: u64 = flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE;
+const ACL_ADMIN: u64 = acl::ADMIN | acl::SLOW | acl::DANGEROUS;
+const SLOWLOG_FLAGS: u64 = flag::ADMIN | flag::LOADING | flag::STALE;
+
+static SLOWLOG_SUBCOMMANDS: &[Command] = &[
+    Command::new("slowlog|get", -2, SLOWLOG_FLAGS, ACL_ADMIN, slowlog_get)
+        .doc("server", "2.2.12", "Returns the slow log's entries.", "O(N) where N is the number of entries returned")
+        .tips(&["request_policy:all_nodes", "nondeterministic_output"]),
+    Command::new("slowlog|len", 2, SLOWLOG_FLAGS, ACL_ADMIN, slowlog_len)
+        .doc("server", "2.2.12", "Returns the number of entries in the slow log.", "O(1)")
+        .tips(&["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
+    Command::new("slowlog|reset", 2, SLOWLOG_FLAGS, ACL_ADMIN, slowlog_reset)
+        .doc("server", "2.2.12", "Clears all entries from the slow log.", "O(N) where N is the number of entries in the slowlog")
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    Command::new("slowlog|help", 2, flag::LOADING | flag::STALE, acl::SLOW, slowlog_help)
+        .doc("server", "6.2.0", "Show helpful text about the different subcommands", "O(1)"),
+];
+
+static MEMORY_SUBCOMMANDS: &[Command] = &[
+    Command::new("memory|usage", -3, flag::READONLY, acl::READ | acl::SLOW, memory_usage)
+        .keys(&[range(ks::RO, 2, 0, 1)])
+        .doc("server", "4.0.0", "Estimates the memory usage of a key.", "O(N) where N is the number of samples."),
+    Command::new("memory|help", 2, flag::LOADING | flag::STALE, acl::SLOW, memory_help)
+        .doc("server", "4.0.0", "Returns helpful text about the different subcommands.", "O(1)"),
+];
+
+pub static COMMANDS: &[Command] = &[
+    Command::new("time", 1, flag::LOADING | flag::STALE | flag::FAST, acl::FAST, time)
+        .doc("server", "2.6.0", "Returns the server time.", "O(1)")
+        .tips(&["nondeterministic_output"]),
+    Command::new("lastsave", 1, flag::LOADING | flag::STALE | flag::FAST, acl::ADMIN | acl::FAST | acl::DANGEROUS, lastsave)
+        .doc("server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", "O(1)")
+        .tips(&["nondeterministic_output"]),
+    Command::new("shutdown", -1, ADMIN_FLAGS | flag::NO_MULTI | flag::ALLOW_BUSY, ACL_ADMIN, shutdown).doc(
+        "server",
+        "1.0.0",
+        "Synchronously saves the database(s) to disk and shuts down the server.",
+        "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+    ),
+    Command::new("debug", -2, ADMIN_FLAGS, ACL_ADMIN, debug)
+        .doc("server", "1.0.0", "A container for debugging commands.", "Depends on subcommand."),
+    Command::container("slowlog", -2, 0, acl::SLOW, SLOWLOG_SUBCOMMANDS)
+        .doc("server", "2.2.12", "A container for slow log commands.", "Depends on subcommand."),
+    Command::new("monitor", 1, ADMIN_FLAGS, ACL_ADMIN, monitor)
+        .doc("server", "1.0.0", "Listens for all requests received by the server in real-time.", ""),
+    Command::new("wait", 3, flag::NOSCRIPT, acl::SLOW | acl::CONNECTION, wait)
+        .doc(
+            "generic",
+            "3.0.0",
+            "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
+            "O(1)",
+        )
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"]),
+    Command::container("memory", -2, 0, acl::SLOW, MEMORY_SUBCOMMANDS)
+        .doc("server", "4.0.0", "A container for memory diagnostics commands.", "Depends on subcommand."),
+];
+
+/// The HELP reply of a container command: a title line, `lines`, then HELP itself, as
+/// simple strings (Valkey's `addReplyHelp`).
+pub fn reply_help(out: &mut Reply, cmd_upper: &str, lines: &[&str]) {
+    out.array(lines.len() + 3);
+    out.simple(&format!("{cmd_upper} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
+    for l in lines {
+        out.simple(l);
+    }
+    out.simple("HELP");
+    out.simple("    Prints this help.");
+}
+
+/// `-ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`,
+/// with both names as the client typed them (the command upper-cased).
+pub fn subcommand_syntax(argv: &[Bytes]) -> CmdError {
+    CmdError::SubcommandSyntax {
+        sub: text(&argv[1]),
+        cmd: text(&argv[0]).to_ascii_uppercase(),
+    }
+}
+
+/// TIME reads the clock itself: it needs microseconds, and `ctx.now_ms` has milliseconds.
+fn time(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    ctx.out.array(2);
+    ctx.out.bulk_int(now.as_secs() as i64);
+    ctx.out.bulk_int(now.subsec_micros() as i64);
+    Ok(())
+}
+
+fn lastsave(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    ctx.out.int(ctx.srv.lastsave_s);
+    Ok(())
+}
+
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. NOW and FORCE are accepted: there are no
+/// replicas to wait for, and a failed save is the persistence code's to report. A shutdown
+/// is never left in progress, so ABORT always finds none.
+fn shutdown(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let mut save: Option<ShutdownMode> = None;
+    let mut conflict = false;
+    let mut modifiers = 0;
+    let mut aborts = 0;
+    for a in &argv[1..] {
+        let wanted = if is(a, "NOSAVE") {
+            ShutdownMode::NoSave
+        } else if is(a, "SAVE") {
+            ShutdownMode::Save
+        } else if is(a, "NOW") || is(a, "FORCE") {
+            modifiers += 1;
+            continue;
+        } else if is(a, "ABORT") {
+            aborts += 1;
+            continue;
+        } else {
+            return Err(CmdError::Syntax);
+        };
+        conflict |= save.is_some_and(|s| s != wanted);
+        save = Some(wanted);
+    }
+    if conflict || (aborts > 0 && (save.is_some() || modifiers > 0)) {
+        return Err(CmdError::Syntax);
+    }
+    if aborts > 0 {
+        return Err(CmdError::NoShutdownInProgress);
+    }
+    // No reply: the connection closes when the server exits.
+    ctx.srv.shutdown = Some(save.unwrap_or(ShutdownMode::Default));
+    Ok(())
+}
+
+/// MONITOR: from now on the client receives every command other clients run. Sent again,
+/// it is ignored without a reply, as in Valkey.
+fn monitor(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    if ctx.client.kind == ClientKind::Monitor {
+        return Ok(());
+    }
+    ctx.client.kind = ClientKind::Monitor;
+    ctx.srv.monitors.push(ctx.slot);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Parse a millisecond timeout as Valkey's `getTimeoutFromObjectOrReply` does; returns the
+/// absolute deadline (ms), or 0 for "no timeout".
+pub fn parse_timeout_ms(arg: &[u8], now_ms: i64) -> Result<i64, CmdError> {
+    let t = parse_i64(arg).ok_or(CmdError::TimeoutNotInteger)?;
+    if t < 0 {
+        return Err(CmdError::TimeoutNegative);
+    }
+    if t == 0 {
+        return Ok(0);
+    }
+    t.checked_add(now_ms).ok_or(CmdError::TimeoutOutOfRange)
+}
+
+/// WAIT numreplicas timeout: there are no replicas, so the answer is 0 at once.
+fn wait(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    parse_i64(&argv[1]).ok_or(CmdError::NotInteger)?;
+    parse_timeout_ms(&argv[2], ctx.now_ms)?;
+    ctx.out.int(0);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// SLOWLOG
+
+/// Entries SLOWLOG GET returns without a count.
+const SLOWLOG_GET_DEFAULT: usize = 10;
+
+fn slowlog_get(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let count = match argv.len() {
+        2 => SLOWLOG_GET_DEFAULT,
+        3 => match parse_i64(&argv[2]) {
+            Some(-1) => usize::MAX,
+            Some(n) if n >= 0 => n as usize,
+            _ => return Err(CmdError::SlowlogCount),
+        },
+        _ => return Err(subcommand_syntax(argv)),
+    };
+    let entries = &ctx.srv.slowlog.entries;
+    let n = count.min(entries.len());
+    ctx.out.array(n);
+    for e in entries.iter().take(n) {
+        ctx.out.array(6);
+        ctx.out.int(e.id as i64);
+        ctx.out.int(e.time_s);
+        ctx.out.int(e.duration_us as i64);
+        ctx.out.array(e.argv.len());
+        for a in &e.argv {
+            ctx.out.bulk(a);
+        }
+        ctx.out.bulk(e.peer.as_bytes());
+        ctx.out.bulk(e.name.as_bytes());
+    }
+    Ok(())
+}
+
+fn slowlog_len(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    ctx.out.int(ctx.srv.slowlog.entries.len() as i64);
+    Ok(())
+}
+
+fn slowlog_reset(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    ctx.srv.slowlog.entries.clear();
+    ctx.out.ok();
+    Ok(())
+}
+
+fn slowlog_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    reply_help(
+        ctx.out,
+        "SLOWLOG",
+        &[
+            "GET [<count>]",
+            "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+            "    Entries are made of:",
+            "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+            "    client name",
+            "LEN",
+            "    Return the length of the slowlog.",
+            "RESET",
+            "    Reset the slowlog.",
+        ],
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// MEMORY
+
+/// Bytes a key costs besides its name and value: the table slot pointing at the entry and
+/// the entry header. An estimate until the keyspace reports exact allocation sizes.
+const ENTRY_OVERHEAD_BYTES: usize = 8 + 16;
+/// Bytes of an expire time stored in the entry.
+const EXPIRE_BYTES: usize = 8;
+
+/// Estimated bytes used by one key and its value, rounded to the allocator's 8-byte quantum.
+fn estimate_usage(key: &[u8], obj: &Obj) -> usize {
+    let value_bytes = match &obj.value {
+        Value::Str(StrValue::Int(_)) => 8,
+        Value::Str(StrValue::Raw(b)) => b.len(),
+        #[allow(unreachable_patterns)]
+        _ => 0,
+    };
+    let expire = if obj.expire_at_ms.is_some() { EXPIRE_BYTES } else { 0 };
+    (ENTRY_OVERHEAD_BYTES + key.len() + value_bytes + expire).next_multiple_of(8)
+}
+
+/// MEMORY USAGE key [SAMPLES count]. Options are checked before the key is looked up.
+fn memory_usage(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let mut args = Args::new(argv, 3);
+    while !args.is_empty() {
+        if !args.eat("SAMPLES") || args.is_empty() {
+            return Err(CmdError::Syntax);
+        }
+        if args.next_i64()? < 0 {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let now = ctx.now_ms;
+    match ctx.db().object(&argv[2], now) {
+        Some(obj) => {
+            let n = estimate_usage(&argv[2], obj);
+            ctx.out.int(n as i64);
+        }
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+fn memory_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    reply_help(
+        ctx.out,
+        "MEMORY",
+        &[
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value. Nested values are",
+            "    sampled up to <count> times (default: 5, 0 means sample all).",
+        ],
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// DEBUG
+
+/// One DEBUG subcommand: its name and arity counted from DEBUG itself (negative = at least).
+struct DebugSub {
+    name: &'static str,
+    arity: i32,
+    handler: Handler,
+}
+
+/// The DEBUG subcommands. Families that own a debugging feature (RELOAD, DIGEST, ...) add
+/// their entries here.
+static DEBUG_SUBCOMMANDS: &[DebugSub] = &[
+    DebugSub { name: "help", arity: 2, handler: debug_help },
+    DebugSub { name: "sleep", arity: 3, handler: debug_sleep },
+    DebugSub { name: "set-active-expire", arity: 3, handler: debug_set_active_expire },
+    DebugSub { name: "object", arity: 3, handler: debug_object },
+];
+
+/// Whether this client may run DEBUG under `enable-debug-command`.
+fn debug_allowed(ctx: &Ctx) -> bool {
+    match ctx.srv.config.enable_debug_command {
+        EnableDebugCommand::Yes => true,
+        EnableDebugCommand::Local => ctx.client.is_local(),
+        EnableDebugCommand::No => false,
+    }
+}
+
+fn debug(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    if !debug_allowed(ctx) {
+        return Err(CmdError::DebugNotAllowed);
+    }
+    let sub = DEBUG_SUBCOMMANDS.iter().find(|s| is(&argv[1], s.name));
+    match sub {
+        Some(s) if arity_ok(s.arity, argv.len()) => (s.handler)(ctx, argv),
+        _ => Err(subcommand_syntax(argv)),
+    }
+}
+
+fn arity_ok(arity: i32, argc: usize) -> bool {
+    (arity > 0 && argc == arity as usize) || (arity < 0 && argc >= arity.unsigned_abs() as usize)
+}
+
+fn debug_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    reply_help(
+        ctx.out,
+        "DEBUG",
+        &[
+            "OBJECT <key>",
+            "    Show low level info about `key` and associated value.",
+            "SET-ACTIVE-EXPIRE <0|1>",
+            "    Setting it to 0 disables expiring keys in background when they are not",
+            "    accessed (otherwise the Valkey behavior). Setting it to 1 reenables back the",
+            "    default.",
+            "SLEEP <seconds>",
+            "    Stop the server for <seconds>. Decimals allowed.",
+        ],
+    );
+    Ok(())
+}
+
+/// The number at the start of `a`, as C's `strtod` reads it (0 when there is none).
+fn leading_f64(a: &[u8]) -> f64 {
+    let s = String::from_utf8_lossy(a);
+    let s = s.trim_start();
+    let end = s
+        .char_indices()
+        .take_while(|&(_, c)| c.is_ascii_digit() || matches!(c, '+' | '-' | '.' | 'e' | 'E'))
+        .last()
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    (1..=end).rev().find_map(|n| s[..n].parse::<f64>().ok()).unwrap_or(0.0)
+}
+
+/// The integer at the start of `a`, as C's `atoi` reads it (0 when there is none).
+fn leading_i64(a: &[u8]) -> i64 {
+    let s = String::from_utf8_lossy(a);
+    let s = s.trim_start();
+    let sign_len = usize::from(s.starts_with(['+', '-']));
+    let digits = s[sign_len..].bytes().take_while(u8::is_ascii_digit).count();
+    s[..sign_len + digits].parse().unwrap_or(0)
+}
+
+/// DEBUG SLEEP seconds: block the whole server (decimals allowed; not a number or
+/// negative means no sleep).
+fn debug_sleep(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let secs = leading_f64(&argv[2]);
+    if secs > 0.0 && secs.is_finite() {
+        std::thread::sleep(Duration::from_secs_f64(secs));
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+fn debug_set_active_expire(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    ctx.srv.active_expire_enabled = leading_i64(&argv[2]) != 0;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Valkey's refcount of shared small integers (`OBJ_SHARED_REFCOUNT`).
+const SHARED_REFCOUNT: i64 = i32::MAX as i64;
+/// Integers below this are shared objects in Valkey (`OBJ_SHARED_INTEGERS`).
+const SHARED_INTEGERS: i64 = 10000;
+
+/// Length of an RDB length prefix.
+fn rdb_len_bytes(n: usize) -> usize {
+    match n {
+        0..=63 => 1,
+        64..=16383 => 2,
+        _ if n <= u32::MAX as usize => 5,
+        _ => 9,
+    }
+}
+
+/// Bytes the value takes in an RDB file (strings without LZF compression).
+fn serialized_len(obj: &Obj) -> usize {
+    match &obj.value {
+        Value::Str(StrValue::Int(n)) => match *n {
+            n if i8::try_from(n).is_ok() => 2,
+            n if i16::try_from(n).is_ok() => 3,
+            n if i32::try_from(n).is_ok() => 5,
+            n => {
+                let digits = n.to_string().len();
+                rdb_len_bytes(digits) + digits
+            }
+        },
+        Value::Str(StrValue::Raw(b)) => rdb_len_bytes(b.len()) + b.len(),
+        #[allow(unreachable_patterns)]
+        _ => 0,
+    }
+}
+
+/// DEBUG OBJECT key, in Valkey's line format.
+fn debug_object(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let now = ctx.now_ms;
+    let obj = ctx.db().object(&argv[2], now).ok_or(CmdError::NoSuchKey)?;
+    let refcount = match obj.value {
+        Value::Str(StrValue::Int(n)) if (0..SHARED_INTEGERS).contains(&n) => SHARED_REFCOUNT,
+        _ => 1,
+    };
+    let clock = lru_clock(now);
+    let idle_s = if clock >= obj.lru { clock - obj.lru } else { clock + (1 << 24) - obj.lru };
+    let line = format!(
+        "Value at:{:p} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+        obj as *const Obj,
+        refcount,
+        obj.encoding(),
+        serialized_len(obj),
+        obj.lru,
+        idle_s
+    );
+    ctx.out.simple(&line);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_style_number_prefixes() {
+        assert_eq!(leading_f64(b"0.5"), 0.5);
+        assert_eq!(leading_f64(b"1.5abc"), 1.5);
+        assert_eq!(leading_f64(b"x"), 0.0);
+        assert_eq!(leading_f64(b"-1"), -1.0);
+        assert_eq!(leading_f64(b"2e"), 2.0);
+        assert_eq!(leading_i64(b"12x"), 12);
+        assert_eq!(leading_i64(b"x"), 0);
+        assert_eq!(leading_i64(b" -3"), -3);
+        assert_eq!(leading_i64(b"+"), 0);
+    }
+
+    #[test]
+    fn rdb_lengths() {
+        let s = |v: StrValue| Obj { value: Value::Str(v), expire_at_ms: None, lru: 0 };
+        assert_eq!(serialized_len(&s(StrValue::Int(123))), 2);
+        assert_eq!(serialized_len(&s(StrValue::Int(1000))), 3);
+        assert_eq!(serialized_len(&s(StrValue::Int(100_000))), 5);
+        assert_eq!(serialized_len(&s(StrValue::Raw(b"v"[..].into()))), 2);
+        assert_eq!(serialized_len(&s(StrValue::Raw(vec![b'a'; 100].into()))), 102);
+    }
+
+    #[test]
+    fn timeouts() {
+        assert_eq!(parse_timeout_ms(b"10", 1000), Ok(1010));
+        assert_eq!(parse_timeout_ms(b"0", 1000), Ok(0));
+        assert_eq!(parse_timeout_ms(b"-1", 1000), Err(CmdError::TimeoutNegative));
+        assert_eq!(parse_timeout_ms(b"x", 1000), Err(CmdError::TimeoutNotInteger));
+        assert_eq!(
+            parse_timeout_ms(i64::MAX.to_string().as_bytes(), 1000),
+            Err(CmdError::TimeoutOutOfRange)
+        );
+    }
+}

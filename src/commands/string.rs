@@ -1,19 +1,134 @@
-//! String commands.
+//! String commands: GET and the SET family (SET, SETNX, SETEX, PSETEX, GETSET, GETEX,
+//! GETDEL), MGET / MSET / MSETNX here; in-place edits, counters and ranges in `edit`; LCS in
+//! `lcs`. Values are binary safe throughout, and canonical integers are stored as integers.
+//!
+//! Every command that writes one string value runs [`set_generic`] with a parsed
+//! [`SetOptions`]. SET and GETEX share one option grammar ([`parse_options`]), checked as
+//! Valkey checks it; the expire time is validated afterwards, separately ([`resolve_expiry`]),
+//! because Valkey reports a syntax error before a bad time, and GETEX on a missing key never
+//! looks at the time at all.
+//!
+//! # Layout
+//! - `string.rs`: the command table, shared helpers, the SET/GET family and MGET/MSET.
+//! - `string/edit.rs`: APPEND, SETRANGE, GETRANGE/SUBSTR, STRLEN, INCR and friends.
+//! - `string/lcs.rs`: LCS.
+
+mod edit;
+mod lcs;
+
 use bytes::Bytes;
 
-use crate::commands::table::{acl, flag, specs, Command};
+use crate::commands::args::{int_arg, is, Args};
+use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
+use crate::commands::table::{acl, flag, range, specs, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::keyspace::db::{Ttl, ValueRef};
+use crate::keyspace::db::{Db, Ttl, Value, ValueRef};
 use crate::resp::reply::Reply;
 use crate::types::string::{StrRef, StrValue};
 
+/// SET: RW and ACCESS because of the optional GET argument.
+const SET_KEYS: &[KeySpec] = &[range(RW | ACCESS | UPDATE | VARIABLE_FLAGS, 1, 0, 1)];
+/// SETNX: the key is only ever created.
+const SETNX_KEYS: &[KeySpec] = &[range(OW | INSERT, 1, 0, 1)];
+/// GETDEL: read, then deleted.
+const GETDEL_KEYS: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, 0, 1)];
+/// MSET: every other argument from 1 is a key, overwritten.
+const MSET_KEYS: &[KeySpec] = &[range(OW | UPDATE, 1, -1, 2)];
+/// MSETNX: as MSET, but keys are only ever created.
+const MSETNX_KEYS: &[KeySpec] = &[range(OW | INSERT, 1, -1, 2)];
+/// APPEND: read-modify-write that only adds data.
+const APPEND_KEYS: &[KeySpec] = &[range(RW | INSERT, 1, 0, 1)];
+/// LCS: two keys, read.
+const LCS_KEYS: &[KeySpec] = &[range(RO | ACCESS, 1, 1, 1)];
+
+/// Command tips, as COMMAND INFO prints them.
+const MULTI_SHARD: &[&str] = &["request_policy:multi_shard"];
+const MULTI_SHARD_ALL_SUCCEEDED: &[&str] =
+    &["request_policy:multi_shard", "response_policy:all_succeeded"];
+const MULTI_SHARD_AGG_MIN: &[&str] = &["request_policy:multi_shard", "response_policy:agg_min"];
+
+const READ_FAST: (u64, u64) = (flag::READONLY | flag::FAST, acl::READ | acl::STRING | acl::FAST);
+const READ_SLOW: (u64, u64) = (flag::READONLY, acl::READ | acl::STRING | acl::SLOW);
+const WRITE_FAST: (u64, u64) =
+    (flag::WRITE | flag::DENYOOM | flag::FAST, acl::WRITE | acl::STRING | acl::FAST);
+const WRITE_SLOW: (u64, u64) = (flag::WRITE | flag::DENYOOM, acl::WRITE | acl::STRING | acl::SLOW);
+/// GETDEL and GETEX never grow memory: no DENYOOM.
+const WRITE_FAST_NO_OOM: (u64, u64) =
+    (flag::WRITE | flag::FAST, acl::WRITE | acl::STRING | acl::FAST);
+
+const O1: &str = "O(1)";
+const RANGE_COMPLEXITY: &str = "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.";
+
 pub static COMMANDS: &[Command] = &[
-    Command::new("get", 2, flag::READONLY | flag::FAST, acl::READ | acl::STRING | acl::FAST, get)
+    Command::new("get", 2, READ_FAST.0, READ_FAST.1, get)
         .keys(specs::READ1)
-        .doc("string", "1.0.0", "Returns the string value of a key.", "O(1)"),
-    Command::new("set", -3, flag::WRITE | flag::DENYOOM, acl::WRITE | acl::STRING | acl::SLOW, set)
+        .doc("string", "1.0.0", "Returns the string value of a key.", O1),
+    Command::new("set", -3, WRITE_SLOW.0, WRITE_SLOW.1, set)
+        .keys(SET_KEYS)
+        .doc("string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", O1),
+    Command::new("setnx", 3, WRITE_FAST.0, WRITE_FAST.1, setnx)
+        .keys(SETNX_KEYS)
+        .doc("string", "1.0.0", "Set the string value of a key only when the key doesn't exist.", O1),
+    Command::new("setex", 4, WRITE_SLOW.0, WRITE_SLOW.1, setex)
         .keys(specs::OVERWRITE1)
-        .doc("string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "O(1)"),
+        .doc("string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", O1),
+    Command::new("psetex", 4, WRITE_SLOW.0, WRITE_SLOW.1, psetex)
+        .keys(specs::OVERWRITE1)
+        .doc("string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", O1),
+    Command::new("getset", 3, WRITE_FAST.0, WRITE_FAST.1, getset)
+        .keys(specs::RW1_UPDATE)
+        .doc("string", "1.0.0", "Returns the previous string value of a key after setting it to a new value.", O1),
+    Command::new("getdel", 2, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, getdel)
+        .keys(GETDEL_KEYS)
+        .doc("string", "6.2.0", "Returns the string value of a key after deleting the key.", O1),
+    Command::new("getex", -2, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, getex)
+        .keys(specs::RW1_UPDATE)
+        .doc("string", "6.2.0", "Returns the string value of a key after setting its expiration time.", O1),
+    Command::new("mget", -2, READ_FAST.0, READ_FAST.1, mget)
+        .keys(specs::READ_ALL)
+        .tips(MULTI_SHARD)
+        .doc("string", "1.0.0", "Atomically returns the string values of one or more keys.", "O(N) where N is the number of keys to retrieve."),
+    Command::new("mset", -3, WRITE_SLOW.0, WRITE_SLOW.1, mset)
+        .keys(MSET_KEYS)
+        .tips(MULTI_SHARD_ALL_SUCCEEDED)
+        .doc("string", "1.0.1", "Atomically creates or modifies the string values of one or more keys.", "O(N) where N is the number of keys to set."),
+    Command::new("msetnx", -3, WRITE_SLOW.0, WRITE_SLOW.1, msetnx)
+        .keys(MSETNX_KEYS)
+        .tips(MULTI_SHARD_AGG_MIN)
+        .doc("string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "O(N) where N is the number of keys to set."),
+    Command::new("append", 3, WRITE_FAST.0, WRITE_FAST.1, edit::append)
+        .keys(APPEND_KEYS)
+        .doc("string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by the server will double the free space available on every reallocation."),
+    Command::new("strlen", 2, READ_FAST.0, READ_FAST.1, edit::strlen)
+        .keys(specs::READ1_META)
+        .doc("string", "2.2.0", "Returns the length of a string value.", O1),
+    Command::new("incr", 2, WRITE_FAST.0, WRITE_FAST.1, edit::incr)
+        .keys(specs::RW1_UPDATE)
+        .doc("string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", O1),
+    Command::new("decr", 2, WRITE_FAST.0, WRITE_FAST.1, edit::decr)
+        .keys(specs::RW1_UPDATE)
+        .doc("string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", O1),
+    Command::new("incrby", 3, WRITE_FAST.0, WRITE_FAST.1, edit::incrby)
+        .keys(specs::RW1_UPDATE)
+        .doc("string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", O1),
+    Command::new("decrby", 3, WRITE_FAST.0, WRITE_FAST.1, edit::decrby)
+        .keys(specs::RW1_UPDATE)
+        .doc("string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", O1),
+    Command::new("incrbyfloat", 3, WRITE_FAST.0, WRITE_FAST.1, edit::incrbyfloat)
+        .keys(specs::RW1_UPDATE)
+        .doc("string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", O1),
+    Command::new("getrange", 4, READ_SLOW.0, READ_SLOW.1, edit::getrange)
+        .keys(specs::READ1)
+        .doc("string", "2.4.0", "Returns a substring of the string stored at a key.", RANGE_COMPLEXITY),
+    Command::new("setrange", 4, WRITE_SLOW.0, WRITE_SLOW.1, edit::setrange)
+        .keys(specs::RW1_META)
+        .doc("string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument."),
+    Command::new("substr", 4, READ_SLOW.0, READ_SLOW.1, edit::getrange)
+        .keys(specs::READ1)
+        .doc("string", "1.0.0", "Returns a substring from a string value.", RANGE_COMPLEXITY),
+    Command::new("lcs", -3, READ_SLOW.0, READ_SLOW.1, lcs::lcs)
+        .keys(LCS_KEYS)
+        .doc("string", "7.0.0", "Finds the longest common substring.", "O(N*M) where N and M are the lengths of s1 and s2, respectively"),
 ];
 
 /// Reply with a string value.
@@ -24,20 +139,451 @@ pub fn reply_str(out: &mut Reply, s: StrRef<'_>) {
     }
 }
 
+/// Look `key` up for reading (counts a hit or a miss): None when missing, WRONGTYPE when it
+/// holds another type.
+fn read_str<'d>(db: &'d mut Db, key: &[u8], now_ms: i64) -> Result<Option<StrRef<'d>>, CmdError> {
+    match db.get(key, now_ms) {
+        None => Ok(None),
+        Some(ValueRef::Str(s)) => Ok(Some(s)),
+        #[allow(unreachable_patterns)]
+        Some(_) => Err(CmdError::WrongType),
+    }
+}
+
+/// Look `key` up for modifying in place (no hit/miss counting, as Valkey's lookupKeyWrite).
+fn write_str<'d>(
+    db: &'d mut Db,
+    key: &[u8],
+    now_ms: i64,
+) -> Result<Option<&'d mut StrValue>, CmdError> {
+    match db.get_mut(key, now_ms) {
+        None => Ok(None),
+        Some(Value::Str(s)) => Ok(Some(s)),
+        #[allow(unreachable_patterns)]
+        Some(_) => Err(CmdError::WrongType),
+    }
+}
+
+/// When a SET-like write happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Condition {
+    Always,
+    /// Only when the key does not exist.
+    Nx,
+    /// Only when the key exists.
+    Xx,
+}
+
+/// What happens to the key's expire time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expiry {
+    /// SET: drop any TTL. GETEX: leave it alone.
+    None,
+    /// KEEPTTL (SET).
+    Keep,
+    /// PERSIST (GETEX).
+    Persist,
+    /// Expire at this unix time in milliseconds.
+    At(i64),
+}
+
+/// Whether the old value is replied (SET ... GET, GETSET).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OldValue {
+    Discard,
+    Reply,
+}
+
+/// A parsed SET-like command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SetOptions {
+    pub condition: Condition,
+    pub expiry: Expiry,
+    pub old_value: OldValue,
+}
+
+/// How a SET-like command acknowledges (when the old value is not replied instead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ack {
+    /// `+OK` when written, null when the condition failed (SET).
+    OkOrNull,
+    /// `:1` when written, `:0` when the condition failed (SETNX).
+    OneOrZero,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimeUnit {
+    Seconds,
+    Millis,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimeBase {
+    /// EX / PX: from now.
+    Relative,
+    /// EXAT / PXAT: a unix time.
+    Absolute,
+}
+
+/// An expiry option as written, before its number is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ExpiryArg<'a> {
+    None,
+    KeepTtl,
+    Persist,
+    Timed { unit: TimeUnit, base: TimeBase, value: &'a [u8] },
+}
+
+impl ExpiryArg<'_> {
+    /// Same option, ignoring the number (`EX 1 EX 2` is allowed, `EX 1 PX 2` is not).
+    fn same_option(&self, other: &ExpiryArg<'_>) -> bool {
+        match (self, other) {
+            (ExpiryArg::Timed { unit: u1, base: b1, .. }, ExpiryArg::Timed { unit: u2, base: b2, .. }) => {
+                u1 == u2 && b1 == b2
+            }
+            _ => std::mem::discriminant(self) == std::mem::discriminant(other),
+        }
+    }
+}
+
+/// Which command's options are being parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Grammar {
+    /// NX | XX, GET, EX | PX | EXAT | PXAT | KEEPTTL.
+    Set,
+    /// EX | PX | EXAT | PXAT | PERSIST.
+    GetEx,
+}
+
+/// Options as written (Valkey's `parseExtendedStringArgumentsOrReply`).
+#[derive(Clone, Copy, Debug)]
+struct ParsedOptions<'a> {
+    condition: Condition,
+    expiry: ExpiryArg<'a>,
+    old_value: OldValue,
+}
+
+fn timed_option(word: &[u8]) -> Option<(TimeUnit, TimeBase)> {
+    let options = [
+        ("EX", TimeUnit::Seconds, TimeBase::Relative),
+        ("PX", TimeUnit::Millis, TimeBase::Relative),
+        ("EXAT", TimeUnit::Seconds, TimeBase::Absolute),
+        ("PXAT", TimeUnit::Millis, TimeBase::Absolute),
+    ];
+    options.iter().find(|(name, _, _)| is(word, name)).map(|&(_, unit, base)| (unit, base))
+}
+
+/// Parse the options; any repeated-but-conflicting, misplaced or unknown option, or a
+/// missing time, is a syntax error.
+fn parse_options<'a>(grammar: Grammar, args: &mut Args<'a>) -> Result<ParsedOptions<'a>, CmdError> {
+    let mut opts = ParsedOptions {
+        condition: Condition::Always,
+        expiry: ExpiryArg::None,
+        old_value: OldValue::Discard,
+    };
+    let set = grammar == Grammar::Set;
+    while let Some(word) = args.next_opt() {
+        let expiry = if is(word, "NX") && set && opts.condition != Condition::Xx {
+            opts.condition = Condition::Nx;
+            continue;
+        } else if is(word, "XX") && set && opts.condition != Condition::Nx {
+            opts.condition = Condition::Xx;
+            continue;
+        } else if is(word, "GET") && set {
+            opts.old_value = OldValue::Reply;
+            continue;
+        } else if is(word, "KEEPTTL") && set {
+            ExpiryArg::KeepTtl
+        } else if is(word, "PERSIST") && !set {
+            ExpiryArg::Persist
+        } else if let Some((unit, base)) = timed_option(word) {
+            ExpiryArg::Timed { unit, base, value: args.next_bytes()? }
+        } else {
+            return Err(CmdError::Syntax);
+        };
+        if opts.expiry != ExpiryArg::None && !opts.expiry.same_option(&expiry) {
+            return Err(CmdError::Syntax);
+        }
+        opts.expiry = expiry;
+    }
+    Ok(opts)
+}
+
+/// Check the time of an expiry option and make it absolute. Non-positive times, and times
+/// that overflow in milliseconds (or once `now` is added), are refused as Valkey does.
+fn resolve_expiry(arg: ExpiryArg<'_>, now_ms: i64, cmd: &str) -> Result<Expiry, CmdError> {
+    let (unit, base, value) = match arg {
+        ExpiryArg::None => return Ok(Expiry::None),
+        ExpiryArg::KeepTtl => return Ok(Expiry::Keep),
+        ExpiryArg::Persist => return Ok(Expiry::Persist),
+        ExpiryArg::Timed { unit, base, value } => (unit, base, value),
+    };
+    let invalid = || CmdError::InvalidExpire(cmd.to_string());
+    let n = int_arg(value)?;
+    if n <= 0 {
+        return Err(invalid());
+    }
+    let ms = match unit {
+        TimeUnit::Seconds => n.checked_mul(1000).ok_or_else(invalid)?,
+        TimeUnit::Millis => n,
+    };
+    let at_ms = match base {
+        TimeBase::Relative => ms.checked_add(now_ms).ok_or_else(invalid)?,
+        TimeBase::Absolute => ms,
+    };
+    Ok(Expiry::At(at_ms))
+}
+
+/// The one write path of SET, SETNX, SETEX, PSETEX and GETSET.
+fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: Ack) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let found = match opts.old_value {
+        OldValue::Reply => {
+            // Checked and replied first: a non-string aborts the whole command.
+            let old = read_str(db, key, now_ms)?;
+            match old {
+                Some(s) => reply_str(ctx.out, s),
+                None => ctx.out.null(),
+            }
+            old.is_some()
+        }
+        OldValue::Discard => db.contains(key, now_ms),
+    };
+    let allowed = match opts.condition {
+        Condition::Always => true,
+        Condition::Nx => !found,
+        Condition::Xx => found,
+    };
+    let ack_with = |out: &mut Reply, written: bool| match (opts.old_value, ack, written) {
+        (OldValue::Reply, _, _) => {}
+        (OldValue::Discard, Ack::OkOrNull, true) => out.ok(),
+        (OldValue::Discard, Ack::OkOrNull, false) => out.null(),
+        (OldValue::Discard, Ack::OneOrZero, written) => out.int(written as i64),
+    };
+    if !allowed {
+        ack_with(ctx.out, false);
+        return Ok(());
+    }
+    let ttl = match opts.expiry {
+        Expiry::None | Expiry::Persist => Ttl::Clear,
+        Expiry::Keep => Ttl::Keep,
+        Expiry::At(at_ms) => Ttl::At(at_ms),
+    };
+    match ttl {
+        // Already in the past (EXAT/PXAT): written and expired at once, so the key is gone.
+        Ttl::At(at_ms) if at_ms <= now_ms => {
+            db.remove(key, now_ms);
+        }
+        _ => db.set_str(key, StrValue::from_bytes(value), ttl, now_ms),
+    }
+    ctx.srv.dirty += 1;
+    ack_with(ctx.out, true);
+    Ok(())
+}
+
 fn get(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    match db.get(&argv[1], ctx.now_ms) {
+    match read_str(db, &argv[1], ctx.now_ms)? {
+        Some(s) => reply_str(ctx.out, s),
         None => ctx.out.null(),
-        Some(ValueRef::Str(s)) => reply_str(ctx.out, s),
-        #[allow(unreachable_patterns)]
-        Some(_) => return Err(CmdError::WrongType),
     }
     Ok(())
 }
 
 fn set(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let parsed = parse_options(Grammar::Set, &mut Args::new(argv, 3))?;
+    let opts = SetOptions {
+        condition: parsed.condition,
+        expiry: resolve_expiry(parsed.expiry, ctx.now_ms, "set")?,
+        old_value: parsed.old_value,
+    };
+    set_generic(ctx, &argv[1], &argv[2], opts, Ack::OkOrNull)
+}
+
+fn setnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let opts =
+        SetOptions { condition: Condition::Nx, expiry: Expiry::None, old_value: OldValue::Discard };
+    set_generic(ctx, &argv[1], &argv[2], opts, Ack::OneOrZero)
+}
+
+/// SETEX and PSETEX: `key time value`.
+fn set_with_time(ctx: &mut Ctx, argv: &[Bytes], unit: TimeUnit, cmd: &str) -> CmdResult {
+    let arg = ExpiryArg::Timed { unit, base: TimeBase::Relative, value: &argv[2] };
+    let opts = SetOptions {
+        condition: Condition::Always,
+        expiry: resolve_expiry(arg, ctx.now_ms, cmd)?,
+        old_value: OldValue::Discard,
+    };
+    set_generic(ctx, &argv[1], &argv[3], opts, Ack::OkOrNull)
+}
+
+fn setex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    set_with_time(ctx, argv, TimeUnit::Seconds, "setex")
+}
+
+fn psetex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    set_with_time(ctx, argv, TimeUnit::Millis, "psetex")
+}
+
+fn getset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let opts =
+        SetOptions { condition: Condition::Always, expiry: Expiry::None, old_value: OldValue::Reply };
+    set_generic(ctx, &argv[1], &argv[2], opts, Ack::OkOrNull)
+}
+
+fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let now_ms = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    db.set_str(&argv[1], StrValue::from_bytes(&argv[2]), Ttl::Clear, ctx.now_ms);
+    match read_str(db, &argv[1], now_ms)? {
+        None => ctx.out.null(),
+        Some(s) => {
+            reply_str(ctx.out, s);
+            db.remove(&argv[1], now_ms);
+            ctx.srv.dirty += 1;
+        }
+    }
+    Ok(())
+}
+
+fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let parsed = parse_options(Grammar::GetEx, &mut Args::new(argv, 2))?;
+    let now_ms = ctx.now_ms;
+    let key = &argv[1];
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let expiry = match read_str(db, key, now_ms)? {
+        // A missing key ignores the time, even an invalid one.
+        None => {
+            ctx.out.null();
+            return Ok(());
+        }
+        Some(s) => {
+            let expiry = resolve_expiry(parsed.expiry, now_ms, "getex")?;
+            reply_str(ctx.out, s);
+            expiry
+        }
+    };
+    let changed = match expiry {
+        Expiry::None | Expiry::Keep => false,
+        Expiry::Persist => db.expire_at(key, now_ms).is_some() && db.set_expire(key, None, now_ms),
+        Expiry::At(at_ms) if at_ms <= now_ms => db.remove(key, now_ms),
+        Expiry::At(at_ms) => db.set_expire(key, Some(at_ms), now_ms),
+    };
+    ctx.srv.dirty += changed as u64;
+    Ok(())
+}
+
+fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let keys = &argv[1..];
+    ctx.out.array(keys.len());
+    for key in keys {
+        // Values of other types read as null here, not as an error.
+        match db.get(key, ctx.now_ms) {
+            Some(ValueRef::Str(s)) => reply_str(ctx.out, s),
+            #[allow(unreachable_patterns)]
+            Some(_) | None => ctx.out.null(),
+        }
+    }
+    Ok(())
+}
+
+/// The key/value pairs of MSET and MSETNX; an odd count is an arity error.
+fn pairs<'a>(argv: &'a [Bytes]) -> Result<std::slice::ChunksExact<'a, Bytes>, CmdError> {
+    if argv.len() % 2 == 0 {
+        return Err(CmdError::WrongArity(String::from_utf8_lossy(&argv[0]).to_lowercase()));
+    }
+    Ok(argv[1..].chunks_exact(2))
+}
+
+fn mset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let pairs = pairs(argv)?;
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let n = pairs.len();
+    for pair in pairs {
+        db.set_str(&pair[0], StrValue::from_bytes(&pair[1]), Ttl::Clear, ctx.now_ms);
+    }
+    ctx.srv.dirty += n as u64;
     ctx.out.ok();
     Ok(())
+}
+
+fn msetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let pairs = pairs(argv)?;
+    let now_ms = ctx.now_ms;
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    if pairs.clone().any(|pair| db.contains(&pair[0], now_ms)) {
+        ctx.out.int(0);
+        return Ok(());
+    }
+    let n = pairs.len();
+    for pair in pairs {
+        db.set_str(&pair[0], StrValue::from_bytes(&pair[1]), Ttl::Clear, now_ms);
+    }
+    ctx.srv.dirty += n as u64;
+    ctx.out.int(1);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<Bytes> {
+        words.iter().map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
+    }
+
+    fn parse(grammar: Grammar, words: &[&str]) -> Result<ParsedOptions<'static>, CmdError> {
+        let v: &'static [Bytes] = Vec::leak(argv(words));
+        parse_options(grammar, &mut Args::new(v, 0))
+    }
+
+    #[test]
+    fn set_grammar_follows_valkey() {
+        let ok = |w: &[&str]| parse(Grammar::Set, w).expect("accepted");
+        assert_eq!(ok(&["nx", "NX"]).condition, Condition::Nx);
+        assert_eq!(ok(&["GET", "get", "XX"]).old_value, OldValue::Reply);
+        assert_eq!(ok(&["KEEPTTL", "keepttl"]).expiry, ExpiryArg::KeepTtl);
+        let later = ok(&["EX", "1", "ex", "2"]).expiry;
+        assert!(matches!(later, ExpiryArg::Timed { value: b"2", .. }));
+        for bad in [
+            &["NX", "XX"][..],
+            &["XX", "NX"],
+            &["EX", "1", "PX", "2"],
+            &["KEEPTTL", "EX", "1"],
+            &["PXAT", "1", "KEEPTTL"],
+            &["EX"],
+            &["PERSIST"],
+            &["FOO"],
+        ] {
+            assert_eq!(parse(Grammar::Set, bad).unwrap_err(), CmdError::Syntax, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn getex_grammar_follows_valkey() {
+        assert_eq!(parse(Grammar::GetEx, &["PERSIST"]).expect("ok").expiry, ExpiryArg::Persist);
+        for bad in [&["NX"][..], &["GET"], &["KEEPTTL"], &["PERSIST", "EX", "1"], &["EX", "1", "PERSIST"]] {
+            assert_eq!(parse(Grammar::GetEx, bad).unwrap_err(), CmdError::Syntax, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn expire_times_are_checked() {
+        let t = |unit, base, v: &'static str| {
+            resolve_expiry(ExpiryArg::Timed { unit, base, value: v.as_bytes() }, 1_000, "set")
+        };
+        let invalid = Err(CmdError::InvalidExpire("set".into()));
+        assert_eq!(t(TimeUnit::Seconds, TimeBase::Relative, "5"), Ok(Expiry::At(6_000)));
+        assert_eq!(t(TimeUnit::Millis, TimeBase::Absolute, "5"), Ok(Expiry::At(5)));
+        assert_eq!(t(TimeUnit::Seconds, TimeBase::Relative, "0"), invalid);
+        assert_eq!(t(TimeUnit::Millis, TimeBase::Relative, "-1"), invalid);
+        assert_eq!(t(TimeUnit::Seconds, TimeBase::Absolute, "9223372036854776"), invalid);
+        assert_eq!(t(TimeUnit::Millis, TimeBase::Relative, "9223372036854775807"), invalid);
+        assert_eq!(
+            t(TimeUnit::Millis, TimeBase::Absolute, "9223372036854775807"),
+            Ok(Expiry::At(i64::MAX))
+        );
+        assert_eq!(t(TimeUnit::Seconds, TimeBase::Relative, "x"), Err(CmdError::NotInteger));
+    }
 }

@@ -195,18 +195,21 @@ mod tests {
         assert!(c.save.is_empty());
         assert_eq!(set1(&mut c, "save", "900 1 300 10"), Ok(vec!["save"]));
         assert_eq!(c.save, vec![(900, 1), (300, 10)]);
-        assert_eq!(set1(&mut c, "client-output-buffer-limit", "pubsub 1mb 2kb 3"), Ok(vec![
-            "client-output-buffer-limit"
-        ]));
-        assert_eq!(c.client_output_buffer_limit[2], ObufLimit {
-            hard_bytes: 1024 * 1024,
-            soft_bytes: 2048,
-            soft_secs: 3
-        });
+        assert_eq!(
+            set1(&mut c, "client-output-buffer-limit", "pubsub 1mb 2kb 3"),
+            Ok(vec!["client-output-buffer-limit"])
+        );
+        assert_eq!(
+            c.client_output_buffer_limit[2],
+            ObufLimit { hard_bytes: 1024 * 1024, soft_bytes: 2048, soft_secs: 3 }
+        );
         assert_eq!(c.client_output_buffer_limit[1].hard_bytes, 256 * 1024 * 1024);
         assert_eq!(set1(&mut c, "bind", "127.0.0.1 -::1"), Ok(vec!["bind"]));
         assert_eq!(c.bind, vec!["127.0.0.1", "-::1"]);
-        assert_eq!(set1(&mut c, "notify-keyspace-events", "KEA"), Ok(vec!["notify-keyspace-events"]));
+        assert_eq!(
+            set1(&mut c, "notify-keyspace-events", "KEA"),
+            Ok(vec!["notify-keyspace-events"])
+        );
         assert_eq!(c.get_value("notify-keyspace-events").unwrap(), "AKE");
         assert_eq!(set1(&mut c, "maxmemory-clients", "10%"), Ok(vec!["maxmemory-clients"]));
         assert_eq!(c.get_value("maxmemory-clients").unwrap(), "10%");
@@ -227,13 +230,22 @@ mod tests {
             set1(&mut c, "foo", "1"),
             Err("ERR Unknown option or number of arguments for CONFIG SET - 'foo'".to_string())
         );
-        assert_eq!(set1(&mut c, "maxmemory", "1x"), failed("maxmemory", "argument must be a memory value"));
-        assert_eq!(set1(&mut c, "io-threads", "4"), failed("io-threads", "can't set immutable config"));
+        assert_eq!(
+            set1(&mut c, "maxmemory", "1x"),
+            failed("maxmemory", "argument must be a memory value")
+        );
+        assert_eq!(
+            set1(&mut c, "io-threads", "4"),
+            failed("io-threads", "can't set immutable config")
+        );
         assert_eq!(
             set1(&mut c, "hz", "fast"),
             failed("hz", "argument couldn't be parsed into an integer")
         );
-        assert_eq!(set1(&mut c, "appendonly", "maybe"), failed("appendonly", "argument must be 'yes' or 'no'"));
+        assert_eq!(
+            set1(&mut c, "appendonly", "maybe"),
+            failed("appendonly", "argument must be 'yes' or 'no'")
+        );
         assert_eq!(
             set1(&mut c, "maxmemory-policy", "lru"),
             failed(
@@ -242,21 +254,33 @@ mod tests {
                  volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"
             )
         );
-        assert_eq!(set1(&mut c, "port", "65536"), failed("port", "argument must be between 0 and 65535 inclusive"));
+        assert_eq!(
+            set1(&mut c, "port", "65536"),
+            failed("port", "argument must be between 0 and 65535 inclusive")
+        );
         assert_eq!(
             set1(&mut c, "proto-max-bulk-len", "1000"),
-            failed("proto-max-bulk-len", "argument must be between 1048576 and 9223372036854775807 inclusive")
+            failed(
+                "proto-max-bulk-len",
+                "argument must be between 1048576 and 9223372036854775807 inclusive"
+            )
         );
         assert_eq!(set1(&mut c, "save", "100"), failed("save", "Invalid save parameters"));
         assert_eq!(set1(&mut c, "save", "0 1"), failed("save", "Invalid save parameters"));
         assert_eq!(set1(&mut c, "save", "10  1"), failed("save", "Invalid save parameters"));
         assert_eq!(
             set1(&mut c, "client-output-buffer-limit", "master 0 0 0"),
-            failed("client-output-buffer-limit", "Invalid client class specified in buffer limit configuration.")
+            failed(
+                "client-output-buffer-limit",
+                "Invalid client class specified in buffer limit configuration."
+            )
         );
         assert_eq!(
             set1(&mut c, "client-output-buffer-limit", "normal 0 0"),
-            failed("client-output-buffer-limit", "Wrong number of arguments in buffer limit configuration.")
+            failed(
+                "client-output-buffer-limit",
+                "Wrong number of arguments in buffer limit configuration."
+            )
         );
         assert_eq!(
             set1(&mut c, "client-output-buffer-limit", "normal 1 x 0"),
@@ -267,7 +291,10 @@ mod tests {
         );
         assert_eq!(
             set1(&mut c, "notify-keyspace-events", "KEQ"),
-            failed("notify-keyspace-events", "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
+            failed(
+                "notify-keyspace-events",
+                "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
+            )
         );
         assert_eq!(
             set1(&mut c, "dbfilename", "a/b.rdb"),
@@ -288,7 +315,10 @@ mod tests {
         // Aliases are reported by their canonical name once the value is parsed.
         assert_eq!(
             set1(&mut c, "hash-max-ziplist-entries", "-1"),
-            failed("hash-max-listpack-entries", "argument must be between 0 and 9223372036854775807 inclusive")
+            failed(
+                "hash-max-listpack-entries",
+                "argument must be between 0 and 9223372036854775807 inclusive"
+            )
         );
         assert_eq!(c, Config::default());
     }
@@ -303,7 +333,8 @@ mod tests {
 
         let dup: [(&[u8], &[u8]); 2] = [(b"maxmemory", b"1gb"), (b"MAXMEMORY", b"2gb")];
         assert_eq!(c.set(&dup), failed("MAXMEMORY", "duplicate parameter"));
-        let alias_dup: [(&[u8], &[u8]); 2] = [(b"lua-time-limit", b"1"), (b"busy-reply-threshold", b"2")];
+        let alias_dup: [(&[u8], &[u8]); 2] =
+            [(b"lua-time-limit", b"1"), (b"busy-reply-threshold", b"2")];
         assert_eq!(c.set(&alias_dup), failed("busy-reply-threshold", "duplicate parameter"));
 
         let unknown_first: [(&[u8], &[u8]); 2] = [(b"nope", b"1"), (b"io-threads", b"2")];

@@ -256,9 +256,11 @@ impl Loader {
                 }
                 _ => args,
             };
+            // `save ""` clears; any other `save` line after the first adds save points.
+            let clears = args.len() == 1 && args[0].is_empty();
             let mut value = d.parse(&args)?;
             if let Value::Save(points) = &mut value {
-                if self.save_seen {
+                if self.save_seen && !clears {
                     points.splice(0..0, self.config.save.iter().copied());
                 }
                 self.save_seen = true;
@@ -318,10 +320,8 @@ fn glob_dir(path: &Path, pattern: &[u8]) -> Vec<PathBuf> {
 
 /// Reads a config file. Bytes that are not UTF-8 (in comments, say) become U+FFFD.
 fn read_text(path: &Path) -> Result<String, ConfigError> {
-    let open_error = |e: std::io::Error| ConfigError::Open {
-        path: path.to_path_buf(),
-        reason: strerror(&e),
-    };
+    let open_error =
+        |e: std::io::Error| ConfigError::Open { path: path.to_path_buf(), reason: strerror(&e) };
     let bytes = std::fs::read(path).map_err(open_error)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
@@ -348,10 +348,9 @@ pub fn from_args(args: &[String]) -> Result<(Config, Option<PathBuf>), ConfigErr
     }
     if from_stdin {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(|e| ConfigError::Open {
-            path: PathBuf::from("-"),
-            reason: strerror(&e),
-        })?;
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| ConfigError::Open { path: PathBuf::from("-"), reason: strerror(&e) })?;
         parts.push((text, Origin::Stdin));
     }
     parts.push((format!("\n{options}"), Origin::CommandLine));
@@ -413,4 +412,4 @@ impl Config {
 
 #[cfg(test)]
 #[path = "file_tests.rs"]
-mod tests;
+pub(crate) mod tests;

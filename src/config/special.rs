@@ -43,7 +43,7 @@ pub(crate) static SAVE: Special = Special {
 fn parse_save(args: &[String]) -> Result<Value, String> {
     let args = if is_single_empty(args) { &[] } else { args };
     let invalid = || "Invalid save parameters".to_string();
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(invalid());
     }
     let mut points = Vec::with_capacity(args.len() / 2);
@@ -180,7 +180,8 @@ pub(crate) static CLIENT_OUTPUT_BUFFER_LIMIT: Special = Special {
             .iter()
             .map(|class| {
                 let l = c.obuf_limit(*class);
-                let (hard, soft) = (units::format_memory(l.hard_bytes), units::format_memory(l.soft_bytes));
+                let (hard, soft) =
+                    (units::format_memory(l.hard_bytes), units::format_memory(l.soft_bytes));
                 format!("{} {hard} {soft} {}", class.name(), l.soft_secs)
             })
             .collect()
@@ -189,7 +190,7 @@ pub(crate) static CLIENT_OUTPUT_BUFFER_LIMIT: Special = Special {
 
 /// `<class> <hard> <soft> <soft_seconds>` groups; the classes listed are the only ones set.
 fn parse_obuf(args: &[String]) -> Result<Value, String> {
-    if args.len() % 4 != 0 {
+    if !args.len().is_multiple_of(4) {
         return Err("Wrong number of arguments in buffer limit configuration.".to_string());
     }
     let bad_value = || "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
@@ -199,7 +200,8 @@ fn parse_obuf(args: &[String]) -> Result<Value, String> {
             .ok_or("Invalid client class specified in buffer limit configuration.")?;
         let hard_bytes = units::parse_memory(&group[1]).ok_or_else(bad_value)?;
         let soft_bytes = units::parse_memory(&group[2]).ok_or_else(bad_value)?;
-        let soft_secs = units::parse_strtoll(&group[3]).filter(|s| *s >= 0).ok_or_else(bad_value)?;
+        let soft_secs =
+            units::parse_strtoll(&group[3]).filter(|s| *s >= 0).ok_or_else(bad_value)?;
         limits.push((class, ObufLimit { hard_bytes, soft_bytes, soft_secs: soft_secs as u64 }));
     }
     Ok(Value::Obuf(limits))

@@ -36,11 +36,11 @@ pub fn parse_memory(s: &str) -> Option<u64> {
 /// Formats bytes as CONFIG REWRITE writes them: the largest of `gb`, `mb`, `kb` that divides
 /// the value exactly, else plain bytes (`rewriteConfigFormatMemory`).
 pub fn format_memory(bytes: u64) -> String {
-    if bytes != 0 && bytes % GB == 0 {
+    if bytes != 0 && bytes.is_multiple_of(GB) {
         format!("{}gb", bytes / GB)
-    } else if bytes != 0 && bytes % MB == 0 {
+    } else if bytes != 0 && bytes.is_multiple_of(MB) {
         format!("{}mb", bytes / MB)
-    } else if bytes != 0 && bytes % KB == 0 {
+    } else if bytes != 0 && bytes.is_multiple_of(KB) {
         format!("{}kb", bytes / KB)
     } else {
         bytes.to_string()

@@ -3,4 +3,5 @@
 //! A library with no knowledge of connections, clients or RESP; tests drive it directly.
 
 pub mod db;
+pub mod lazyfree;
 pub mod store;

@@ -187,7 +187,7 @@ impl Store {
             let (k, o) = &self.slots[(s % self.slots.len() as u64) as usize];
             if let Some(at) = o.expire_at_ms {
                 sampled += 1;
-                if is_expired(at, now_ms) && !out.iter().any(|x: &Box<[u8]>| x == k) {
+                if is_expired(at, now_ms) && !out.iter().any(|x| x == k) {
                     out.push(k.clone());
                 }
             }

@@ -89,17 +89,21 @@ impl Client {
         }
     }
 
-    /// The `flags=` letters of CLIENT LIST.
+    /// The `flags=` letters of CLIENT LIST, in Valkey's order (O S M P x b t R B d c u A U r e
+    /// T; only the states this server has are shown).
     pub fn flag_letters(&self) -> String {
         let mut f = String::new();
         if self.kind == ClientKind::Monitor {
             f.push('O');
         }
+        if self.close_after_reply {
+            f.push('c');
+        }
         if self.close_asap {
             f.push('A');
         }
-        if self.close_after_reply {
-            f.push('c');
+        if self.unix {
+            f.push('U');
         }
         if self.no_evict {
             f.push('e');
@@ -107,12 +111,80 @@ impl Client {
         if self.no_touch {
             f.push('T');
         }
-        if self.unix {
-            f.push('U');
-        }
         if f.is_empty() {
             f.push('N');
         }
         f
+    }
+
+    /// The client's type for CLIENT LIST / KILL `TYPE` and output-buffer classes. MONITOR
+    /// clients count as normal, as in Valkey.
+    pub fn client_type(&self) -> ClientType {
+        match self.kind {
+            ClientKind::Normal | ClientKind::Monitor => ClientType::Normal,
+        }
+    }
+
+    /// Whether the peer is on this host (loopback address or unix socket), for
+    /// `enable-debug-command local`.
+    pub fn is_local(&self) -> bool {
+        self.unix
+            || self.addr.starts_with("127.")
+            || self.addr.starts_with("::1:")
+            || self.addr.starts_with("[::1]:")
+    }
+
+    /// The peer address as CLIENT LIST and CLIENT KILL ADDR show it (`ip:port`, `path:0`).
+    pub fn peer_id(&self) -> &str {
+        &self.addr
+    }
+
+    /// The local address as CLIENT LIST and CLIENT KILL LADDR show it (`ip:port`, `path:0`).
+    pub fn sock_name(&self) -> String {
+        if self.unix {
+            format!("{}:0", self.laddr)
+        } else {
+            self.laddr.clone()
+        }
+    }
+
+    /// RESET: back to the state of a new connection (db 0, no name, replies on, default
+    /// user authenticated only when no password is required). The library name and version
+    /// stay: they still describe the client behind the connection. The caller resets the
+    /// protocol (in the reply buffer) and removes the client from the MONITOR list.
+    /// Families that add per-client state (MULTI, subscriptions, tracking) reset it here.
+    pub fn reset_connection_state(&mut self, password_required: bool) {
+        self.db = 0;
+        self.name = None;
+        self.authenticated = !password_required;
+        self.kind = ClientKind::Normal;
+        self.reply_mode = ReplyMode::On;
+        self.no_evict = false;
+        self.no_touch = false;
+    }
+}
+
+/// Client types as CLIENT LIST / CLIENT KILL `TYPE` name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientType {
+    Normal,
+    Replica,
+    PubSub,
+    Primary,
+}
+
+impl ClientType {
+    /// Parse a type name (`normal`, `slave`/`replica`, `pubsub`, `master`/`primary`),
+    /// ignoring case.
+    pub fn from_name(name: &[u8]) -> Option<ClientType> {
+        const NAMES: &[(&str, ClientType)] = &[
+            ("normal", ClientType::Normal),
+            ("slave", ClientType::Replica),
+            ("replica", ClientType::Replica),
+            ("pubsub", ClientType::PubSub),
+            ("master", ClientType::Primary),
+            ("primary", ClientType::Primary),
+        ];
+        NAMES.iter().find(|(n, _)| name.eq_ignore_ascii_case(n.as_bytes())).map(|&(_, t)| t)
     }
 }

@@ -45,6 +45,8 @@ pub struct Stats {
     pub net_in_samples: [(i64, u64); 16],
     pub net_out_samples: [(i64, u64); 16],
     pub peak_memory: usize,
+    /// Failed AUTH / HELLO AUTH attempts (INFO `acl_access_denied_auth`).
+    pub acl_denied_auth: u64,
 }
 
 impl Stats {
@@ -142,7 +144,11 @@ pub struct ServerState {
     pub clients: Clients,
     pub slowlog: SlowLog,
     pub run_id: String,
+    /// Replication ID (INFO `master_replid`); a primary without replicas still has one.
+    pub replid: String,
     pub start_ms: i64,
+    /// `used_memory` when the server state was created (INFO `used_memory_startup`).
+    pub used_memory_startup: usize,
     pub next_client_id: u64,
     pub pause: Pause,
     pub shutdown: Option<ShutdownMode>,
@@ -176,7 +182,9 @@ impl ServerState {
             clients: Clients::default(),
             slowlog: SlowLog::default(),
             run_id: random_hex(seed, 40),
+            replid: random_hex(seed.rotate_left(17) ^ 0x9e37_79b9_7f4a_7c15, 40),
             start_ms: now_ms,
+            used_memory_startup: crate::memory::used_memory(),
             next_client_id: 1,
             pause: Pause::default(),
             shutdown: None,

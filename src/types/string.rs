@@ -2,7 +2,15 @@
 //! the number parsing and formatting rules Valkey applies to them.
 //!
 //! Nothing here knows about connections or RESP; the rules (what counts as an integer, how
-//! INCRBYFLOAT prints its result) are Valkey's, so replies match byte for byte.
+//! INCRBYFLOAT adds and prints, which subsequence LCS picks) are Valkey's, so replies match
+//! byte for byte. Submodules: `long_double` (INCRBYFLOAT's x87 arithmetic in software) and
+//! `lcs` (the LCS table and walk).
+
+mod lcs;
+mod long_double;
+
+pub use lcs::{lcs, lcs_len, table_bytes as lcs_table_bytes, Lcs, LcsMatch};
+pub use long_double::LongDouble;
 
 /// The longest string Valkey stores as `embstr`; longer ones are `raw`.
 pub const EMBSTR_LEN_MAX: usize = 44;
@@ -36,6 +44,39 @@ impl StrValue {
             StrValue::Int(n) => StrRef::Int(*n),
             StrValue::Raw(b) => StrRef::Raw(b),
         }
+    }
+
+    /// Append `tail` (APPEND); returns the new length. The result is always raw text, as
+    /// Valkey's APPEND leaves it even when it reads as an integer.
+    pub fn append(&mut self, tail: &[u8]) -> usize {
+        self.edit(tail.len(), |v| v.extend_from_slice(tail))
+    }
+
+    /// Overwrite from `offset` with `bytes`, padding with zero bytes up to `offset` when the
+    /// string is shorter (SETRANGE); returns the new length.
+    pub fn set_range(&mut self, offset: usize, bytes: &[u8]) -> usize {
+        let end = offset + bytes.len();
+        let len = self.as_ref().len();
+        self.edit(end.saturating_sub(len), |v| {
+            if v.len() < end {
+                v.resize(end, 0);
+            }
+            v[offset..end].copy_from_slice(bytes);
+        })
+    }
+
+    /// Turn the value into raw bytes, let `f` change them, and store the result raw.
+    /// `grow_bytes` is reserved exactly, so the boxed result needs no shrinking copy.
+    fn edit(&mut self, grow_bytes: usize, f: impl FnOnce(&mut Vec<u8>)) -> usize {
+        let mut v = match std::mem::replace(self, StrValue::Int(0)) {
+            StrValue::Int(n) => StrRef::Int(n).to_vec(),
+            StrValue::Raw(b) => b.into_vec(),
+        };
+        v.reserve_exact(grow_bytes);
+        f(&mut v);
+        let len = v.len();
+        *self = StrValue::Raw(v.into_boxed_slice());
+        len
     }
 }
 
@@ -80,6 +121,15 @@ impl<'a> StrRef<'a> {
         match *self {
             StrRef::Int(n) => Some(n),
             StrRef::Raw(b) => parse_i64(b),
+        }
+    }
+
+    /// The value as a long double (Valkey's `getLongDoubleFromObject`): integers exactly,
+    /// text by `strtold`'s rules.
+    pub fn as_long_double(&self) -> Option<LongDouble> {
+        match *self {
+            StrRef::Int(n) => Some(LongDouble::from_i64(n)),
+            StrRef::Raw(b) => LongDouble::parse(b),
         }
     }
 }
@@ -128,8 +178,8 @@ pub fn parse_canonical_i64(s: &[u8]) -> Option<i64> {
     parse_i64(s)
 }
 
-/// Valkey's `string2ld`-style float parsing for INCRBYFLOAT: no spaces, not empty, finite
-/// result not required here (the caller rejects NaN/inf results), "nan" rejected.
+/// Float argument parsing (no spaces, not empty, "nan" refused, infinities allowed), for
+/// commands that take a double. INCRBYFLOAT uses [`LongDouble::parse`] instead.
 pub fn parse_f64(s: &[u8]) -> Option<f64> {
     if s.is_empty() || s.len() > 5000 {
         return None;
@@ -157,32 +207,6 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
     Some(v)
 }
 
-/// Format the result of INCRBYFLOAT as Valkey does for long doubles (`%.17Lf` with
-/// trailing zeros and a trailing dot removed; exponent form is never used).
-pub fn format_incrbyfloat(v: f64) -> String {
-    // Valkey formats a long double with 17 fractional digits; an f64 carries fewer
-    // significant digits, so print with the shortest exact representation first and fall
-    // back to a fixed 17-digit rendering trimmed, which gives the same text for values that
-    // round-trip (the common case: 10.5, 3.0e3 -> "3000").
-    let s = format!("{:.17}", v);
-    let shortest = format!("{}", v);
-    let fixed = trim_zeros(&s);
-    if shortest.contains('e') {
-        return fixed;
-    }
-    // Prefer the shortest form when it denotes the same double: Valkey's long double
-    // arithmetic prints e.g. 10.1 + 0.1 as "10.2" where a 17-digit f64 print would show noise.
-    shortest
-}
-
-fn trim_zeros(s: &str) -> String {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,8 +232,5 @@ mod tests {
         assert_eq!(parse_f64(b" 1"), None);
         assert_eq!(parse_f64(b"nan"), None);
         assert_eq!(parse_f64(b"abc"), None);
-        assert_eq!(format_incrbyfloat(10.5), "10.5");
-        assert_eq!(format_incrbyfloat(5000.0), "5000");
-        assert_eq!(format_incrbyfloat(3.0), "3");
     }
 }

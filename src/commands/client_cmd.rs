@@ -1,0 +1,561 @@
+//! CLIENT: the connection's own settings (SETNAME, SETINFO, REPLY, NO-EVICT, NO-TOUCH),
+//! introspection of every connection (ID, INFO, LIST), and acting on others (KILL, PAUSE,
+//! UNPAUSE).
+//!
+//! The executing client is lent out of the client table while its command runs, so every
+//! walk over "all clients" is `ctx.client` plus `ctx.srv.clients`. Killing another client
+//! only marks it and queues its slot; the event loop closes it at the end of the tick.
+
+use std::fmt::Write as _;
+
+use bytes::Bytes;
+
+use crate::commands::args::{is, text};
+use crate::commands::server_cmd::{parse_timeout_ms, reply_help, subcommand_syntax};
+use crate::commands::table::{acl, flag, Command};
+use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::resp::reply::{Proto, Reply};
+use crate::server::client::{Client, ClientType, ReplyMode};
+use crate::server::state::{Pause, PauseKind};
+use crate::types::string::parse_i64;
+
+const OWN: u64 = flag::NOSCRIPT | flag::LOADING | flag::STALE;
+const OTHERS: u64 = flag::ADMIN | OWN;
+const ACL_OWN: u64 = acl::SLOW | acl::CONNECTION;
+const ACL_OTHERS: u64 = acl::ADMIN | acl::SLOW | acl::DANGEROUS | acl::CONNECTION;
+
+static SUBCOMMANDS: &[Command] = &[
+    Command::new("client|id", 2, OWN, ACL_OWN, client_id)
+        .doc("connection", "5.0.0", "Returns the unique client ID of the connection.", "O(1)"),
+    Command::new("client|info", 2, OWN, ACL_OWN, client_info)
+        .doc("connection", "6.2.0", "Returns information about the connection.", "O(1)")
+        .tips(&["nondeterministic_output"]),
+    Command::new("client|list", -2, OTHERS, ACL_OTHERS, client_list)
+        .doc("connection", "2.4.0", "Lists open connections.", "O(N) where N is the number of client connections")
+        .tips(&["nondeterministic_output"]),
+    Command::new("client|kill", -3, OTHERS, ACL_OTHERS, client_kill)
+        .doc("connection", "2.4.0", "Terminates open connections.", "O(N) where N is the number of client connections"),
+    Command::new("client|setname", 3, OWN, ACL_OWN, client_setname)
+        .doc("connection", "2.6.9", "Sets the connection name.", "O(1)"),
+    Command::new("client|getname", 2, OWN, ACL_OWN, client_getname)
+        .doc("connection", "2.6.9", "Returns the name of the connection.", "O(1)"),
+    Command::new("client|setinfo", 4, OWN, ACL_OWN, client_setinfo)
+        .doc("connection", "7.2.0", "Sets information specific to the client or connection.", "O(1)")
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    Command::new("client|pause", -3, OTHERS, ACL_OTHERS, client_pause)
+        .doc("connection", "2.9.50", "Suspends commands processing.", "O(1)"),
+    Command::new("client|unpause", 2, OTHERS, ACL_OTHERS, client_unpause).doc(
+        "connection",
+        "6.2.0",
+        "Resumes processing commands from paused clients.",
+        "O(N) Where N is the number of paused clients",
+    ),
+    Command::new("client|reply", 3, OWN, ACL_OWN, client_reply)
+        .doc("connection", "3.2.0", "Instructs the server whether to reply to commands.", "O(1)"),
+    Command::new("client|no-evict", 3, OTHERS, ACL_OTHERS, client_no_evict)
+        .doc("connection", "7.0.0", "Sets the client eviction mode of the connection.", "O(1)"),
+    Command::new("client|no-touch", 3, OWN, ACL_OWN, client_no_touch).doc(
+        "connection",
+        "7.2.0",
+        "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+        "O(1)",
+    ),
+    Command::new("client|help", 2, flag::LOADING | flag::STALE, ACL_OWN, client_help)
+        .doc("connection", "5.0.0", "Returns helpful text about the different subcommands.", "O(1)"),
+];
+
+pub static COMMANDS: &[Command] = &[Command::container("client", -2, 0, acl::SLOW, SUBCOMMANDS)
+    .doc("connection", "2.4.0", "A container for client connection commands.", "Depends on subcommand.")];
+
+/// Whether a client name or library attribute is acceptable: printable ASCII without
+/// spaces, so that a CLIENT LIST line can always be split on spaces. Empty is allowed (it
+/// clears the value).
+pub fn valid_client_attr(v: &[u8]) -> bool {
+    v.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+fn client_id(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    ctx.out.int(ctx.client.id as i64);
+    Ok(())
+}
+
+fn client_setname(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let name = &argv[2];
+    if !valid_client_attr(name) {
+        return Err(CmdError::BadClientName);
+    }
+    ctx.client.name = (!name.is_empty()).then(|| name.clone());
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_getname(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    match &ctx.client.name {
+        Some(n) => ctx.out.bulk(n),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+/// CLIENT SETINFO LIB-NAME|LIB-VER value.
+fn client_setinfo(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let (attr, value) = (&argv[2], &argv[3]);
+    let slot = if is(attr, "LIB-NAME") {
+        &mut ctx.client.lib_name
+    } else if is(attr, "LIB-VER") {
+        &mut ctx.client.lib_ver
+    } else {
+        return Err(CmdError::UnrecognizedOption(text(attr)));
+    };
+    if !valid_client_attr(value) {
+        return Err(CmdError::BadClientAttr(text(attr)));
+    }
+    *slot = (!value.is_empty()).then(|| value.clone());
+    ctx.out.ok();
+    Ok(())
+}
+
+/// An ON|OFF argument.
+fn on_off(a: &[u8]) -> Result<bool, CmdError> {
+    if is(a, "ON") {
+        Ok(true)
+    } else if is(a, "OFF") {
+        Ok(false)
+    } else {
+        Err(CmdError::Syntax)
+    }
+}
+
+fn client_no_evict(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    ctx.client.no_evict = on_off(&argv[2])?;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_no_touch(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    ctx.client.no_touch = on_off(&argv[2])?;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CLIENT REPLY ON|OFF|SKIP. Dispatch applies the mode to the replies that follow; OFF and
+/// SKIP have no reply of their own.
+fn client_reply(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let a = &argv[2];
+    if is(a, "ON") {
+        ctx.client.reply_mode = ReplyMode::On;
+        ctx.out.ok();
+    } else if is(a, "OFF") {
+        ctx.client.reply_mode = ReplyMode::Off;
+    } else if is(a, "SKIP") {
+        if ctx.client.reply_mode != ReplyMode::Off {
+            ctx.client.reply_mode = ReplyMode::SkipNext;
+        }
+    } else {
+        return Err(CmdError::Syntax);
+    }
+    Ok(())
+}
+
+/// CLIENT PAUSE timeout [WRITE|ALL]. A pause only ever extends an earlier one, and a WRITE
+/// pause does not weaken a running ALL pause.
+fn client_pause(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let kind = match argv.len() {
+        3 => PauseKind::All,
+        4 if is(&argv[3], "WRITE") => PauseKind::Write,
+        4 if is(&argv[3], "ALL") => PauseKind::All,
+        4 => return Err(CmdError::PauseMode),
+        _ => return Err(subcommand_syntax(argv)),
+    };
+    let until_ms = parse_timeout_ms(&argv[2], ctx.now_ms)?;
+    let now = ctx.now_ms;
+    let current = ctx.srv.pause;
+    let running = current.kind.filter(|_| now < current.until_ms);
+    let kind = if running == Some(PauseKind::All) { PauseKind::All } else { kind };
+    let until_ms = if running.is_some() { until_ms.max(current.until_ms) } else { until_ms };
+    ctx.srv.pause = Pause { kind: Some(kind), until_ms };
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_unpause(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    ctx.srv.pause = Pause::default();
+    ctx.out.ok();
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// CLIENT INFO / LIST
+
+/// Bytes of reply Valkey keeps in a client's static buffer before it chains blocks; the
+/// `obl=`, `oll=` and `omem=` fields split our single buffer the same way.
+const REPLY_CHUNK_BYTES: usize = 16 * 1024;
+
+/// What a CLIENT LIST line shows of one client.
+struct ClientView<'a> {
+    client: &'a Client,
+    out: &'a Reply,
+    /// A write is pending (`events=rw`).
+    want_write: bool,
+    /// For the executing client: the command running now and its argument bytes.
+    running: Option<(&'static str, usize)>,
+}
+
+/// An optional attribute as CLIENT LIST shows it (empty when unset).
+fn attr_text(b: &Option<Bytes>) -> std::borrow::Cow<'_, str> {
+    b.as_deref().map(String::from_utf8_lossy).unwrap_or_default()
+}
+
+/// Append one CLIENT LIST line (without the newline), fields in Valkey 8's order.
+fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
+    let c = v.client;
+    let now_s = now_ms / 1000;
+    let (cmd, argv_mem) = v.running.unwrap_or((c.last_cmd, 0));
+    let idle_s = if v.running.is_some() { 0 } else { now_s - c.last_interaction_ms / 1000 };
+    let len = v.out.len();
+    let obl = len.min(REPLY_CHUNK_BYTES);
+    let omem = len - obl;
+    let oll = omem.div_ceil(REPLY_CHUNK_BYTES);
+    let rbs = v.out.buf.capacity().min(REPLY_CHUNK_BYTES).max(1024);
+    let tot_mem = std::mem::size_of::<Client>() + c.qbuf_cap + v.out.buf.capacity() + argv_mem;
+    let _ = write!(
+        s,
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 \
+         multi=-1 watch=0 qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} \
+         oll={} omem={} tot-mem={} events={} cmd={} user=default redir=-1 resp={} lib-name={} \
+         lib-ver={} tot-net-in={} tot-net-out={} tot-cmds={}",
+        c.id,
+        c.peer_id(),
+        c.sock_name(),
+        c.fd,
+        attr_text(&c.name),
+        now_s - c.created_ms / 1000,
+        idle_s,
+        c.flag_letters(),
+        c.db,
+        c.qbuf_len,
+        c.qbuf_cap.saturating_sub(c.qbuf_len),
+        argv_mem,
+        rbs,
+        rbs,
+        obl,
+        oll,
+        omem,
+        tot_mem,
+        if v.want_write { "rw" } else { "r" },
+        cmd,
+        if v.out.proto == Proto::Resp3 { 3 } else { 2 },
+        attr_text(&c.lib_name),
+        attr_text(&c.lib_ver),
+        c.tot_net_in,
+        c.tot_net_out,
+        c.tot_cmds,
+    );
+}
+
+/// The executing client's view, while `cmd` runs with `argv`.
+fn own_view<'a>(ctx: &'a Ctx, cmd: &'static str, argv: &[Bytes]) -> ClientView<'a> {
+    let argv_mem = argv.iter().map(|a| a.len()).sum();
+    ClientView { client: ctx.client, out: ctx.out, want_write: false, running: Some((cmd, argv_mem)) }
+}
+
+/// Every client, the executing one included, in connection order.
+fn all_views<'a>(ctx: &'a Ctx, cmd: &'static str, argv: &[Bytes]) -> Vec<ClientView<'a>> {
+    let mut views: Vec<ClientView> = ctx
+        .srv
+        .clients
+        .iter()
+        .map(|(_, slot)| ClientView {
+            client: &slot.client,
+            out: &slot.out,
+            want_write: slot.conn.as_ref().is_some_and(|c| c.want_write),
+            running: None,
+        })
+        .collect();
+    views.push(own_view(ctx, cmd, argv));
+    views.sort_by_key(|v| v.client.id);
+    views
+}
+
+fn client_info(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let mut s = String::new();
+    write_info_line(&mut s, &own_view(ctx, "client|info", argv), ctx.now_ms);
+    s.push('\n');
+    ctx.out.verbatim("txt", s.as_bytes());
+    Ok(())
+}
+
+/// Which clients CLIENT LIST shows.
+enum ListFilter {
+    All,
+    Type(ClientType),
+    /// In the order given; unknown IDs are skipped.
+    Ids(Vec<u64>),
+}
+
+fn parse_list_filter(argv: &[Bytes]) -> Result<ListFilter, CmdError> {
+    match argv.len() {
+        2 => Ok(ListFilter::All),
+        4 if is(&argv[2], "TYPE") => ClientType::from_name(&argv[3])
+            .map(ListFilter::Type)
+            .ok_or_else(|| CmdError::UnknownClientType(text(&argv[3]))),
+        n if n > 3 && is(&argv[2], "ID") => argv[3..]
+            .iter()
+            .map(|a| parse_i64(a).map(|id| id as u64).ok_or(CmdError::InvalidClientId))
+            .collect::<Result<_, _>>()
+            .map(ListFilter::Ids),
+        _ => Err(CmdError::Syntax),
+    }
+}
+
+fn client_list(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let filter = parse_list_filter(argv)?;
+    let mut s = String::new();
+    {
+        let views = all_views(ctx, "client|list", argv);
+        let mut emit = |v: &ClientView| {
+            write_info_line(&mut s, v, ctx.now_ms);
+            s.push('\n');
+        };
+        match &filter {
+            ListFilter::All => views.iter().for_each(&mut emit),
+            ListFilter::Type(t) => {
+                views.iter().filter(|v| v.client.client_type() == *t).for_each(&mut emit)
+            }
+            ListFilter::Ids(ids) => {
+                for id in ids {
+                    views.iter().filter(|v| v.client.id == *id).for_each(&mut emit);
+                }
+            }
+        }
+    }
+    ctx.out.verbatim("txt", s.as_bytes());
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// CLIENT KILL
+
+/// The filters of the new CLIENT KILL form; every given one must match.
+struct KillFilter<'a> {
+    addr: Option<&'a [u8]>,
+    laddr: Option<&'a [u8]>,
+    id: Option<u64>,
+    kind: Option<ClientType>,
+    /// Kill the executing client too when it matches.
+    include_self: bool,
+    min_age_s: Option<i64>,
+}
+
+/// How CLIENT KILL replies: the old form `CLIENT KILL addr` with OK or `No such client`,
+/// the filter form with the number killed.
+#[derive(Debug, PartialEq, Eq)]
+enum KillReply {
+    Ok,
+    Count,
+}
+
+/// Parse CLIENT KILL. The old form may kill the caller; the filter form skips it unless
+/// `SKIPME no`.
+fn parse_kill(argv: &[Bytes]) -> Result<(KillFilter<'_>, KillReply), CmdError> {
+    let mut f = KillFilter {
+        addr: None,
+        laddr: None,
+        id: None,
+        kind: None,
+        include_self: false,
+        min_age_s: None,
+    };
+    if argv.len() == 3 {
+        f.addr = Some(&argv[2]);
+        f.include_self = true;
+        return Ok((f, KillReply::Ok));
+    }
+    let mut i = 2;
+    while i < argv.len() {
+        let (opt, value) = match argv.get(i + 1) {
+            Some(v) => (&argv[i], v),
+            None => return Err(CmdError::Syntax),
+        };
+        if is(opt, "ID") {
+            let id = parse_i64(value).filter(|&n| n >= 1);
+            f.id = Some(id.ok_or(CmdError::ClientIdNotPositive)? as u64);
+        } else if is(opt, "MAXAGE") {
+            let age = parse_i64(value).ok_or(CmdError::MaxAgeNotInteger)?;
+            if age <= 0 {
+                return Err(CmdError::MaxAgeNotPositive);
+            }
+            f.min_age_s = Some(age);
+        } else if is(opt, "TYPE") {
+            let t = ClientType::from_name(value);
+            f.kind = Some(t.ok_or_else(|| CmdError::UnknownClientType(text(value)))?);
+        } else if is(opt, "ADDR") {
+            f.addr = Some(value);
+        } else if is(opt, "LADDR") {
+            f.laddr = Some(value);
+        } else if is(opt, "USER") {
+            // `default` is the only user, and every client is logged in as it.
+            if &value[..] != b"default" {
+                return Err(CmdError::NoSuchUser(text(value)));
+            }
+        } else if is(opt, "SKIPME") {
+            f.include_self = !on_yes_no(value)?;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 2;
+    }
+    Ok((f, KillReply::Count))
+}
+
+fn on_yes_no(a: &[u8]) -> Result<bool, CmdError> {
+    if is(a, "YES") {
+        Ok(true)
+    } else if is(a, "NO") {
+        Ok(false)
+    } else {
+        Err(CmdError::Syntax)
+    }
+}
+
+impl KillFilter<'_> {
+    fn matches(&self, c: &Client, now_ms: i64) -> bool {
+        self.addr.is_none_or(|a| a == c.peer_id().as_bytes())
+            && self.laddr.is_none_or(|a| a == c.sock_name().as_bytes())
+            && self.id.is_none_or(|id| id == c.id)
+            && self.kind.is_none_or(|t| t == c.client_type())
+            && self.min_age_s.is_none_or(|age| now_ms / 1000 - c.created_ms / 1000 >= age)
+    }
+}
+
+fn client_kill(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let (filter, reply) = parse_kill(argv)?;
+    let now = ctx.now_ms;
+    let mut killed = 0;
+    for (token, slot) in ctx.srv.clients.iter_mut() {
+        if slot.client.close_asap || !filter.matches(&slot.client, now) {
+            continue;
+        }
+        slot.client.close_asap = true;
+        ctx.srv.to_close.push(token);
+        killed += 1;
+    }
+    let kill_self = filter.include_self && filter.matches(ctx.client, now);
+    killed += usize::from(kill_self);
+    match reply {
+        KillReply::Ok if killed == 0 => return Err(CmdError::NoSuchClient),
+        KillReply::Ok => ctx.out.ok(),
+        KillReply::Count => ctx.out.int(killed as i64),
+    }
+    // Flagged only after the reply is queued, so the reply is still written.
+    if kill_self {
+        ctx.client.close_after_reply = true;
+    }
+    Ok(())
+}
+
+fn client_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    reply_help(
+        ctx.out,
+        "CLIENT",
+        &[
+            "GETNAME",
+            "    Return the name of the current connection.",
+            "ID",
+            "    Return the ID of the current connection.",
+            "INFO",
+            "    Return information about the current client connection.",
+            "KILL <ip:port>",
+            "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections. Options are:",
+            "    * ADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made from the specified address",
+            "    * LADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made to specified local address",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Kill connections by type.",
+            "    * USER <username>",
+            "      Kill connections authenticated by <username>.",
+            "    * SKIPME (YES|NO)",
+            "      Skip killing current connection (default: yes).",
+            "    * ID <client-id>",
+            "      Kill connections by client id.",
+            "    * MAXAGE <maxage>",
+            "      Kill connections older than the specified age.",
+            "LIST [options ...]",
+            "    Return information about client connections. Options:",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Return clients of specified type.",
+            "UNPAUSE",
+            "    Stop the current client pause, resuming traffic.",
+            "PAUSE <timeout> [WRITE|ALL]",
+            "    Suspend all, or just write, clients for <timeout> milliseconds.",
+            "REPLY (ON|OFF|SKIP)",
+            "    Control the replies sent to the current connection.",
+            "SETNAME <name>",
+            "    Assign the name <name> to the current connection.",
+            "SETINFO <option> <value>",
+            "    Set client meta attr. Options are:",
+            "    * LIB-NAME: the client lib name.",
+            "    * LIB-VER: the client lib version.",
+            "NO-EVICT (ON|OFF)",
+            "    Protect current client connection from eviction.",
+            "NO-TOUCH (ON|OFF)",
+            "    Will not touch LRU/LFU stats when this mode is on.",
+        ],
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<Bytes> {
+        words.iter().map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
+    }
+
+    #[test]
+    fn attrs_are_printable_without_spaces() {
+        assert!(valid_client_attr(b""));
+        assert!(valid_client_attr(b"redis-py(3.0)"));
+        assert!(!valid_client_attr(b"a b"));
+        assert!(!valid_client_attr(b"a\nb"));
+        assert!(!valid_client_attr("é".as_bytes()));
+    }
+
+    #[test]
+    fn kill_options() {
+        let err = |w: &[&str]| parse_kill(&argv(w)).err().unwrap();
+        assert_eq!(err(&["client", "kill", "id", "0"]), CmdError::ClientIdNotPositive);
+        assert_eq!(err(&["client", "kill", "id", "x"]), CmdError::ClientIdNotPositive);
+        assert_eq!(err(&["client", "kill", "maxage", "0"]), CmdError::MaxAgeNotPositive);
+        assert_eq!(err(&["client", "kill", "maxage", "x"]), CmdError::MaxAgeNotInteger);
+        assert_eq!(err(&["client", "kill", "type", "x"]), CmdError::UnknownClientType("x".into()));
+        assert_eq!(err(&["client", "kill", "user", "bob"]), CmdError::NoSuchUser("bob".into()));
+        assert_eq!(err(&["client", "kill", "skipme", "maybe"]), CmdError::Syntax);
+        assert_eq!(err(&["client", "kill", "id", "1", "type"]), CmdError::Syntax);
+        let a = argv(&["client", "kill", "skipme", "no", "id", "7"]);
+        let (f, reply) = parse_kill(&a).unwrap();
+        assert!(f.include_self);
+        assert_eq!(f.id, Some(7));
+        assert_eq!(reply, KillReply::Count);
+        let a = argv(&["client", "kill", "1.2.3.4:5"]);
+        let (f, reply) = parse_kill(&a).unwrap();
+        assert!(f.include_self);
+        assert_eq!(f.addr, Some(&b"1.2.3.4:5"[..]));
+        assert_eq!(reply, KillReply::Ok);
+    }
+
+    #[test]
+    fn list_filters() {
+        let f = |w: &[&str]| parse_list_filter(&argv(w));
+        assert!(matches!(f(&["client", "list"]), Ok(ListFilter::All)));
+        assert!(matches!(f(&["client", "list", "type", "REPLICA"]), Ok(ListFilter::Type(ClientType::Replica))));
+        assert!(matches!(f(&["client", "list", "id", "1", "2"]), Ok(ListFilter::Ids(v)) if v == [1, 2]));
+        assert_eq!(f(&["client", "list", "id", "x"]).err(), Some(CmdError::InvalidClientId));
+        assert_eq!(f(&["client", "list", "type", "normal", "x"]).err(), Some(CmdError::Syntax));
+        assert_eq!(f(&["client", "list", "id"]).err(), Some(CmdError::Syntax));
+    }
+}

@@ -1,0 +1,633 @@
+//! INFO [section ...]: the server's state as `field:value` lines under `# Section` headers,
+//! with Valkey 8's section and field names, CRLF line endings and a blank line between
+//! sections. The reply is verbatim text (a bulk string in RESP2).
+//!
+//! Each section is one function that only reads `ServerState`; fields this server has no
+//! counterpart for (replication backlog, forks, defrag, tracking) report Valkey's idle
+//! values so that tools parsing INFO find every field they expect.
+
+use std::fmt::Write as _;
+
+use bytes::Bytes;
+
+use crate::commands::server_cmd::{REDIS_COMPAT_VERSION, SERVER_VERSION};
+use crate::commands::table::{acl, flag, Command};
+use crate::commands::{CmdResult, Ctx};
+use crate::keyspace::db::lru_clock;
+use crate::server::cron::rate;
+use crate::server::state::ServerState;
+
+pub static COMMANDS: &[Command] = &[Command::new(
+    "info",
+    -1,
+    flag::LOADING | flag::STALE,
+    acl::SLOW | acl::DANGEROUS,
+    info,
+)
+.doc("server", "1.0.0", "Returns information and statistics about the server.", "O(1)")
+.tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])];
+
+/// Every section, in output order: name, whether `INFO` / `INFO default` includes it, and
+/// the function that writes its lines.
+type SectionFn = fn(&mut String, &ServerState, &Now);
+const SECTIONS: &[(&str, bool, SectionFn)] = &[
+    ("server", true, server_section),
+    ("clients", true, clients_section),
+    ("memory", true, memory_section),
+    ("persistence", true, persistence_section),
+    ("stats", true, stats_section),
+    ("replication", true, replication_section),
+    ("cpu", true, cpu_section),
+    ("modules", true, modules_section),
+    ("commandstats", false, commandstats_section),
+    ("errorstats", true, errorstats_section),
+    ("latencystats", false, latencystats_section),
+    ("cluster", true, cluster_section),
+    ("keyspace", true, keyspace_section),
+];
+
+/// Which sections a request asked for.
+#[derive(Default)]
+struct Selection {
+    all: bool,
+    defaults: bool,
+    /// Lower-cased names of sections asked for by name.
+    named: Vec<String>,
+}
+
+impl Selection {
+    fn parse(args: &[Bytes]) -> Selection {
+        let mut sel = Selection { defaults: args.is_empty(), ..Selection::default() };
+        for a in args {
+            let name = String::from_utf8_lossy(a).to_ascii_lowercase();
+            match name.as_str() {
+                "default" => sel.defaults = true,
+                "all" | "everything" => sel.all = true,
+                _ => sel.named.push(name),
+            }
+        }
+        sel
+    }
+
+    fn wants(&self, name: &str, in_default: bool) -> bool {
+        self.all
+            || (self.defaults && in_default)
+            || self.named.iter().any(|n| n == name || (name == "modules" && n == "module_list"))
+    }
+}
+
+/// What INFO reads besides the server state: the time (the command's ms clock plus the
+/// precise µs one), and the executing client's buffers, which the client table cannot show
+/// while that client is lent out of it.
+struct Now {
+    ms: i64,
+    us: i64,
+    own_qbuf: usize,
+    own_out: usize,
+}
+
+fn info(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let sel = Selection::parse(&argv[1..]);
+    let now = Now {
+        ms: ctx.now_ms,
+        us: now_us(),
+        own_qbuf: ctx.client.qbuf_len,
+        own_out: ctx.out.len(),
+    };
+    let text = render(ctx.srv, &sel, &now);
+    ctx.out.verbatim("txt", text.as_bytes());
+    Ok(())
+}
+
+fn render(srv: &ServerState, sel: &Selection, now: &Now) -> String {
+    let mut s = String::with_capacity(4096);
+    for &(name, in_default, write) in SECTIONS {
+        if !sel.wants(name, in_default) {
+            continue;
+        }
+        if !s.is_empty() {
+            s.push_str("\r\n");
+        }
+        write(&mut s, srv, now);
+    }
+    s
+}
+
+/// Append `field:value\r\n` lines.
+macro_rules! fields {
+    ($s:expr, $( $name:literal => $value:expr ),* $(,)?) => {
+        $( let _ = write!($s, concat!($name, ":{}\r\n"), $value); )*
+    };
+}
+
+fn now_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// A first line of a file under /proc, trimmed ("" when unreadable).
+fn proc_line(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().next().unwrap_or("").trim().to_string())
+        .unwrap_or_default()
+}
+
+fn server_section(s: &mut String, srv: &ServerState, now: &Now) {
+    let uptime_s = (now.ms - srv.start_ms) / 1000;
+    let os_type = proc_line("/proc/sys/kernel/ostype");
+    let os = format!(
+        "{} {} {}",
+        if os_type.is_empty() { std::env::consts::OS } else { &os_type },
+        proc_line("/proc/sys/kernel/osrelease"),
+        std::env::consts::ARCH
+    );
+    let config_file = srv.config_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    s.push_str("# Server\r\n");
+    fields!(s,
+        "redis_version" => REDIS_COMPAT_VERSION,
+        "server_name" => "valkey",
+        "valkey_version" => SERVER_VERSION,
+        "redis_git_sha1" => "00000000",
+        "redis_git_dirty" => 0,
+        "redis_build_id" => "0",
+        "redis_mode" => if srv.config.cluster_enabled { "cluster" } else { "standalone" },
+        "os" => os,
+        "arch_bits" => usize::BITS,
+        "monotonic_clock" => "POSIX clock_gettime",
+        "multiplexing_api" => "epoll",
+        "atomicvar_api" => "c11-builtin",
+        "gcc_version" => "0.0.0",
+        "process_id" => std::process::id(),
+        "process_supervised" => "no",
+        "run_id" => srv.run_id,
+        "tcp_port" => srv.tcp_port,
+        "server_time_usec" => now.us,
+        "uptime_in_seconds" => uptime_s,
+        "uptime_in_days" => uptime_s / 86400,
+        "hz" => srv.hz,
+        "configured_hz" => srv.config.hz,
+        "lru_clock" => lru_clock(now.ms),
+        "executable" => srv.executable,
+        "config_file" => config_file,
+        "io_threads_active" => u8::from(srv.config.io_threads > 1),
+    );
+    let mut n = 0;
+    if srv.tcp_port != 0 {
+        let binds: Vec<String> = srv.config.bind.iter().map(|b| format!("bind={b}")).collect();
+        let _ = write!(s, "listener{n}:name=tcp,{},port={}\r\n", binds.join(","), srv.tcp_port);
+        n += 1;
+    }
+    if !srv.config.unixsocket.is_empty() {
+        let _ = write!(s, "listener{n}:name=unix,bind={}\r\n", srv.config.unixsocket);
+    }
+}
+
+fn clients_section(s: &mut String, srv: &ServerState, now: &Now) {
+    let others = srv.clients.iter().map(|(_, slot)| (slot.client.qbuf_len, slot.out.len()));
+    let (max_in, max_out) =
+        others.fold((now.own_qbuf, now.own_out), |(i, o), (qi, qo)| (i.max(qi), o.max(qo)));
+    s.push_str("# Clients\r\n");
+    fields!(s,
+        "connected_clients" => srv.clients.count,
+        "cluster_connections" => 0,
+        "maxclients" => srv.config.maxclients,
+        "client_recent_max_input_buffer" => max_in,
+        "client_recent_max_output_buffer" => max_out,
+        "blocked_clients" => 0,
+        "tracking_clients" => 0,
+        "pubsub_clients" => 0,
+        "watching_clients" => 0,
+        "clients_in_timeout_table" => 0,
+        "total_watched_keys" => 0,
+        "total_blocking_keys" => 0,
+        "total_blocking_keys_on_nokey" => 0,
+    );
+}
+
+/// Valkey's `bytesToHuman`: `123B`, `1.50K`, `2.00M`, ...
+pub fn bytes_to_human(n: u64) -> String {
+    const UNITS: &[(u64, char)] = &[
+        (1 << 50, 'P'),
+        (1 << 40, 'T'),
+        (1 << 30, 'G'),
+        (1 << 20, 'M'),
+        (1 << 10, 'K'),
+    ];
+    if n >= 1 << 60 {
+        return format!("{n}B");
+    }
+    match UNITS.iter().find(|&&(size, _)| n >= size) {
+        Some(&(size, unit)) => format!("{:.2}{unit}", n as f64 / size as f64),
+        None => format!("{n}B"),
+    }
+}
+
+/// `a / b` for ratios, 0 when `b` is 0.
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+fn memory_section(s: &mut String, srv: &ServerState, _now: &Now) {
+    let used = crate::memory::used_memory();
+    let peak = srv.stats.peak_memory.max(used);
+    let alloc = mem_source::allocator_stats();
+    let rss = mem_source::rss_bytes();
+    let total_system = mem_source::total_system_memory();
+    let startup = srv.used_memory_startup.min(used);
+    let clients_normal: usize = srv
+        .clients
+        .iter()
+        .map(|(_, slot)| slot.client.qbuf_cap + slot.out.buf.capacity())
+        .sum();
+    let overhead = startup + clients_normal;
+    let dataset = used.saturating_sub(overhead);
+    let net = used.saturating_sub(startup).max(1);
+    let maxmemory = srv.config.maxmemory_bytes;
+    s.push_str("# Memory\r\n");
+    fields!(s,
+        "used_memory" => used,
+        "used_memory_human" => bytes_to_human(used as u64),
+        "used_memory_rss" => rss,
+        "used_memory_rss_human" => bytes_to_human(rss as u64),
+        "used_memory_peak" => peak,
+        "used_memory_peak_human" => bytes_to_human(peak as u64),
+        "used_memory_peak_perc" => format!("{:.2}%", ratio(used, peak) * 100.0),
+        "used_memory_overhead" => overhead,
+        "used_memory_startup" => startup,
+        "used_memory_dataset" => dataset,
+        "used_memory_dataset_perc" => format!("{:.2}%", ratio(dataset, net) * 100.0),
+        "allocator_allocated" => alloc.allocated,
+        "allocator_active" => alloc.active,
+        "allocator_resident" => alloc.resident,
+        "total_system_memory" => total_system,
+        "total_system_memory_human" => bytes_to_human(total_system as u64),
+        "used_memory_lua" => 0,
+        "used_memory_vm_eval" => 0,
+        "used_memory_lua_human" => "0B",
+        "used_memory_scripts_eval" => 0,
+        "number_of_cached_scripts" => 0,
+        "number_of_functions" => 0,
+        "number_of_libraries" => 0,
+        "used_memory_vm_functions" => 0,
+        "used_memory_vm_total" => 0,
+        "used_memory_vm_total_human" => "0B",
+        "used_memory_functions" => 0,
+        "used_memory_scripts" => 0,
+        "used_memory_scripts_human" => "0B",
+        "maxmemory" => maxmemory,
+        "maxmemory_human" => bytes_to_human(maxmemory),
+        "maxmemory_policy" => srv.config.maxmemory_policy.name(),
+        "allocator_frag_ratio" => format!("{:.2}", ratio(alloc.active, alloc.allocated)),
+        "allocator_frag_bytes" => alloc.active.saturating_sub(alloc.allocated),
+        "allocator_rss_ratio" => format!("{:.2}", ratio(alloc.resident, alloc.active)),
+        "allocator_rss_bytes" => alloc.resident as i64 - alloc.active as i64,
+        "rss_overhead_ratio" => format!("{:.2}", ratio(rss, alloc.resident)),
+        "rss_overhead_bytes" => rss as i64 - alloc.resident as i64,
+        "mem_fragmentation_ratio" => format!("{:.2}", ratio(rss, used)),
+        "mem_fragmentation_bytes" => rss as i64 - used as i64,
+        "mem_not_counted_for_evict" => 0,
+        "mem_replication_backlog" => 0,
+        "mem_total_replication_buffers" => 0,
+        "mem_clients_slaves" => 0,
+        "mem_clients_normal" => clients_normal,
+        "mem_cluster_links" => 0,
+        "mem_aof_buffer" => 0,
+        "mem_allocator" => "jemalloc-5.3.0",
+        "active_defrag_running" => 0,
+        "lazyfree_pending_objects" => 0,
+        "lazyfreed_objects" => 0,
+    );
+}
+
+fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
+    s.push_str("# Persistence\r\n");
+    fields!(s,
+        "loading" => 0,
+        "async_loading" => 0,
+        "current_cow_peak" => 0,
+        "current_cow_size" => 0,
+        "current_cow_size_age" => 0,
+        "current_fork_perc" => "0.00",
+        "current_save_keys_processed" => 0,
+        "current_save_keys_total" => 0,
+        "rdb_changes_since_last_save" => srv.dirty,
+        "rdb_bgsave_in_progress" => 0,
+        "rdb_last_save_time" => srv.lastsave_s,
+        "rdb_last_bgsave_status" => "ok",
+        "rdb_last_bgsave_time_sec" => -1,
+        "rdb_current_bgsave_time_sec" => -1,
+        "rdb_saves" => 0,
+        "rdb_last_cow_size" => 0,
+        "rdb_last_load_keys_expired" => 0,
+        "rdb_last_load_keys_loaded" => 0,
+        "aof_enabled" => u8::from(srv.config.appendonly),
+        "aof_rewrite_in_progress" => 0,
+        "aof_rewrite_scheduled" => 0,
+        "aof_last_rewrite_time_sec" => -1,
+        "aof_current_rewrite_time_sec" => -1,
+        "aof_last_bgrewrite_status" => "ok",
+        "aof_rewrites" => 0,
+        "aof_rewrites_consecutive_failures" => 0,
+        "aof_last_write_status" => "ok",
+        "aof_last_cow_size" => 0,
+        "module_fork_in_progress" => 0,
+        "module_fork_last_cow_size" => 0,
+    );
+}
+
+fn stats_section(s: &mut String, srv: &ServerState, _now: &Now) {
+    let st = &srv.stats;
+    let (mut expired, mut hits, mut misses, mut stale, mut sampled) = (0, 0, 0, 0, 0);
+    for db in &srv.dbs {
+        expired += db.stats.expired_keys;
+        hits += db.stats.keyspace_hits;
+        misses += db.stats.keyspace_misses;
+        stale += db.stats.expired_stale_samples;
+        sampled += db.stats.expired_samples;
+    }
+    let idx = st.ops_sample_idx;
+    let kbps = |samples| format!("{:.2}", rate(samples, idx) / 1024.0);
+    s.push_str("# Stats\r\n");
+    fields!(s,
+        "total_connections_received" => st.total_connections_received,
+        "total_commands_processed" => st.total_commands_processed,
+        "instantaneous_ops_per_sec" => rate(&st.ops_samples, idx) as i64,
+        "total_net_input_bytes" => st.net_input_bytes,
+        "total_net_output_bytes" => st.net_output_bytes,
+        "total_net_repl_input_bytes" => 0,
+        "total_net_repl_output_bytes" => 0,
+        "instantaneous_input_kbps" => kbps(&st.net_in_samples),
+        "instantaneous_output_kbps" => kbps(&st.net_out_samples),
+        "instantaneous_input_repl_kbps" => "0.00",
+        "instantaneous_output_repl_kbps" => "0.00",
+        "rejected_connections" => st.rejected_connections,
+        "sync_full" => 0,
+        "sync_partial_ok" => 0,
+        "sync_partial_err" => 0,
+        "expired_keys" => expired,
+        "expired_stale_perc" => format!("{:.2}", ratio(stale as usize, sampled as usize) * 100.0),
+        "expired_time_cap_reached_count" => 0,
+        "expire_cycle_cpu_milliseconds" => st.expire_cycle_cpu_ms,
+        "evicted_keys" => 0,
+        "evicted_clients" => 0,
+        "evicted_scripts" => 0,
+        "total_eviction_exceeded_time" => 0,
+        "current_eviction_exceeded_time" => 0,
+        "keyspace_hits" => hits,
+        "keyspace_misses" => misses,
+        "pubsub_channels" => 0,
+        "pubsub_patterns" => 0,
+        "pubsubshard_channels" => 0,
+        "latest_fork_usec" => 0,
+        "total_forks" => 0,
+        "migrate_cached_sockets" => 0,
+        "slave_expires_tracked_keys" => 0,
+        "active_defrag_hits" => 0,
+        "active_defrag_misses" => 0,
+        "active_defrag_key_hits" => 0,
+        "active_defrag_key_misses" => 0,
+        "total_active_defrag_time" => 0,
+        "current_active_defrag_time" => 0,
+        "tracking_total_keys" => 0,
+        "tracking_total_items" => 0,
+        "tracking_total_prefixes" => 0,
+        "unexpected_error_replies" => st.unexpected_error_replies,
+        "total_error_replies" => st.total_error_replies,
+        "dump_payload_sanitizations" => 0,
+        "io_threaded_reads_processed" => 0,
+        "io_threaded_writes_processed" => 0,
+        "client_query_buffer_limit_disconnections" => st.client_qbuf_limit_disconnections,
+        "client_output_buffer_limit_disconnections" => st.client_outbuf_limit_disconnections,
+        "reply_buffer_shrinks" => 0,
+        "reply_buffer_expands" => 0,
+        "acl_access_denied_auth" => st.acl_denied_auth,
+        "acl_access_denied_cmd" => 0,
+        "acl_access_denied_key" => 0,
+        "acl_access_denied_channel" => 0,
+    );
+}
+
+fn replication_section(s: &mut String, srv: &ServerState, _now: &Now) {
+    s.push_str("# Replication\r\n");
+    fields!(s,
+        "role" => "master",
+        "connected_slaves" => 0,
+        "master_failover_state" => "no-failover",
+        "master_replid" => srv.replid,
+        "master_replid2" => "0000000000000000000000000000000000000000",
+        "master_repl_offset" => 0,
+        "second_repl_offset" => -1,
+        "repl_backlog_active" => 0,
+        "repl_backlog_size" => 1048576,
+        "repl_backlog_first_byte_offset" => 0,
+        "repl_backlog_histlen" => 0,
+    );
+}
+
+fn cpu_section(s: &mut String, _srv: &ServerState, _now: &Now) {
+    let own = cpu::usage(cpu::Who::Process);
+    let children = cpu::usage(cpu::Who::Children);
+    s.push_str("# CPU\r\n");
+    fields!(s,
+        "used_cpu_sys" => own.sys,
+        "used_cpu_user" => own.user,
+        "used_cpu_sys_children" => children.sys,
+        "used_cpu_user_children" => children.user,
+    );
+    // INFO runs on the main thread, so the calling thread's usage is the main thread's.
+    if let Some(main) = cpu::thread_usage() {
+        fields!(s,
+            "used_cpu_sys_main_thread" => main.sys,
+            "used_cpu_user_main_thread" => main.user,
+        );
+    }
+}
+
+fn modules_section(s: &mut String, _srv: &ServerState, _now: &Now) {
+    s.push_str("# Modules\r\n");
+}
+
+fn commandstats_section(s: &mut String, srv: &ServerState, _now: &Now) {
+    s.push_str("# Commandstats\r\n");
+    let mut names: Vec<&&str> = srv.stats.cmd.keys().collect();
+    names.sort();
+    for name in names {
+        let st = &srv.stats.cmd[*name];
+        if st.calls == 0 && st.failed_calls == 0 && st.rejected_calls == 0 {
+            continue;
+        }
+        let per_call = if st.calls == 0 { 0.0 } else { st.usec as f64 / st.calls as f64 };
+        let _ = write!(
+            s,
+            "cmdstat_{name}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
+            st.calls, st.usec, st.rejected_calls, st.failed_calls
+        );
+    }
+}
+
+fn errorstats_section(s: &mut String, srv: &ServerState, _now: &Now) {
+    s.push_str("# Errorstats\r\n");
+    let mut codes: Vec<(&String, &u64)> = srv.stats.errors.iter().collect();
+    codes.sort();
+    for (code, count) in codes {
+        let _ = write!(s, "errorstat_{code}:count={count}\r\n");
+    }
+}
+
+/// Latency percentiles are not tracked: the section is present and empty.
+fn latencystats_section(s: &mut String, _srv: &ServerState, _now: &Now) {
+    s.push_str("# Latencystats\r\n");
+}
+
+fn cluster_section(s: &mut String, srv: &ServerState, _now: &Now) {
+    s.push_str("# Cluster\r\n");
+    fields!(s, "cluster_enabled" => u8::from(srv.config.cluster_enabled));
+}
+
+fn keyspace_section(s: &mut String, srv: &ServerState, now: &Now) {
+    s.push_str("# Keyspace\r\n");
+    for (i, db) in srv.dbs.iter().enumerate() {
+        let (keys, expires) = (db.len(), db.expires_len());
+        if keys == 0 && expires == 0 {
+            continue;
+        }
+        let _ = write!(s, "db{i}:keys={keys},expires={expires},avg_ttl={}\r\n", db.avg_ttl_ms(now.ms));
+    }
+}
+
+/// CPU time from `getrusage(2)`, formatted as Valkey prints it (`seconds.micros`).
+mod cpu {
+    pub struct Usage {
+        pub sys: String,
+        pub user: String,
+    }
+
+    pub enum Who {
+        Process,
+        Children,
+    }
+
+    fn fmt(tv: libc::timeval) -> String {
+        format!("{}.{:06}", tv.tv_sec, tv.tv_usec)
+    }
+
+    fn raw(who: libc::c_int) -> Option<Usage> {
+        let mut ru = std::mem::MaybeUninit::<libc::rusage>::uninit();
+        // SAFETY: `ru` is valid for writes of one `rusage`; getrusage fills it completely
+        // when it returns 0, and it is read only in that case.
+        let rc = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
+        if rc != 0 {
+            return None;
+        }
+        // SAFETY: initialised by the successful call above.
+        let ru = unsafe { ru.assume_init() };
+        Some(Usage { sys: fmt(ru.ru_stime), user: fmt(ru.ru_utime) })
+    }
+
+    pub fn usage(who: Who) -> Usage {
+        let w = match who {
+            Who::Process => libc::RUSAGE_SELF,
+            Who::Children => libc::RUSAGE_CHILDREN,
+        };
+        raw(w).unwrap_or(Usage { sys: "0.000000".into(), user: "0.000000".into() })
+    }
+
+    /// The calling thread's usage, where the OS reports it.
+    pub fn thread_usage() -> Option<Usage> {
+        #[cfg(target_os = "linux")]
+        {
+            raw(libc::RUSAGE_THREAD)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            None
+        }
+    }
+}
+
+/// Where INFO memory gets the allocator's and the OS's figures.
+///
+/// To be replaced by `crate::memory::stats::{allocator_stats, rss_bytes}` once the memory
+/// module provides them (it refreshes them in cron, as Valkey does); until then they are
+/// read here on demand.
+mod mem_source {
+    pub struct AllocatorStats {
+        pub allocated: usize,
+        pub active: usize,
+        pub resident: usize,
+    }
+
+    pub fn allocator_stats() -> AllocatorStats {
+        use tikv_jemalloc_ctl::{epoch, stats};
+        // jemalloc's statistics are a snapshot taken at the last epoch advance.
+        let _ = epoch::advance();
+        AllocatorStats {
+            allocated: stats::allocated::read().unwrap_or(0),
+            active: stats::active::read().unwrap_or(0),
+            resident: stats::resident::read().unwrap_or(0),
+        }
+    }
+
+    /// A `Name:  N kB` line of a /proc file, in bytes.
+    fn proc_kb(path: &str, name: &str) -> usize {
+        let Ok(text) = std::fs::read_to_string(path) else { return 0 };
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+            .map_or(0, |kb| kb * 1024)
+    }
+
+    pub fn rss_bytes() -> usize {
+        proc_kb("/proc/self/status", "VmRSS")
+    }
+
+    pub fn total_system_memory() -> usize {
+        proc_kb("/proc/meminfo", "MemTotal")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes_match_valkey() {
+        assert_eq!(bytes_to_human(0), "0B");
+        assert_eq!(bytes_to_human(1023), "1023B");
+        assert_eq!(bytes_to_human(1024), "1.00K");
+        assert_eq!(bytes_to_human(1015896), "992.09K");
+        assert_eq!(bytes_to_human(12427264), "11.85M");
+        assert_eq!(bytes_to_human(25276514304), "23.54G");
+    }
+
+    fn sel(words: &[&str]) -> Selection {
+        let a: Vec<Bytes> = words.iter().map(|w| Bytes::copy_from_slice(w.as_bytes())).collect();
+        Selection::parse(&a)
+    }
+
+    #[test]
+    fn section_selection() {
+        let s = sel(&[]);
+        assert!(s.wants("server", true) && !s.wants("commandstats", false));
+        let s = sel(&["CommandStats"]);
+        assert!(s.wants("commandstats", false) && !s.wants("server", true));
+        let s = sel(&["default", "commandstats"]);
+        assert!(s.wants("server", true) && s.wants("commandstats", false));
+        let s = sel(&["everything"]);
+        assert!(s.wants("latencystats", false));
+        let s = sel(&["nosuch"]);
+        assert!(SECTIONS.iter().all(|&(n, d, _)| !s.wants(n, d)));
+    }
+
+    #[test]
+    fn proc_values_are_read() {
+        assert!(mem_source::rss_bytes() > 0);
+        assert!(mem_source::total_system_memory() > 0);
+    }
+}

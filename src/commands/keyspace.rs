@@ -1,4 +1,0 @@
-//! (family being written)
-use crate::commands::table::Command;
-
-pub static COMMANDS: &[Command] = &[];

@@ -1,0 +1,88 @@
+//! Commands on whole databases: SELECT, SWAPDB, DBSIZE, FLUSHDB, FLUSHALL.
+
+use bytes::Bytes;
+
+use super::{db_index_arg, db_position, two_dbs};
+use crate::commands::error::DbIndexArg;
+use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::keyspace::db::Db;
+use crate::keyspace::lazyfree;
+use crate::server::state::ServerState;
+
+pub fn select(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let index = db_index_arg(&argv[1])?;
+    ctx.client.db = db_position(&ctx.srv.dbs, index)?;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// SWAPDB: clients on either database see the other one's keys from now on.
+pub fn swapdb(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let first = db_index_arg(&argv[1]).map_err(|_| CmdError::InvalidDbIndex(DbIndexArg::First))?;
+    let second =
+        db_index_arg(&argv[2]).map_err(|_| CmdError::InvalidDbIndex(DbIndexArg::Second))?;
+    let a = db_position(&ctx.srv.dbs, first)?;
+    let b = db_position(&ctx.srv.dbs, second)?;
+    if a != b {
+        let (da, db) = two_dbs(&mut ctx.srv.dbs, a, b);
+        Db::swap_contents(da, db);
+        ctx.srv.dirty += 1;
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+pub fn dbsize(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    let n = ctx.db().len();
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+/// How FLUSHDB and FLUSHALL free what they remove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FlushMode {
+    Sync,
+    /// Hand the contents to the lazyfree thread.
+    Async,
+}
+
+/// `[SYNC|ASYNC]`; without it, lazyfree-lazy-user-flush decides.
+fn parse_flush_mode(srv: &ServerState, argv: &[Bytes]) -> Result<FlushMode, CmdError> {
+    match argv {
+        [_] if srv.config.lazyfree_lazy_user_flush => Ok(FlushMode::Async),
+        [_] => Ok(FlushMode::Sync),
+        [_, m] if m.eq_ignore_ascii_case(b"sync") => Ok(FlushMode::Sync),
+        [_, m] if m.eq_ignore_ascii_case(b"async") => Ok(FlushMode::Async),
+        _ => Err(CmdError::Syntax),
+    }
+}
+
+/// Empty one database; returns how many keys it held.
+fn flush(db: &mut Db, mode: FlushMode) -> usize {
+    let n = db.len();
+    match mode {
+        FlushMode::Sync => {
+            db.clear();
+        }
+        FlushMode::Async => lazyfree::free_async(db.take_all(), n as u64),
+    }
+    n
+}
+
+pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let mode = parse_flush_mode(ctx.srv, argv)?;
+    let removed = flush(ctx.db(), mode);
+    ctx.srv.dirty += removed as u64;
+    ctx.out.ok();
+    Ok(())
+}
+
+pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let mode = parse_flush_mode(ctx.srv, argv)?;
+    let removed: usize = ctx.srv.dbs.iter_mut().map(|db| flush(db, mode)).sum();
+    // One more change than keys removed, as Valkey counts it, so a save point sees it even
+    // when the server was empty.
+    ctx.srv.dirty += removed as u64 + 1;
+    ctx.out.ok();
+    Ok(())
+}

@@ -1,0 +1,491 @@
+//! Keyspace entries: one heap allocation per key holding a compact header, the expire time
+//! (only when the key has one), the key bytes and the value.
+//!
+//! # Layout
+//!
+//! ```text
+//!  byte 0      1   2   3      4         5          6 ...
+//!     +-------+-----------+---------+---------+- - - - - - - - - - -+- - - - - -+-------+-------+
+//!     |  tag  | lru/lfu   | key_len | val_len | expire_at_ms  (6|8) | exp_slot  |  key  | value |
+//!     +-------+-----------+---------+---------+- - - - - - - - - - -+- - - - - -+-------+-------+
+//!        1        3            1         1      only with a TTL        4, TTL only
+//!
+//!  tag bits: 0-1 encoding (0 inline string, 1 integer, 2 heap string, 3 object)
+//!            2   has an expire time            3   expire time takes 8 bytes (else 6)
+//!            4   key length is a u32 after the expire fields (key_len byte unused)
+//!            5   "raw" string: report OBJECT ENCODING raw even when short (APPEND, SETRANGE)
+//! ```
+//!
+//! - **Inline string** (up to [`INLINE_VALUE_MAX`] bytes): the bytes follow the key; `val_len`
+//!   is their length. No pointer, no second allocation.
+//! - **Integer**: 8 bytes, little endian, after the key.
+//! - **Heap string**: an 8-byte pointer after the key to `[len: u64][bytes]` (one allocation).
+//! - **Object**: reserved for aggregate types (a pointer to their structure).
+//!
+//! Multi-byte fields are read and written unaligned (the entry is a byte array; x86-64 and
+//! aarch64 load unaligned words at full speed).
+//!
+//! # The byte budget
+//!
+//! The target workload stores 16-byte keys with 16-byte values: 6 (header) + 16 + 16 = 38
+//! bytes, which jemalloc built with an 8-byte quantum rounds to the 40-byte class. With the
+//! 14-15 bytes per key of the hashtable (see `hashtable`), that is about 55 bytes per key.
+//!
+//! A key with a TTL adds the expire time and its slot in the expire index: 6 + 4 = 10 bytes,
+//! 48 in all, the next class. Expire times up to 2^48 ms (the year 10889) take 6 bytes; a
+//! later one takes 8 (bit 3). The expire index itself costs 8 bytes per key with a TTL (see
+//! `expire_index`), so a TTL costs 16 bytes per key.
+//!
+//! No reference count: the table owns the entry; the expire index holds a non-owning pointer
+//! that the `Db` keeps in step.
+
+use std::alloc::Layout;
+use std::ptr::NonNull;
+
+use crate::keyspace::hashtable;
+use crate::types::string::{StrRef, StrValue, EMBSTR_LEN_MAX};
+
+/// Longest string stored inline in the entry.
+pub const INLINE_VALUE_MAX: usize = 255;
+
+const HEADER_BYTES: usize = 6;
+const ENC_MASK: u8 = 0b11;
+const ENC_INLINE: u8 = 0;
+const ENC_INT: u8 = 1;
+const ENC_HEAP: u8 = 2;
+const F_EXPIRE: u8 = 1 << 2;
+const F_EXPIRE_LONG: u8 = 1 << 3;
+const F_KEY_LONG: u8 = 1 << 4;
+const F_RAW: u8 = 1 << 5;
+/// Expire times below this fit in 6 bytes.
+const SHORT_EXPIRE_LIMIT: i64 = 1 << 48;
+
+/// The value to store in a new entry.
+#[derive(Clone, Copy, Debug)]
+pub enum NewValue<'a> {
+    Int(i64),
+    Str(&'a [u8]),
+}
+
+impl<'a> From<&'a StrValue> for NewValue<'a> {
+    fn from(v: &'a StrValue) -> NewValue<'a> {
+        match v {
+            StrValue::Int(n) => NewValue::Int(*n),
+            StrValue::Raw(b) => NewValue::Str(b),
+        }
+    }
+}
+
+impl<'a> From<StrRef<'a>> for NewValue<'a> {
+    fn from(v: StrRef<'a>) -> NewValue<'a> {
+        match v {
+            StrRef::Int(n) => NewValue::Int(n),
+            StrRef::Raw(b) => NewValue::Str(b),
+        }
+    }
+}
+
+/// Everything that decides an entry's layout, computed once.
+#[derive(Clone, Copy)]
+struct Shape {
+    tag: u8,
+    key_len: usize,
+    value_bytes: usize,
+}
+
+impl Shape {
+    fn expire_bytes(self) -> usize {
+        match (self.tag & F_EXPIRE != 0, self.tag & F_EXPIRE_LONG != 0) {
+            (false, _) => 0,
+            (true, false) => 6 + 4,
+            (true, true) => 8 + 4,
+        }
+    }
+
+    fn key_offset(self) -> usize {
+        HEADER_BYTES + self.expire_bytes() + if self.tag & F_KEY_LONG != 0 { 4 } else { 0 }
+    }
+
+    fn value_offset(self) -> usize {
+        self.key_offset() + self.key_len
+    }
+
+    fn size(self) -> usize {
+        self.value_offset() + self.value_bytes
+    }
+}
+
+fn entry_layout(size: usize) -> Layout {
+    Layout::from_size_align(size, 1).expect("entry size fits a layout")
+}
+
+fn heap_layout(len: usize) -> Layout {
+    Layout::from_size_align(8 + len, 8).expect("string size fits a layout")
+}
+
+/// One key with its value and metadata, in one allocation. Owns the allocation (and the
+/// heap string, if any); dropped when the table drops it.
+pub struct KeyEntry {
+    ptr: NonNull<u8>,
+}
+
+// SAFETY: a KeyEntry uniquely owns its allocations; nothing else aliases them mutably.
+unsafe impl Send for KeyEntry {}
+// SAFETY: shared access only reads.
+unsafe impl Sync for KeyEntry {}
+
+impl KeyEntry {
+    /// Build an entry.
+    pub fn new(key: &[u8], value: NewValue<'_>, expire_at_ms: Option<i64>, lru: u32) -> KeyEntry {
+        let mut tag = 0u8;
+        let value_bytes = match value {
+            NewValue::Int(_) => {
+                tag |= ENC_INT;
+                8
+            }
+            NewValue::Str(b) if b.len() <= INLINE_VALUE_MAX => {
+                tag |= ENC_INLINE;
+                b.len()
+            }
+            NewValue::Str(_) => {
+                tag |= ENC_HEAP;
+                8
+            }
+        };
+        if let Some(at) = expire_at_ms {
+            tag |= F_EXPIRE;
+            if !(0..SHORT_EXPIRE_LIMIT).contains(&at) {
+                tag |= F_EXPIRE_LONG;
+            }
+        }
+        if key.len() >= 255 {
+            tag |= F_KEY_LONG;
+        }
+        let shape = Shape { tag, key_len: key.len(), value_bytes };
+        let layout = entry_layout(shape.size());
+        // SAFETY: the layout has a non-zero size (at least the 6-byte header).
+        let raw = unsafe { std::alloc::alloc(layout) };
+        let Some(ptr) = NonNull::new(raw) else { std::alloc::handle_alloc_error(layout) };
+        let mut e = KeyEntry { ptr };
+        let buf = e.bytes_mut_raw(shape.size());
+        buf[0] = tag;
+        buf[1..4].copy_from_slice(&lru.to_le_bytes()[..3]);
+        buf[4] = key.len().min(255) as u8;
+        buf[5] = match value {
+            NewValue::Str(b) if b.len() <= INLINE_VALUE_MAX => b.len() as u8,
+            _ => 0,
+        };
+        if tag & F_KEY_LONG != 0 {
+            let at = shape.key_offset() - 4;
+            buf[at..at + 4].copy_from_slice(&(key.len() as u32).to_le_bytes());
+        }
+        let ko = shape.key_offset();
+        buf[ko..ko + key.len()].copy_from_slice(key);
+        let vo = shape.value_offset();
+        match value {
+            NewValue::Int(n) => buf[vo..vo + 8].copy_from_slice(&n.to_le_bytes()),
+            NewValue::Str(b) if b.len() <= INLINE_VALUE_MAX => {
+                buf[vo..vo + b.len()].copy_from_slice(b)
+            }
+            NewValue::Str(b) => {
+                let heap = alloc_heap_str(b);
+                buf[vo..vo + 8].copy_from_slice(&(heap.as_ptr().expose_provenance() as u64).to_le_bytes());
+            }
+        }
+        if let Some(at) = expire_at_ms {
+            e.write_expire(at);
+            e.set_expire_slot(u32::MAX);
+        }
+        e
+    }
+
+    /// The whole allocation as a mutable slice, given its size (during construction).
+    fn bytes_mut_raw(&mut self, size: usize) -> &mut [u8] {
+        // SAFETY: the allocation is `size` bytes long and uniquely owned by `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), size) }
+    }
+
+    fn tag(&self) -> u8 {
+        // SAFETY: every entry has at least the 6-byte header.
+        unsafe { *self.ptr.as_ptr() }
+    }
+
+    fn header(&self) -> &[u8] {
+        // SAFETY: every entry has at least the 6-byte header.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), HEADER_BYTES) }
+    }
+
+    fn shape(&self) -> Shape {
+        let tag = self.tag();
+        let h = self.header();
+        let mut s = Shape { tag, key_len: h[4] as usize, value_bytes: 0 };
+        if tag & F_KEY_LONG != 0 {
+            let at = s.key_offset() - 4;
+            s.key_len = u32::from_le_bytes(self.read::<4>(at)) as usize;
+        }
+        s.value_bytes = match tag & ENC_MASK {
+            ENC_INLINE => h[5] as usize,
+            _ => 8,
+        };
+        s
+    }
+
+    /// Read N bytes at `offset` (within the allocation).
+    fn read<const N: usize>(&self, offset: usize) -> [u8; N] {
+        let mut out = [0u8; N];
+        // SAFETY: callers pass offsets of fields that the shape says exist, so
+        // offset + N is within the allocation.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(offset), out.as_mut_ptr(), N)
+        };
+        out
+    }
+
+    fn write(&mut self, offset: usize, bytes: &[u8]) {
+        // SAFETY: as for `read`; `&mut self` gives unique access.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.as_ptr().add(offset), bytes.len())
+        };
+    }
+
+    /// The key bytes.
+    pub fn key(&self) -> &[u8] {
+        let s = self.shape();
+        // SAFETY: the key lies at key_offset for key_len bytes inside the allocation, which
+        // lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(s.key_offset()), s.key_len) }
+    }
+
+    /// A view of the value.
+    pub fn value(&self) -> StrRef<'_> {
+        let s = self.shape();
+        let vo = s.value_offset();
+        match s.tag & ENC_MASK {
+            ENC_INT => StrRef::Int(i64::from_le_bytes(self.read::<8>(vo))),
+            ENC_INLINE => {
+                // SAFETY: inline bytes lie at value_offset for value_bytes bytes.
+                StrRef::Raw(unsafe {
+                    std::slice::from_raw_parts(self.ptr.as_ptr().add(vo), s.value_bytes)
+                })
+            }
+            _ => StrRef::Raw(heap_str(self.heap_ptr(vo))),
+        }
+    }
+
+    fn heap_ptr(&self, vo: usize) -> NonNull<u8> {
+        let addr = u64::from_le_bytes(self.read::<8>(vo)) as usize;
+        // The address was stored with its provenance exposed (see `new`).
+        NonNull::new(std::ptr::with_exposed_provenance_mut(addr)).expect("heap pointer is set")
+    }
+
+    /// Address of the out-of-line value, if any (for prefetching).
+    pub fn value_addr(&self) -> Option<*const u8> {
+        let s = self.shape();
+        (s.tag & ENC_MASK == ENC_HEAP).then(|| self.heap_ptr(s.value_offset()).as_ptr() as *const u8)
+    }
+
+    pub fn expire_at(&self) -> Option<i64> {
+        let tag = self.tag();
+        if tag & F_EXPIRE == 0 {
+            return None;
+        }
+        Some(if tag & F_EXPIRE_LONG != 0 {
+            i64::from_le_bytes(self.read::<8>(HEADER_BYTES))
+        } else {
+            let b = self.read::<6>(HEADER_BYTES);
+            let mut w = [0u8; 8];
+            w[..6].copy_from_slice(&b);
+            i64::from_le_bytes(w)
+        })
+    }
+
+    /// Whether `at` can replace the current expire time without changing the layout.
+    pub fn expire_fits(&self, at: i64) -> bool {
+        let tag = self.tag();
+        tag & F_EXPIRE != 0 && (tag & F_EXPIRE_LONG != 0 || (0..SHORT_EXPIRE_LIMIT).contains(&at))
+    }
+
+    /// Overwrite the expire time in place. The entry must have one, in a form `at` fits.
+    pub fn write_expire(&mut self, at: i64) {
+        assert!(self.expire_fits(at), "expire time does not fit the entry's layout");
+        if self.tag() & F_EXPIRE_LONG != 0 {
+            self.write(HEADER_BYTES, &at.to_le_bytes());
+        } else {
+            self.write(HEADER_BYTES, &at.to_le_bytes()[..6]);
+        }
+    }
+
+    /// The entry's position in the expire index (entries with a TTL only).
+    pub fn expire_slot(&self) -> u32 {
+        let s = self.shape();
+        debug_assert!(s.tag & F_EXPIRE != 0);
+        u32::from_le_bytes(self.read::<4>(HEADER_BYTES + s.expire_bytes() - 4))
+    }
+
+    pub fn set_expire_slot(&mut self, slot: u32) {
+        let s = self.shape();
+        assert!(s.tag & F_EXPIRE != 0, "only entries with a TTL are in the expire index");
+        self.write(HEADER_BYTES + s.expire_bytes() - 4, &slot.to_le_bytes());
+    }
+
+    /// The LRU clock or LFU data (24 bits).
+    pub fn lru(&self) -> u32 {
+        let h = self.header();
+        u32::from_le_bytes([h[1], h[2], h[3], 0])
+    }
+
+    pub fn set_lru(&mut self, lru: u32) {
+        self.write(1, &lru.to_le_bytes()[..3]);
+    }
+
+    /// Mark a string as `raw` for OBJECT ENCODING (it was modified in place).
+    pub fn set_raw(&mut self) {
+        let t = self.tag() | F_RAW;
+        self.write(0, &[t]);
+    }
+
+    /// OBJECT ENCODING's name.
+    pub fn encoding(&self) -> &'static str {
+        let tag = self.tag();
+        match tag & ENC_MASK {
+            ENC_INT => "int",
+            _ if tag & F_RAW != 0 => "raw",
+            _ => match self.value() {
+                StrRef::Raw(b) if b.len() <= EMBSTR_LEN_MAX => "embstr",
+                _ => "raw",
+            },
+        }
+    }
+
+    /// Bytes this entry occupies in the allocator, its value included (MEMORY USAGE).
+    pub fn alloc_bytes(&self) -> usize {
+        let s = self.shape();
+        let mut n = crate::memory::size_class(s.size());
+        if s.tag & ENC_MASK == ENC_HEAP {
+            n += crate::memory::size_class(8 + heap_str(self.heap_ptr(s.value_offset())).len());
+        }
+        n
+    }
+
+    /// The entry's address, as the expire index records it.
+    pub fn addr(&self) -> NonNull<u8> {
+        self.ptr
+    }
+
+    /// A non-owning view of the entry at `ptr` (from the expire index). It never frees.
+    ///
+    /// # Safety
+    /// `ptr` must be the address of a live entry that stays alive and is not mutated while
+    /// the view is used.
+    pub unsafe fn view(ptr: NonNull<u8>) -> std::mem::ManuallyDrop<KeyEntry> {
+        std::mem::ManuallyDrop::new(KeyEntry { ptr })
+    }
+}
+
+impl Drop for KeyEntry {
+    fn drop(&mut self) {
+        let s = self.shape();
+        if s.tag & ENC_MASK == ENC_HEAP {
+            free_heap_str(self.heap_ptr(s.value_offset()));
+        }
+        // SAFETY: the allocation was made in `new` with exactly this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), entry_layout(s.size())) };
+    }
+}
+
+impl hashtable::Entry for KeyEntry {
+    fn key(&self) -> &[u8] {
+        KeyEntry::key(self)
+    }
+
+    fn prefetch_addr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+fn alloc_heap_str(b: &[u8]) -> NonNull<u8> {
+    let layout = heap_layout(b.len());
+    // SAFETY: the layout is at least 8 bytes.
+    let raw = unsafe { std::alloc::alloc(layout) };
+    let Some(p) = NonNull::new(raw) else { std::alloc::handle_alloc_error(layout) };
+    // SAFETY: the allocation is 8 + len bytes, 8-aligned: the length word, then the bytes.
+    unsafe {
+        (p.as_ptr() as *mut u64).write(b.len() as u64);
+        std::ptr::copy_nonoverlapping(b.as_ptr(), p.as_ptr().add(8), b.len());
+    }
+    p
+}
+
+fn heap_str<'a>(p: NonNull<u8>) -> &'a [u8] {
+    // SAFETY: `p` was made by alloc_heap_str and is owned by a live entry that outlives 'a
+    // (callers tie 'a to the entry borrow).
+    unsafe {
+        let len = (p.as_ptr() as *const u64).read() as usize;
+        std::slice::from_raw_parts(p.as_ptr().add(8), len)
+    }
+}
+
+fn free_heap_str(p: NonNull<u8>) {
+    // SAFETY: `p` was made by alloc_heap_str with the layout its length word gives.
+    unsafe {
+        let len = (p.as_ptr() as *const u64).read() as usize;
+        std::alloc::dealloc(p.as_ptr(), heap_layout(len));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sixteen_byte_key_and_value_take_38_bytes() {
+        let e = KeyEntry::new(b"key:000000123456", NewValue::Str(b"xxxxxxxxxxxxxxxx"), None, 7);
+        assert_eq!(e.shape().size(), 38);
+        assert_eq!(e.key(), b"key:000000123456");
+        assert_eq!(e.value(), StrRef::Raw(b"xxxxxxxxxxxxxxxx"));
+        assert_eq!(e.lru(), 7);
+        assert_eq!(e.expire_at(), None);
+        let t = KeyEntry::new(b"key:000000123456", NewValue::Str(b"xxxxxxxxxxxxxxxx"), Some(1), 7);
+        assert_eq!(t.shape().size(), 48);
+    }
+
+    #[test]
+    fn every_encoding_round_trips() {
+        let long_key = vec![b'k'; 300];
+        let long_val = vec![b'\0'; 1000];
+        for key in [&b""[..], b"a", &long_key] {
+            for exp in [None, Some(5), Some(1i64 << 50), Some(i64::MAX)] {
+                let e = KeyEntry::new(key, NewValue::Int(-42), exp, 0xABCDEF);
+                assert_eq!((e.key(), e.value(), e.expire_at(), e.lru()), (key, StrRef::Int(-42), exp, 0xABCDEF));
+                assert_eq!(e.encoding(), "int");
+                let mut e = KeyEntry::new(key, NewValue::Str(&long_val), exp, 1);
+                assert_eq!((e.key(), e.value(), e.expire_at()), (key, StrRef::Raw(&long_val[..]), exp));
+                assert_eq!(e.encoding(), "raw");
+                if exp.is_some() {
+                    e.set_expire_slot(99);
+                    assert_eq!(e.expire_slot(), 99);
+                    assert_eq!(e.expire_at(), exp);
+                    assert!(e.expire_fits(10));
+                    e.write_expire(10);
+                    assert_eq!(e.expire_at(), Some(10));
+                    assert_eq!(e.key(), key);
+                }
+                let e = KeyEntry::new(key, NewValue::Str(b"hi\r\n"), exp, 1);
+                assert_eq!(e.value(), StrRef::Raw(b"hi\r\n"));
+                assert_eq!(e.encoding(), "embstr");
+            }
+        }
+    }
+
+    #[test]
+    fn lru_and_raw_flag_do_not_disturb_the_rest() {
+        let mut e = KeyEntry::new(b"k", NewValue::Str(b"v"), Some(1234), 0);
+        e.set_lru(0xFFFFFF);
+        e.set_raw();
+        assert_eq!(e.lru(), 0xFFFFFF);
+        assert_eq!(e.encoding(), "raw");
+        assert_eq!(e.expire_at(), Some(1234));
+        assert_eq!(e.key(), b"k");
+        assert_eq!(e.value(), StrRef::Raw(b"v"));
+    }
+}

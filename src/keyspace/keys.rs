@@ -1,0 +1,288 @@
+//! The storage of one database: the cache-line hashtable of [`KeyEntry`]s plus the expire
+//! index of the entries that have a TTL, kept in step.
+//!
+//! Every mutation that can move, replace or drop an entry goes through here, because the
+//! expire index points at entries by address (see `expire_index`). Lookups take the key's
+//! hash, computed once per command by the caller with [`hash_key`].
+
+use crate::keyspace::entry::{KeyEntry, NewValue};
+use crate::keyspace::expire_index::ExpireIndex;
+use crate::keyspace::hashtable::{hash_key, Drained, Table};
+
+#[derive(Default)]
+pub struct Keys {
+    table: Table<KeyEntry>,
+    expires: ExpireIndex,
+}
+
+/// The contents of a database taken out whole, to be dropped elsewhere (lazy free).
+pub struct Detached {
+    _entries: Drained<KeyEntry>,
+    _expires: ExpireIndex,
+}
+
+impl Keys {
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    pub fn expires_len(&self) -> usize {
+        self.expires.len()
+    }
+
+    pub fn get(&self, hash: u64, key: &[u8]) -> Option<&KeyEntry> {
+        self.table.find(hash, key)
+    }
+
+    /// Mutable access for in-place changes that keep the layout (LRU clock, raw flag,
+    /// an expire time that fits). Use [`Keys::insert`] or [`Keys::set_expire`] for the rest.
+    pub fn get_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut KeyEntry> {
+        self.table.find_mut(hash, key)
+    }
+
+    /// Insert or replace the entry for `key`.
+    pub fn insert(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        value: NewValue<'_>,
+        expire_at_ms: Option<i64>,
+        lru: u32,
+    ) {
+        let mut e = KeyEntry::new(key, value, expire_at_ms, lru);
+        match self.table.find_mut(hash, key) {
+            Some(slot) => {
+                let old_slot = slot.expire_at().map(|_| slot.expire_slot());
+                match (old_slot, expire_at_ms.is_some()) {
+                    (Some(s), true) => {
+                        e.set_expire_slot(s);
+                        self.expires.replace(&e);
+                    }
+                    (Some(s), false) => self.expires.remove(s),
+                    (None, true) => self.expires.insert(&mut e),
+                    (None, false) => {}
+                }
+                // The old entry drops here, after the index stopped pointing at it.
+                *slot = e;
+            }
+            None => {
+                if expire_at_ms.is_some() {
+                    self.expires.insert(&mut e);
+                }
+                self.table.insert_new(hash, e);
+            }
+        }
+    }
+
+    /// Remove `key`; the entry is returned (and leaves the expire index).
+    pub fn remove(&mut self, hash: u64, key: &[u8]) -> Option<KeyEntry> {
+        let e = self.table.remove(hash, key)?;
+        if e.expire_at().is_some() {
+            self.expires.remove(e.expire_slot());
+        }
+        Some(e)
+    }
+
+    /// Set or clear the expire time of an existing key. False when the key is absent.
+    pub fn set_expire(&mut self, hash: u64, key: &[u8], at: Option<i64>) -> bool {
+        let Some(e) = self.table.find_mut(hash, key) else { return false };
+        match (e.expire_at(), at) {
+            (None, None) => {}
+            (Some(_), Some(t)) if e.expire_fits(t) => e.write_expire(t),
+            _ => {
+                // The layout changes: rebuild the entry with the same key, value and clock.
+                let (v, lru) = (e.value(), e.lru());
+                let raw = e.encoding() == "raw";
+                let mut n = KeyEntry::new(key, NewValue::from(v), at, lru);
+                if raw {
+                    n.set_raw();
+                }
+                let old_slot = e.expire_at().map(|_| e.expire_slot());
+                match (old_slot, at.is_some()) {
+                    (Some(s), true) => {
+                        n.set_expire_slot(s);
+                        self.expires.replace(&n);
+                    }
+                    (Some(s), false) => self.expires.remove(s),
+                    (None, true) => self.expires.insert(&mut n),
+                    (None, false) => {}
+                }
+                *e = n;
+            }
+        }
+        true
+    }
+
+    /// One step of a SCAN over the table.
+    pub fn scan(&self, cursor: u64, f: impl FnMut(&KeyEntry)) -> u64 {
+        self.table.scan(cursor, f)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &KeyEntry> {
+        self.table.iter()
+    }
+
+    pub fn random(&self, seed: u64) -> Option<&KeyEntry> {
+        self.table.random(seed)
+    }
+
+    /// Draw `n` uniform samples from the keys with a TTL; returns how many were drawn and
+    /// the keys among them expired at `now_ms` (each once).
+    pub fn sample_expired(&self, seed: u64, n: usize, now_ms: i64) -> (usize, Vec<Vec<u8>>) {
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        let len = self.expires.len();
+        if len == 0 {
+            return (0, out);
+        }
+        let draws = n.min(len);
+        let mut s = seed | 1;
+        for _ in 0..draws {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let p = self.expires.random(s).expect("index is not empty");
+            // SAFETY: every pointer in the index is a live entry of this table, and `&self`
+            // keeps the table from changing while the view is used.
+            let e = unsafe { KeyEntry::view(p) };
+            if e.expire_at().is_some_and(|at| at <= now_ms) {
+                let k = e.key();
+                if !out.iter().any(|x| x.as_slice() == k) {
+                    out.push(k.to_vec());
+                }
+            }
+        }
+        (draws, out)
+    }
+
+    /// Average remaining TTL in ms over (up to) the first 1024 keys of the expire index.
+    pub fn avg_ttl_ms(&self, now_ms: i64) -> i64 {
+        let n = self.expires.len().min(1024);
+        if n == 0 {
+            return 0;
+        }
+        let mut sum = 0i64;
+        for i in 0..n {
+            let p = self.expires.at(i).expect("slot below len");
+            // SAFETY: as in sample_expired.
+            let e = unsafe { KeyEntry::view(p) };
+            sum = sum.saturating_add((e.expire_at().unwrap_or(now_ms) - now_ms).max(0));
+        }
+        sum / n as i64
+    }
+
+    /// One incremental rehash step (time events); true while a resize is in progress.
+    pub fn rehash_step(&mut self, buckets: usize) -> bool {
+        self.table.rehash_step(buckets)
+    }
+
+    /// Bytes of the table and index structures (not the entries).
+    pub fn overhead_bytes(&self) -> usize {
+        self.table.memory_bytes() + self.expires.memory_bytes()
+    }
+
+    /// Prefetch the bucket of `hash` (batched lookups).
+    pub fn prefetch_bucket(&self, hash: u64) {
+        self.table.prefetch_bucket(hash);
+    }
+
+    /// Prefetch the entries whose secondary hash matches (after `prefetch_bucket`).
+    pub fn prefetch_matches(&self, hash: u64) {
+        self.table.prefetch_matches(hash);
+    }
+
+    /// Take everything out, leaving this empty, for dropping on another thread.
+    pub fn detach(&mut self) -> Detached {
+        let expires = std::mem::take(&mut self.expires);
+        Detached { _entries: self.table.take_all(), _expires: expires }
+    }
+
+    /// Check the table's and the index's invariants (tests).
+    pub fn check_invariants(&self) {
+        self.table.check_invariants();
+        assert_eq!(
+            self.expires.len(),
+            self.table.iter().filter(|e| e.expire_at().is_some()).count(),
+            "expire index size"
+        );
+        for i in 0..self.expires.len() {
+            let p = self.expires.at(i).expect("slot below len");
+            // SAFETY: as in sample_expired.
+            let e = unsafe { KeyEntry::view(p) };
+            assert_eq!(e.expire_slot() as usize, i, "entry records its slot");
+            let found = self.table.find(hash_key(e.key()), e.key()).expect("indexed key in table");
+            assert_eq!(found.addr(), p, "index points at the live entry");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::string::StrRef;
+
+    fn xorshift(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    /// A seeded random model test against a HashMap, with TTLs set, changed, cleared and
+    /// removed, checking the table and the index after every step.
+    #[test]
+    fn random_operations_match_a_model() {
+        let mut keys = Keys::default();
+        let mut model: std::collections::HashMap<Vec<u8>, (i64, Option<i64>)> = Default::default();
+        let mut s = 0x9E3779B97F4A7C15u64;
+        for step in 0..20_000 {
+            let k = format!("k{}", xorshift(&mut s) % 500).into_bytes();
+            let h = hash_key(&k);
+            match xorshift(&mut s) % 6 {
+                0 | 1 => {
+                    let v = (xorshift(&mut s) % 1000) as i64;
+                    let exp = match xorshift(&mut s) % 3 {
+                        0 => None,
+                        1 => Some(v),
+                        _ => Some(1i64 << 50),
+                    };
+                    keys.insert(h, &k, NewValue::Int(v), exp, 0);
+                    model.insert(k, (v, exp));
+                }
+                2 => {
+                    assert_eq!(keys.remove(h, &k).is_some(), model.remove(&k).is_some());
+                }
+                3 => {
+                    let exp = match xorshift(&mut s) % 3 {
+                        0 => None,
+                        1 => Some(5),
+                        _ => Some(i64::MAX),
+                    };
+                    let present = keys.set_expire(h, &k, exp);
+                    assert_eq!(present, model.contains_key(&k));
+                    if let Some(m) = model.get_mut(&k) {
+                        m.1 = exp;
+                    }
+                }
+                _ => {
+                    let got = keys.get(h, &k).map(|e| (e.value(), e.expire_at()));
+                    let want = model.get(&k).map(|(v, e)| (StrRef::Int(*v), *e));
+                    assert_eq!(got, want);
+                }
+            }
+            if step % 97 == 0 {
+                keys.check_invariants();
+            }
+        }
+        keys.check_invariants();
+        let (sampled, expired) = keys.sample_expired(7, 50, 1000);
+        assert!(sampled <= 50);
+        for k in expired {
+            let e = model.get(&k).expect("expired key exists");
+            assert!(e.1.is_some_and(|t| t <= 1000));
+        }
+    }
+}

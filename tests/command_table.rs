@@ -1,0 +1,315 @@
+//! The COMMAND family against a real redis-server 7.0: INFO shapes byte for byte (RESP2
+//! and RESP3), DOCS that clients can parse, GETKEYS / GETKEYSANDFLAGS, LIST filters, error
+//! texts, and redis-cli, which reads COMMAND DOCS when it starts interactively.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::{parse_val, start, start_redis, Client, Server, Val};
+
+/// Ours and a real redis-server, each with a client speaking `proto` (2 or 3).
+struct Pair {
+    _ours: Server,
+    _theirs: Server,
+    a: Client,
+    b: Client,
+}
+
+fn pair(proto: u8) -> Pair {
+    let ours = start(&[]);
+    let theirs = start_redis(&[]);
+    let mut a = Client::connect(ours.port);
+    let mut b = Client::connect(theirs.port);
+    if proto == 3 {
+        for c in [&mut a, &mut b] {
+            let hello = c.cmd(&["HELLO", "3"]);
+            assert!(matches!(hello, Val::Map(_)), "HELLO 3: {hello:?}");
+        }
+    }
+    Pair { _ours: ours, _theirs: theirs, a, b }
+}
+
+fn words(line: &str) -> Vec<&str> {
+    line.split(' ').filter(|w| !w.is_empty()).collect()
+}
+
+impl Pair {
+    fn both_raw(&mut self, line: &str) -> (Vec<u8>, Vec<u8>) {
+        let w = words(line);
+        (self.a.cmd_raw(&w), self.b.cmd_raw(&w))
+    }
+
+    /// The exact reply bytes must be equal.
+    fn same(&mut self, line: &str) {
+        let (ours, theirs) = self.both_raw(line);
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&theirs),
+            "reply to {line:?} differs (left: ferrokey, right: redis-server)"
+        );
+    }
+
+    /// Equal after `normalize` of both parsed replies.
+    fn same_normalized(&mut self, line: &str, normalize: fn(Val) -> Val) {
+        let (ours, theirs) = self.both_raw(line);
+        let ours = normalize(parse_val(&mut &ours[..]));
+        let theirs = normalize(parse_val(&mut &theirs[..]));
+        assert_eq!(ours, theirs, "reply to {line:?} differs (left: ferrokey, right: redis-server)");
+    }
+}
+
+fn sort_key(v: &Val) -> String {
+    format!("{v:?}")
+}
+
+/// Subcommand order (Valkey: dict order) is unspecified: sort the 10th element of every
+/// COMMAND INFO entry, recursively. Key-spec `notes` (documentation text our table does
+/// not carry) are dropped.
+fn normalize_info(v: Val) -> Val {
+    match v {
+        Val::Array(items) if items.len() == 10 && matches!(items[0], Val::Bulk(_)) => {
+            let mut items: Vec<Val> = items.into_iter().map(normalize_info).collect();
+            if let Val::Array(subs) = &mut items[9] {
+                subs.sort_by_key(sort_key);
+            }
+            Val::Array(items)
+        }
+        Val::Array(items) => Val::Array(items.into_iter().map(normalize_info).collect()),
+        Val::Set(items) => Val::Set(items.into_iter().map(normalize_info).collect()),
+        Val::Map(pairs) => Val::Map(
+            pairs
+                .into_iter()
+                .filter(|(k, _)| *k != Val::bulk("notes"))
+                .map(|(k, v)| (k, normalize_info(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+fn sorted(v: Val) -> Val {
+    match v {
+        Val::Array(mut items) => {
+            items.sort_by_key(sort_key);
+            Val::Array(items)
+        }
+        other => other,
+    }
+}
+
+fn bulk_strings(v: &Val) -> Vec<String> {
+    v.as_array().iter().map(Val::as_str).collect()
+}
+
+#[test]
+fn count_matches_the_number_of_entries() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let count = c.cmd(&["COMMAND", "COUNT"]).as_int();
+    assert!(count > 0);
+    assert_eq!(c.cmd(&["COMMAND", "INFO"]).as_array().len() as i64, count);
+    assert_eq!(c.cmd(&["COMMAND"]).as_array().len() as i64, count);
+    let list = bulk_strings(&c.cmd(&["COMMAND", "LIST"]));
+    assert_eq!(list.iter().filter(|n| !n.contains('|')).count() as i64, count);
+    for name in ["command", "command|info", "config", "config|get", "get", "ping"] {
+        assert!(list.iter().any(|n| n == name), "COMMAND LIST lacks {name}");
+    }
+}
+
+#[test]
+fn info_shapes_match_redis() {
+    for proto in [2, 3] {
+        let mut p = pair(proto);
+        for name in ["get", "ping", "config|get", "config|set", "config|help", "command|getkeys", "command|info"] {
+            p.same(&format!("COMMAND INFO {name}"));
+        }
+        for name in ["set", "mset", "del"] {
+            p.same_normalized(&format!("COMMAND INFO {name}"), normalize_info);
+        }
+        p.same("COMMAND INFO nosuch GET get|x config|get|x CONFIG|GET");
+        p.same_normalized("COMMAND INFO config command", normalize_info);
+    }
+}
+
+#[test]
+fn docs_parse_and_cover_every_command() {
+    for proto in [2, 3] {
+        let mut p = pair(proto);
+        let count = p.a.cmd(&["COMMAND", "COUNT"]).as_int() as usize;
+        let all = p.a.cmd(&["COMMAND", "DOCS"]);
+        let entries = doc_entries(&all);
+        assert_eq!(entries.len(), count);
+        for (name, doc) in &entries {
+            let fields = doc_entries(doc);
+            let field = |f: &str| fields.iter().find(|(k, _)| k == f).map(|(_, v)| v.as_str());
+            assert!(!field("summary").unwrap_or_default().is_empty(), "{name}: summary");
+            assert!(field("since").is_some() && field("group").is_some(), "{name}: since, group");
+        }
+        let config = doc_entries(&p.a.cmd(&["COMMAND", "DOCS", "CONFIG"]));
+        assert_eq!(config.len(), 1);
+        assert_eq!(config[0].0, "config");
+        let fields = doc_entries(&config[0].1);
+        let subs = &fields.iter().find(|(k, _)| k == "subcommands").expect("subcommands").1;
+        let mut names: Vec<String> = doc_entries(subs).into_iter().map(|(k, _)| k).collect();
+        names.sort();
+        assert_eq!(names, ["config|get", "config|help", "config|resetstat", "config|rewrite", "config|set"]);
+        // Unknown names are left out; the map keys are the canonical lower-case names.
+        let two = doc_entries(&p.a.cmd(&["COMMAND", "DOCS", "nosuch", "GET", "config|GET"]));
+        assert_eq!(two.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["get", "config|get"]);
+        p.same("COMMAND DOCS nosuch");
+    }
+}
+
+/// The (key, value) pairs of a map reply, RESP3 map or RESP2 flat array.
+fn doc_entries(v: &Val) -> Vec<(String, Val)> {
+    match v {
+        Val::Map(pairs) => pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect(),
+        Val::Array(flat) => {
+            assert!(flat.len() % 2 == 0, "odd map: {v:?}");
+            flat.chunks(2).map(|p| (p[0].as_str(), p[1].clone())).collect()
+        }
+        other => panic!("not a map: {other:?}"),
+    }
+}
+
+#[test]
+fn getkeys_matches_redis() {
+    for proto in [2, 3] {
+        let mut p = pair(proto);
+        for line in [
+            "COMMAND GETKEYS get a",
+            "COMMAND GETKEYS GET a",
+            "COMMAND GETKEYS set a b",
+            "COMMAND GETKEYS set a b EX 10",
+            "COMMAND GETKEYS mset a 1 b 2",
+            "COMMAND GETKEYS del a b c",
+            "COMMAND GETKEYS nosuch a",
+            "COMMAND GETKEYS config nosuch",
+            "COMMAND GETKEYS config get maxmemory",
+            "COMMAND GETKEYS ping x",
+            "COMMAND GETKEYS set a",
+            "COMMAND GETKEYS get a b",
+            "COMMAND GETKEYS get",
+            "COMMAND GETKEYSANDFLAGS get a",
+            "COMMAND GETKEYSANDFLAGS del a b",
+            "COMMAND GETKEYSANDFLAGS mset a 1 b 2",
+            "COMMAND GETKEYSANDFLAGS nosuch a",
+            "COMMAND GETKEYSANDFLAGS get",
+        ] {
+            p.same(line);
+        }
+    }
+}
+
+#[test]
+fn list_filters_match_redis() {
+    let mut p = pair(2);
+    for line in [
+        "COMMAND LIST FILTERBY PATTERN config*",
+        "COMMAND LIST FILTERBY pattern COMMAND*",
+        "COMMAND LIST FILTERBY PATTERN *|get",
+    ] {
+        p.same_normalized(line, sorted);
+    }
+    for line in [
+        "COMMAND LIST FILTERBY MODULE x",
+        "COMMAND LIST FILTERBY ACLCAT nosuch",
+        "COMMAND LIST FILTERBY",
+        "COMMAND LIST FILTERBY PATTERN",
+        "COMMAND LIST FILTERBY FOO x",
+        "COMMAND LIST x",
+        "COMMAND LIST FILTERBY PATTERN a b",
+    ] {
+        p.same(line);
+    }
+    // Our table is a subset of Valkey's: every name we list for a category, Valkey lists.
+    for cat in ["connection", "read", "write", "admin", "FAST", "slow"] {
+        let line = format!("COMMAND LIST FILTERBY ACLCAT {cat}");
+        let (ours, theirs) = p.both_raw(&line);
+        let theirs = bulk_strings(&parse_val(&mut &theirs[..]));
+        let ours = bulk_strings(&parse_val(&mut &ours[..]));
+        for name in &ours {
+            assert!(theirs.contains(name), "{line}: {name} is not in it on redis-server");
+        }
+    }
+    let connection = bulk_strings(&p.a.cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", "connection"]));
+    for name in ["command", "command|docs", "ping"] {
+        assert!(connection.contains(&name.to_string()), "{name} missing: {connection:?}");
+    }
+    assert!(!connection.contains(&"config|get".to_string()));
+}
+
+#[test]
+fn help_and_errors_match_redis() {
+    for proto in [2, 3] {
+        let mut p = pair(proto);
+        for line in [
+            "COMMAND HELP",
+            "COMMAND help",
+            "COMMAND HELP x",
+            "COMMAND COUNT x",
+            "COMMAND FOO",
+            "COMMAND GETKEYS",
+        ] {
+            p.same(line);
+        }
+    }
+}
+
+fn redis_cli(port: u16, args: &[&str], stdin: &str) -> (bool, String, String) {
+    let mut child = Command::new("redis-cli")
+        .arg("-p")
+        .arg(port.to_string())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("redis-cli is installed with redis-server");
+    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
+    let out = child.wait_with_output().expect("redis-cli output");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn redis_cli_works() {
+    let s = start(&[]);
+    let (ok, out, err) = redis_cli(s.port, &["COMMAND", "DOCS"], "");
+    assert!(ok && err.is_empty(), "COMMAND DOCS: {err}");
+    assert!(out.contains("summary") && out.contains("config|get"), "{out}");
+    let (ok, out, err) = redis_cli(s.port, &["--no-raw", "SET", "a", "b"], "");
+    assert!(ok && err.is_empty(), "SET: {err}");
+    assert_eq!(out, "OK\n");
+    // Without a command, redis-cli starts its interactive loop, which loads the command
+    // help from COMMAND DOCS before reading commands (here from a pipe).
+    let (ok, out, err) = redis_cli(s.port, &[], "SET k v\nGET k\nCOMMAND COUNT\n");
+    assert!(ok && err.is_empty(), "interactive: {err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[..2], ["OK", "v"], "{out}");
+    assert!(lines[2].parse::<u32>().is_ok_and(|n| n > 0), "{out}");
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["GET", "a"]), Val::bulk("b"));
+}
+
+#[test]
+fn command_info_matches_our_own_count_in_resp3() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert!(matches!(c.cmd(&["HELLO", "3"]), Val::Map(_)));
+    let count = c.cmd(&["COMMAND", "COUNT"]).as_int() as usize;
+    let all = c.cmd(&["COMMAND", "INFO"]).as_array();
+    assert_eq!(all.len(), count);
+    for entry in &all {
+        let e = entry.as_array();
+        assert_eq!(e.len(), 10);
+        assert!(matches!(e[2], Val::Set(_)) && matches!(e[6], Val::Set(_)), "{entry:?}");
+        assert!(matches!(e[7], Val::Set(_)) && matches!(e[8], Val::Set(_)), "{entry:?}");
+        assert!(matches!(e[9], Val::Set(_) | Val::Array(_)), "{entry:?}");
+    }
+}

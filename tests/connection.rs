@@ -1,0 +1,530 @@
+//! Connection and CLIENT commands over TCP: PING, ECHO, QUIT, RESET, HELLO, AUTH and every
+//! CLIENT subcommand, with differential checks against redis-server where replies must be
+//! byte-identical.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{assert_same_as_redis, start, start_redis, Client, Val};
+
+/// Run `lines` against ferrokey and redis-server, both started with `args`, and compare
+/// the raw replies.
+fn assert_same_with(args: &[&str], lines: &[&str]) {
+    let ours = start(args);
+    let theirs = start_redis(args);
+    let mut a = Client::connect(ours.port);
+    let mut b = Client::connect(theirs.port);
+    for line in lines {
+        let argv: Vec<&[u8]> = line.split(' ').filter(|w| !w.is_empty()).map(str::as_bytes).collect();
+        a.send(&argv);
+        b.send(&argv);
+        let (ra, rb) = (a.read_raw(), b.read_raw());
+        assert_eq!(
+            String::from_utf8_lossy(&ra),
+            String::from_utf8_lossy(&rb),
+            "reply to {line:?} differs (left: ferrokey, right: redis-server)"
+        );
+    }
+}
+
+fn err(s: &str) -> Val {
+    Val::Err(s.to_string())
+}
+
+/// The `field=value` pairs of one CLIENT LIST line.
+fn fields(line: &str) -> Vec<(String, String)> {
+    line.split(' ')
+        .map(|f| {
+            let (k, v) = f.split_once('=').unwrap_or_else(|| panic!("no '=' in {f:?}"));
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+fn field(line: &str, name: &str) -> String {
+    fields(line).into_iter().find(|(k, _)| k == name).map(|(_, v)| v).unwrap_or_default()
+}
+
+fn client_info(c: &mut Client) -> String {
+    c.cmd(&["CLIENT", "INFO"]).as_str().trim_end().to_string()
+}
+
+#[test]
+fn ping_and_echo_match_redis() {
+    assert_same_as_redis(&[
+        "PING",
+        "PING hello",
+        "PING a b",
+        "ECHO x",
+        "ECHO",
+        "ECHO a b",
+        "ping",
+        "EcHo mixed",
+    ]);
+}
+
+#[test]
+fn quit_replies_ok_then_closes() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd_raw(&["QUIT"]), b"+OK\r\n");
+    assert!(c.is_closed());
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["QUIT", "extra", "args"]), Val::ok());
+    assert!(c.is_closed());
+}
+
+#[test]
+fn hello3_switches_to_resp3() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let id = c.cmd(&["CLIENT", "ID"]).as_int();
+    let Val::Map(pairs) = c.cmd(&["HELLO", "3"]) else { panic!("HELLO 3 must reply a map") };
+    let keys: Vec<String> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["server", "version", "proto", "id", "mode", "role", "modules"]);
+    assert_eq!(pairs[0].1, Val::bulk("valkey"));
+    assert_eq!(pairs[2].1, Val::Int(3));
+    assert_eq!(pairs[3].1, Val::Int(id));
+    assert_eq!(pairs[4].1, Val::bulk("standalone"));
+    assert_eq!(pairs[5].1, Val::bulk("master"));
+    assert_eq!(pairs[6].1, Val::Array(vec![]));
+    // RESP3 null and the map stays for the connection.
+    assert_eq!(c.cmd_raw(&["CLIENT", "GETNAME"]), b"_\r\n");
+    assert!(field(&client_info(&mut c), "resp") == "3");
+    // Back to RESP2: a flat array of 14.
+    let Val::Array(flat) = c.cmd(&["HELLO", "2"]) else { panic!("HELLO 2 must reply an array") };
+    assert_eq!(flat.len(), 14);
+    assert_eq!(c.cmd_raw(&["CLIENT", "GETNAME"]), b"$-1\r\n");
+    // HELLO without a version keeps the protocol.
+    assert!(matches!(c.cmd(&["HELLO"]), Val::Array(_)));
+}
+
+#[test]
+fn hello_setname_and_errors() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert!(matches!(c.cmd(&["HELLO", "3", "SETNAME", "conn1"]), Val::Map(_)));
+    assert_eq!(c.cmd(&["CLIENT", "GETNAME"]), Val::bulk("conn1"));
+    assert!(matches!(c.cmd(&["HELLO", "2", "AUTH", "default", "anything"]), Val::Array(_)));
+    assert_eq!(
+        c.cmd(&["HELLO", "2", "AUTH", "bob", "x"]),
+        err("WRONGPASS invalid username-password pair or user is disabled.")
+    );
+}
+
+/// The HELLO map without the fields that legitimately differ (server name, version, id).
+fn hello_shape(c: &mut Client, args: &[&str]) -> Val {
+    match c.cmd(args) {
+        Val::Array(items) => {
+            let kept: Vec<Val> = items
+                .chunks(2)
+                .filter(|kv| !["server", "version", "id"].contains(&kv[0].as_str().as_str()))
+                .flat_map(|kv| kv.to_vec())
+                .collect();
+            Val::Array(kept)
+        }
+        Val::Map(pairs) => Val::Map(
+            pairs
+                .into_iter()
+                .filter(|(k, _)| !["server", "version", "id"].contains(&k.as_str().as_str()))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+#[test]
+fn hello_matches_redis_except_server_and_version() {
+    let ours = start(&[]);
+    let theirs = start_redis(&[]);
+    let mut a = Client::connect(ours.port);
+    let mut b = Client::connect(theirs.port);
+    for args in [
+        &["HELLO"][..],
+        &["HELLO", "2"],
+        &["HELLO", "3"],
+        &["HELLO", "3", "SETNAME", "x"],
+        &["HELLO", "2", "AUTH", "default", "pw"],
+    ] {
+        assert_eq!(hello_shape(&mut a, args), hello_shape(&mut b, args), "{args:?}");
+    }
+    assert_same_as_redis(&[
+        "HELLO 4",
+        "HELLO 1",
+        "HELLO x",
+        "HELLO 2 AUTH a",
+        "HELLO 3 SETNAME",
+        "HELLO 3 SETNAME a b",
+        "HELLO 3 foo",
+        "HELLO 2 AUTH nobody pw",
+    ]);
+}
+
+#[test]
+fn auth_without_password_matches_redis() {
+    assert_same_as_redis(&[
+        "AUTH",
+        "AUTH x",
+        "AUTH a b",
+        "AUTH a b c",
+        "AUTH default x",
+        "PING",
+    ]);
+}
+
+#[test]
+fn requirepass_matches_redis() {
+    assert_same_with(
+        &["--requirepass", "secret"],
+        &[
+            "PING",
+            "ECHO x",
+            "CLIENT ID",
+            "HELLO 3",
+            "HELLO 4",
+            "HELLO x",
+            "HELLO 3 SETNAME a\tb",
+            "HELLO 3 AUTH default wrong",
+            "AUTH wrong",
+            "AUTH foo secret",
+            "AUTH default wrong",
+            "AUTH secret",
+            "PING",
+            "AUTH wrong",
+            "PING",
+            "RESET",
+            "PING",
+            "AUTH default secret",
+            "ECHO ok",
+        ],
+    );
+}
+
+#[test]
+fn requirepass_hello_auth_and_reset() {
+    let s = start(&["--requirepass", "secret"]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["GET", "k"]), err("NOAUTH Authentication required."));
+    let Val::Map(pairs) = c.cmd(&["HELLO", "3", "AUTH", "default", "secret", "SETNAME", "me"])
+    else {
+        panic!("HELLO with AUTH must succeed")
+    };
+    assert_eq!(pairs[2].1, Val::Int(3));
+    assert_eq!(c.cmd(&["CLIENT", "GETNAME"]), Val::bulk("me"));
+    assert_eq!(c.cmd(&["RESET"]), Val::Simple("RESET".into()));
+    assert_eq!(c.cmd(&["PING"]), err("NOAUTH Authentication required."));
+    // QUIT and AUTH work before authentication.
+    assert_eq!(c.cmd(&["AUTH", "secret"]), Val::ok());
+    assert_eq!(c.cmd(&["CLIENT", "GETNAME"]), Val::Nil);
+    assert_eq!(c.cmd(&["QUIT"]), Val::ok());
+    assert!(c.is_closed());
+}
+
+#[test]
+fn reset_restores_a_fresh_connection() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["CLIENT", "SETNAME", "n"]), Val::ok());
+    assert!(matches!(c.cmd(&["HELLO", "3"]), Val::Map(_)));
+    assert_eq!(c.cmd(&["CLIENT", "NO-EVICT", "on"]), Val::ok());
+    assert_eq!(c.cmd(&["CLIENT", "NO-TOUCH", "on"]), Val::ok());
+    assert_eq!(c.cmd(&["CLIENT", "SETINFO", "LIB-NAME", "mylib"]), Val::ok());
+    // The reply of RESET comes back even with replies off.
+    c.send(&[b"CLIENT", b"REPLY", b"OFF"]);
+    assert_eq!(c.cmd_raw(&["RESET"]), b"+RESET\r\n");
+    assert_eq!(c.cmd_raw(&["CLIENT", "GETNAME"]), b"$-1\r\n");
+    let info = client_info(&mut c);
+    assert_eq!(field(&info, "resp"), "2");
+    assert_eq!(field(&info, "flags"), "N");
+    assert_eq!(field(&info, "db"), "0");
+    assert_eq!(field(&info, "lib-name"), "mylib", "library info survives RESET");
+    assert_eq!(c.cmd(&["RESET", "x"]), err("ERR wrong number of arguments for 'reset' command"));
+}
+
+#[test]
+fn reset_ends_monitor_mode() {
+    let s = start(&[]);
+    let mut m = Client::connect(s.port);
+    let mut c = Client::connect(s.port);
+    assert_eq!(m.cmd(&["MONITOR"]), Val::ok());
+    assert_eq!(m.cmd(&["RESET"]), Val::Simple("RESET".into()));
+    assert_eq!(c.cmd(&["SET", "k", "v"]), Val::ok());
+    // The next thing the former monitor reads is its own reply, not a feed line.
+    assert_eq!(m.cmd(&["PING"]), Val::Simple("PONG".into()));
+}
+
+#[test]
+fn client_name_errors_match_redis() {
+    assert_same_as_redis(&[
+        "CLIENT GETNAME",
+        "CLIENT SETNAME a\tb",
+        "CLIENT SETNAME é",
+        "CLIENT SETNAME",
+        "CLIENT SETNAME a b",
+        "CLIENT SETNAME valid-name",
+        "CLIENT GETNAME",
+        "CLIENT GETNAME x",
+        "CLIENT",
+        "CLIENT foo",
+        "CLIENT REPLY",
+        "CLIENT REPLY foo",
+        "CLIENT NO-EVICT maybe",
+        "CLIENT PAUSE",
+        "CLIENT PAUSE x",
+        "CLIENT PAUSE -1",
+        "CLIENT PAUSE 10 foo",
+        "CLIENT PAUSE 10 write extra",
+        "CLIENT PAUSE 0",
+        "CLIENT UNPAUSE",
+        "CLIENT UNPAUSE x",
+        "CLIENT KILL",
+        "CLIENT KILL 1.2.3.4:5",
+        "CLIENT KILL id x",
+        "CLIENT KILL id 0",
+        "CLIENT KILL id 99999",
+        "CLIENT KILL type foo",
+        "CLIENT KILL type normal skipme maybe",
+        "CLIENT KILL user nobody",
+        "CLIENT KILL foo bar",
+        "CLIENT KILL id 5 type",
+        "CLIENT KILL addr 1.2.3.4:5 laddr 1.1.1.1:1",
+        "CLIENT LIST type foo",
+        "CLIENT LIST id x",
+        "CLIENT LIST foo",
+        "CLIENT LIST id",
+        "CLIENT LIST type normal extra",
+        "CLIENT LIST id 99999",
+        "CLIENT INFO x",
+        "CLIENT ID x",
+    ]);
+}
+
+#[test]
+fn client_setname_empty_clears() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["CLIENT", "SETNAME", "abc"]), Val::ok());
+    assert_eq!(c.cmd(&["CLIENT", "GETNAME"]), Val::bulk("abc"));
+    assert_eq!(c.cmd(&["CLIENT", "SETNAME", ""]), Val::ok());
+    assert_eq!(c.cmd(&["CLIENT", "GETNAME"]), Val::Nil);
+}
+
+const LIST_FIELDS: &[&str] = &[
+    "id", "addr", "laddr", "fd", "name", "age", "idle", "flags", "db", "sub", "psub", "ssub",
+    "multi", "watch", "qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl", "oll",
+    "omem", "tot-mem", "events", "cmd", "user", "redir", "resp", "lib-name", "lib-ver",
+    "tot-net-in", "tot-net-out", "tot-cmds",
+];
+
+#[test]
+fn client_list_field_order_and_contents() {
+    let s = start(&[]);
+    let mut a = Client::connect(s.port);
+    let mut b = Client::connect(s.port);
+    assert_eq!(b.cmd(&["CLIENT", "SETNAME", "other"]), Val::ok());
+    let a_id = a.cmd(&["CLIENT", "ID"]).as_int();
+    let b_id = b.cmd(&["CLIENT", "ID"]).as_int();
+    assert!(b_id > a_id);
+
+    let raw = a.cmd_raw(&["CLIENT", "LIST"]);
+    assert!(raw.starts_with(b"$"), "RESP2 CLIENT LIST is a bulk string");
+    let text = a.cmd(&["CLIENT", "LIST"]).as_str();
+    assert!(text.ends_with('\n'));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for line in &lines {
+        let names: Vec<String> = fields(line).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(names, LIST_FIELDS, "{line}");
+    }
+    // Connection order; the caller shows its running command, the other its last one.
+    assert_eq!(field(lines[0], "id"), a_id.to_string());
+    assert_eq!(field(lines[0], "cmd"), "client|list");
+    assert_eq!(field(lines[0], "name"), "");
+    assert_eq!(field(lines[0], "flags"), "N");
+    assert_eq!(field(lines[0], "argv-mem"), "10");
+    assert_eq!(field(lines[1], "id"), b_id.to_string());
+    assert_eq!(field(lines[1], "name"), "other");
+    assert_eq!(field(lines[1], "cmd"), "client|id");
+    assert_eq!(field(lines[1], "user"), "default");
+    assert!(field(lines[1], "addr").starts_with("127.0.0.1:"));
+    assert_eq!(field(lines[1], "laddr"), format!("127.0.0.1:{}", s.port));
+
+    // Filters.
+    let only_b = a.cmd(&["CLIENT", "LIST", "ID", &b_id.to_string(), "424242"]).as_str();
+    assert_eq!(only_b.lines().count(), 1);
+    assert_eq!(field(only_b.trim_end(), "id"), b_id.to_string());
+    let normal = a.cmd(&["CLIENT", "LIST", "TYPE", "normal"]).as_str();
+    assert_eq!(normal.lines().count(), 2);
+    assert_eq!(a.cmd(&["CLIENT", "LIST", "TYPE", "pubsub"]).as_str(), "");
+    assert_eq!(a.cmd(&["CLIENT", "LIST", "TYPE", "replica"]).as_str(), "");
+
+    // RESP3: verbatim text.
+    assert!(matches!(a.cmd(&["HELLO", "3"]), Val::Map(_)));
+    assert!(matches!(a.cmd(&["CLIENT", "LIST"]), Val::Verbatim(f, _) if f == "txt"));
+    assert!(matches!(a.cmd(&["CLIENT", "INFO"]), Val::Verbatim(f, _) if f == "txt"));
+}
+
+#[test]
+fn client_info_describes_the_caller() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let id = c.cmd(&["CLIENT", "ID"]).as_int();
+    let info = c.cmd(&["CLIENT", "INFO"]).as_str();
+    assert!(info.ends_with('\n') && info.lines().count() == 1);
+    let names: Vec<String> = fields(info.trim_end()).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(names, LIST_FIELDS);
+    assert_eq!(field(info.trim_end(), "id"), id.to_string());
+    assert_eq!(field(info.trim_end(), "cmd"), "client|info");
+    assert_eq!(field(info.trim_end(), "tot-cmds"), "2");
+
+    assert_eq!(c.cmd(&["CLIENT", "NO-EVICT", "ON"]), Val::ok());
+    assert_eq!(c.cmd(&["CLIENT", "NO-TOUCH", "ON"]), Val::ok());
+    assert_eq!(field(&client_info(&mut c), "flags"), "eT");
+    assert_eq!(c.cmd(&["CLIENT", "NO-EVICT", "off"]), Val::ok());
+    assert_eq!(c.cmd(&["CLIENT", "NO-TOUCH", "off"]), Val::ok());
+    assert_eq!(c.cmd(&["CLIENT", "NO-TOUCH", "x"]), err("ERR syntax error"));
+    assert_eq!(field(&client_info(&mut c), "flags"), "N");
+}
+
+#[test]
+fn client_setinfo_sets_library_fields() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["CLIENT", "SETINFO", "LIB-NAME", "redis-py"]), Val::ok());
+    assert_eq!(c.cmd(&["CLIENT", "SETINFO", "lib-ver", "5.0.1"]), Val::ok());
+    let info = client_info(&mut c);
+    assert_eq!(field(&info, "lib-name"), "redis-py");
+    assert_eq!(field(&info, "lib-ver"), "5.0.1");
+    assert_eq!(
+        c.cmd(&["CLIENT", "SETINFO", "lib-name", "a b"]),
+        err("ERR lib-name cannot contain spaces, newlines or special characters.")
+    );
+    assert_eq!(
+        c.cmd(&["CLIENT", "SETINFO", "LIB-FOO", "x"]),
+        err("ERR Unrecognized option 'LIB-FOO'")
+    );
+    assert_eq!(
+        c.cmd(&["CLIENT", "SETINFO", "lib-name"]),
+        err("ERR wrong number of arguments for 'client|setinfo' command")
+    );
+    assert_eq!(c.cmd(&["CLIENT", "SETINFO", "lib-ver", ""]), Val::ok());
+    assert_eq!(field(&client_info(&mut c), "lib-ver"), "");
+}
+
+#[test]
+fn client_kill_closes_another_connection() {
+    let s = start(&[]);
+    let mut killer = Client::connect(s.port);
+    let mut victim = Client::connect(s.port);
+    let mut bystander = Client::connect(s.port);
+    let victim_id = victim.cmd(&["CLIENT", "ID"]).as_int();
+    assert_eq!(bystander.cmd(&["PING"]), Val::Simple("PONG".into()));
+    assert_eq!(killer.cmd(&["CLIENT", "KILL", "ID", &victim_id.to_string()]), Val::Int(1));
+    assert!(victim.is_closed());
+    assert_eq!(bystander.cmd(&["PING"]), Val::Simple("PONG".into()));
+    // Already gone.
+    assert_eq!(killer.cmd(&["CLIENT", "KILL", "ID", &victim_id.to_string()]), Val::Int(0));
+
+    // Old form by address.
+    let info = client_info(&mut bystander);
+    let addr = field(&info, "addr");
+    assert_eq!(killer.cmd(&["CLIENT", "KILL", &addr]), Val::ok());
+    assert!(bystander.is_closed());
+    assert_eq!(killer.cmd(&["CLIENT", "KILL", &addr]), err("ERR No such client"));
+}
+
+#[test]
+fn client_kill_filters_and_self() {
+    let s = start(&[]);
+    let mut me = Client::connect(s.port);
+    let mut others: Vec<Client> = (0..3).map(|_| Client::connect(s.port)).collect();
+    for o in &mut others {
+        assert_eq!(o.cmd(&["PING"]), Val::Simple("PONG".into()));
+    }
+    let laddr = format!("127.0.0.1:{}", s.port);
+    // SKIPME defaults to yes: the three others go, the caller stays.
+    assert_eq!(me.cmd(&["CLIENT", "KILL", "LADDR", &laddr, "USER", "default"]), Val::Int(3));
+    for o in &mut others {
+        assert!(o.is_closed());
+    }
+    assert_eq!(me.cmd(&["CLIENT", "KILL", "TYPE", "normal", "MAXAGE", "100"]), Val::Int(0));
+    assert_eq!(
+        me.cmd(&["CLIENT", "KILL", "MAXAGE", "0"]),
+        err("ERR maxage should be greater than 0")
+    );
+    assert_eq!(
+        me.cmd(&["CLIENT", "KILL", "MAXAGE", "x"]),
+        err("ERR maxage is not an integer or out of range")
+    );
+    // SKIPME no: the caller gets its reply, then the connection closes.
+    let id = me.cmd(&["CLIENT", "ID"]).as_int();
+    assert_eq!(me.cmd(&["CLIENT", "KILL", "ID", &id.to_string(), "SKIPME", "no"]), Val::Int(1));
+    assert!(me.is_closed());
+}
+
+#[test]
+fn client_reply_off_and_skip() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    // OFF: nothing comes back until ON, whose OK is the next reply.
+    c.send(&[b"CLIENT", b"REPLY", b"OFF"]);
+    c.send(&[b"SET", b"k", b"1"]);
+    c.send(&[b"GET", b"k"]);
+    assert_eq!(c.cmd_raw(&["CLIENT", "REPLY", "ON"]), b"+OK\r\n");
+    // SKIP: only the next command's reply is dropped.
+    c.send(&[b"CLIENT", b"REPLY", b"SKIP"]);
+    c.send(&[b"ECHO", b"skipped"]);
+    assert_eq!(c.cmd(&["ECHO", "seen"]), Val::bulk("seen"));
+    // SKIP while OFF stays OFF.
+    c.send(&[b"CLIENT", b"REPLY", b"OFF"]);
+    c.send(&[b"CLIENT", b"REPLY", b"SKIP"]);
+    c.send(&[b"ECHO", b"a"]);
+    c.send(&[b"ECHO", b"b"]);
+    assert_eq!(c.cmd_raw(&["CLIENT", "REPLY", "ON"]), b"+OK\r\n");
+    assert_eq!(c.cmd(&["GET", "k"]), Val::bulk("1"));
+}
+
+#[test]
+fn client_pause_write_holds_writes_until_unpause() {
+    let s = start(&[]);
+    let mut admin = Client::connect(s.port);
+    let mut writer = Client::connect(s.port);
+    let mut reader = Client::connect(s.port);
+    assert_eq!(writer.cmd(&["SET", "k", "before"]), Val::ok());
+    assert_eq!(admin.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), Val::ok());
+    writer.send(&[b"SET", b"k", b"after"]);
+    // Reads are served during a WRITE pause, and see the old value.
+    assert_eq!(reader.cmd(&["GET", "k"]), Val::bulk("before"));
+    writer.stream.get_ref().set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let mut probe = [0u8; 1];
+    let held = std::io::Read::read(writer.stream.get_mut(), &mut probe);
+    assert!(held.is_err(), "the SET must not be answered while writes are paused");
+    assert_eq!(admin.cmd(&["CLIENT", "UNPAUSE"]), Val::ok());
+    writer.stream.get_ref().set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    assert_eq!(writer.read(), Val::ok());
+    assert_eq!(reader.cmd(&["GET", "k"]), Val::bulk("after"));
+}
+
+#[test]
+fn client_pause_expires_by_itself() {
+    let s = start(&[]);
+    let mut admin = Client::connect(s.port);
+    let mut writer = Client::connect(s.port);
+    let started = Instant::now();
+    assert_eq!(admin.cmd(&["CLIENT", "PAUSE", "300", "WRITE"]), Val::ok());
+    assert_eq!(writer.cmd(&["SET", "k", "v"]), Val::ok());
+    assert!(started.elapsed() >= Duration::from_millis(250), "SET ran before the pause ended");
+}
+
+#[test]
+fn client_help_lists_subcommands() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let help = c.cmd(&["CLIENT", "HELP"]).as_array();
+    let lines: Vec<String> = help.iter().map(Val::as_str).collect();
+    assert!(lines[0].starts_with("CLIENT <subcommand>"));
+    for sub in ["KILL <ip:port>", "SETNAME <name>", "NO-TOUCH (ON|OFF)", "HELP"] {
+        assert!(lines.iter().any(|l| l == sub), "{sub} missing from {lines:?}");
+    }
+}

@@ -1,0 +1,382 @@
+//! Server commands over TCP: INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT
+//! and MEMORY, with differential checks against redis-server where replies must match.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{assert_same_as_redis, start, start_redis, Client, Val};
+
+/// Run `lines` against ferrokey and redis-server, both started with `args`, and compare
+/// the raw replies.
+fn assert_same_with(args: &[&str], lines: &[&str]) {
+    let ours = start(args);
+    let theirs = start_redis(args);
+    let mut a = Client::connect(ours.port);
+    let mut b = Client::connect(theirs.port);
+    for line in lines {
+        let argv: Vec<&[u8]> = line.split(' ').filter(|w| !w.is_empty()).map(str::as_bytes).collect();
+        a.send(&argv);
+        b.send(&argv);
+        let (ra, rb) = (a.read_raw(), b.read_raw());
+        assert_eq!(
+            String::from_utf8_lossy(&ra),
+            String::from_utf8_lossy(&rb),
+            "reply to {line:?} differs (left: ferrokey, right: redis-server)"
+        );
+    }
+}
+
+fn err(s: &str) -> Val {
+    Val::Err(s.to_string())
+}
+
+const DEBUG_REFUSED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is \
+set to \"local\", you can run it from a local connection, otherwise you need to set this option \
+in the configuration file, and then restart the server.";
+
+/// `field:value` of an INFO reply.
+fn info_field(info: &str, name: &str) -> Option<String> {
+    info.split("\r\n").find_map(|l| l.strip_prefix(name)?.strip_prefix(':')).map(str::to_string)
+}
+
+fn headers(info: &str) -> Vec<String> {
+    info.split("\r\n").filter(|l| l.starts_with("# ")).map(|l| l[2..].to_string()).collect()
+}
+
+#[test]
+fn info_default_sections_and_format() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["SET", "k", "v"]), Val::ok());
+    let info = c.cmd(&["INFO"]).as_str();
+    assert_eq!(
+        headers(&info),
+        [
+            "Server",
+            "Clients",
+            "Memory",
+            "Persistence",
+            "Stats",
+            "Replication",
+            "CPU",
+            "Modules",
+            "Errorstats",
+            "Cluster",
+            "Keyspace"
+        ]
+    );
+    // CRLF everywhere; one blank line between sections; none at the end.
+    assert!(!info.replace("\r\n", "").contains('\n'));
+    assert!(info.contains("\r\n\r\n# Clients\r\n"));
+    assert!(info.ends_with("\r\n") && !info.ends_with("\r\n\r\n"));
+    assert_eq!(info_field(&info, "server_name").as_deref(), Some("valkey"));
+    assert_eq!(info_field(&info, "valkey_version").as_deref(), Some("8.0.0"));
+    assert_eq!(info_field(&info, "redis_mode").as_deref(), Some("standalone"));
+    assert_eq!(info_field(&info, "tcp_port"), Some(s.port.to_string()));
+    let clients: u64 = info_field(&info, "connected_clients").unwrap().parse().unwrap();
+    assert!(clients >= 1);
+    assert_eq!(info_field(&info, "role").as_deref(), Some("master"));
+    assert_eq!(info_field(&info, "maxmemory_policy").as_deref(), Some("noeviction"));
+    assert_eq!(info_field(&info, "db0").as_deref(), Some("keys=1,expires=0,avg_ttl=0"));
+    for f in [
+        "used_memory",
+        "used_memory_human",
+        "used_memory_rss",
+        "used_memory_peak",
+        "used_memory_dataset",
+        "maxmemory_human",
+        "mem_fragmentation_ratio",
+        "allocator_allocated",
+        "allocator_active",
+        "allocator_resident",
+        "total_commands_processed",
+        "instantaneous_ops_per_sec",
+        "total_net_input_bytes",
+        "expired_keys",
+        "evicted_keys",
+        "keyspace_hits",
+        "total_error_replies",
+        "client_query_buffer_limit_disconnections",
+        "client_output_buffer_limit_disconnections",
+        "used_cpu_sys",
+        "used_cpu_user_main_thread",
+        "rdb_changes_since_last_save",
+        "master_replid",
+        "cluster_enabled",
+    ] {
+        assert!(info_field(&info, f).is_some(), "INFO lacks {f}");
+    }
+    let rss: u64 = info_field(&info, "used_memory_rss").unwrap().parse().unwrap();
+    assert!(rss > 0);
+}
+
+#[test]
+fn info_named_sections() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["GET", "missing"]), Val::Nil);
+    assert!(matches!(c.cmd(&["NOSUCHCOMMAND"]), Val::Err(_)));
+    let stats = c.cmd(&["INFO", "commandstats", "ERRORSTATS"]).as_str();
+    assert_eq!(headers(&stats), ["Commandstats", "Errorstats"]);
+    let get = info_field(&stats, "cmdstat_get").expect("cmdstat_get");
+    assert!(get.starts_with("calls=1,usec="), "{get}");
+    assert!(get.contains(",usec_per_call=") && get.ends_with(",rejected_calls=0,failed_calls=0"));
+    assert_eq!(info_field(&stats, "errorstat_ERR").as_deref(), Some("count=1"));
+
+    let server = c.cmd(&["INFO", "server"]).as_str();
+    assert_eq!(headers(&server), ["Server"]);
+    assert!(server.starts_with("# Server\r\nredis_version:"));
+    let all = c.cmd(&["INFO", "all"]).as_str();
+    assert!(headers(&all).contains(&"Commandstats".to_string()));
+    let everything = c.cmd(&["INFO", "everything"]).as_str();
+    assert!(headers(&everything).contains(&"Latencystats".to_string()));
+    let mixed = c.cmd(&["INFO", "default", "commandstats"]).as_str();
+    assert!(headers(&mixed).contains(&"Keyspace".to_string()));
+    assert!(headers(&mixed).contains(&"Commandstats".to_string()));
+    let stats = c.cmd(&["INFO", "stats"]).as_str();
+    assert_eq!(info_field(&stats, "keyspace_misses").as_deref(), Some("1"));
+    assert_eq!(info_field(&stats, "total_error_replies").as_deref(), Some("1"));
+    assert_eq!(c.cmd(&["INFO", "nosuchsection"]), Val::bulk(""));
+    // RESP3: verbatim text.
+    assert!(matches!(c.cmd(&["HELLO", "3"]), Val::Map(_)));
+    assert!(matches!(c.cmd(&["INFO", "cpu"]), Val::Verbatim(f, _) if f == "txt"));
+}
+
+#[test]
+fn info_unknown_section_matches_redis() {
+    assert_same_as_redis(&["INFO foo", "INFO foo bar"]);
+}
+
+#[test]
+fn time_has_redis_shape() {
+    let ours = start(&[]);
+    let theirs = start_redis(&[]);
+    for port in [ours.port, theirs.port] {
+        let mut c = Client::connect(port);
+        let t = c.cmd(&["TIME"]).as_array();
+        assert_eq!(t.len(), 2);
+        let secs: u64 = t[0].as_str().parse().unwrap();
+        let micros: u64 = t[1].as_str().parse().unwrap();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        assert!(secs.abs_diff(now.as_secs()) <= 2);
+        assert!(micros < 1_000_000);
+    }
+    assert_same_as_redis(&["TIME x", "LASTSAVE x"]);
+}
+
+#[test]
+fn lastsave_is_the_start_time() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let t = c.cmd(&["LASTSAVE"]).as_int();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    assert!((t as u64).abs_diff(now.as_secs()) < 60);
+}
+
+#[test]
+fn slowlog_records_with_zero_threshold() {
+    let s = start(&["--slowlog-log-slower-than", "0"]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["CLIENT", "SETNAME", "logger"]), Val::ok());
+    assert_eq!(c.cmd(&["SLOWLOG", "RESET"]), Val::ok());
+    assert_eq!(c.cmd(&["SET", "key", "value"]), Val::ok());
+    assert_eq!(c.cmd(&["ECHO", "hi"]), Val::bulk("hi"));
+    // The RESET itself, SET and ECHO.
+    assert_eq!(c.cmd(&["SLOWLOG", "LEN"]).as_int(), 3);
+    let entries = c.cmd(&["SLOWLOG", "GET"]).as_array();
+    assert_eq!(entries.len(), 4, "SLOWLOG LEN is logged too");
+    let newest = entries[1].as_array();
+    assert_eq!(newest.len(), 6);
+    let older = entries[2].as_array();
+    assert!(newest[0].as_int() > older[0].as_int(), "ids grow, newest first");
+    assert!(newest[1].as_int() > 0 && newest[2].as_int() >= 0);
+    assert_eq!(newest[3], Val::Array(vec![Val::bulk("ECHO"), Val::bulk("hi")]));
+    assert!(newest[4].as_str().starts_with("127.0.0.1:"));
+    assert_eq!(newest[5], Val::bulk("logger"));
+    assert_eq!(c.cmd(&["SLOWLOG", "GET", "1"]).as_array().len(), 1);
+    assert_eq!(c.cmd(&["SLOWLOG", "GET", "0"]).as_array().len(), 0);
+    assert!(c.cmd(&["SLOWLOG", "GET", "-1"]).as_array().len() >= 6);
+    assert_eq!(c.cmd(&["SLOWLOG", "RESET"]), Val::ok());
+    assert_eq!(c.cmd(&["SLOWLOG", "LEN"]).as_int(), 1);
+}
+
+#[test]
+fn slowlog_matches_redis() {
+    assert_same_as_redis(&[
+        "SLOWLOG LEN",
+        "SLOWLOG RESET",
+        "SLOWLOG GET",
+        "SLOWLOG GET x",
+        "SLOWLOG GET -2",
+        "SLOWLOG GET 0",
+        "SLOWLOG GET 1 2",
+        "SLOWLOG LEN x",
+        "SLOWLOG RESET x",
+        "SLOWLOG HELP x",
+        "SLOWLOG FOO",
+        "SLOWLOG",
+    ]);
+}
+
+#[test]
+fn slowlog_max_len_trims() {
+    let s = start(&["--slowlog-log-slower-than", "0", "--slowlog-max-len", "2"]);
+    let mut c = Client::connect(s.port);
+    for _ in 0..5 {
+        assert_eq!(c.cmd(&["PING"]), Val::Simple("PONG".into()));
+    }
+    assert_eq!(c.cmd(&["SLOWLOG", "LEN"]).as_int(), 2);
+}
+
+#[test]
+fn debug_is_refused_by_default() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["DEBUG", "SLEEP", "0"]), err(DEBUG_REFUSED));
+    assert_eq!(c.cmd(&["DEBUG", "HELP"]), err(DEBUG_REFUSED));
+    assert_same_as_redis(&["DEBUG", "DEBUG SLEEP 0", "DEBUG foo", "DEBUG HELP"]);
+}
+
+#[test]
+fn debug_local_allows_loopback() {
+    let s = start(&["--enable-debug-command", "local"]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["DEBUG", "SLEEP", "0"]), Val::ok());
+}
+
+#[test]
+fn debug_errors_match_redis() {
+    assert_same_with(
+        &["--enable-debug-command", "yes"],
+        &[
+            "DEBUG foo",
+            "DEBUG SLEEP",
+            "DEBUG SLEEP 0 extra",
+            "DEBUG SLEEP x",
+            "DEBUG SLEEP 0",
+            "DEBUG SLEEP -1",
+            "DEBUG SET-ACTIVE-EXPIRE",
+            "DEBUG SET-ACTIVE-EXPIRE 0",
+            "DEBUG SET-ACTIVE-EXPIRE 1",
+            "DEBUG OBJECT",
+            "DEBUG OBJECT nokey",
+            "DEBUG OBJECT a b",
+            "DEBUG",
+        ],
+    );
+}
+
+#[test]
+fn debug_object_sleep_and_active_expire() {
+    let s = start(&["--enable-debug-command", "yes"]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["SET", "k", "v"]), Val::ok());
+    assert_eq!(c.cmd(&["SET", "n", "123"]), Val::ok());
+    let Val::Simple(line) = c.cmd(&["DEBUG", "OBJECT", "k"]) else { panic!("status reply") };
+    let parts: Vec<&str> = line.split(' ').collect();
+    assert_eq!(parts[0], "Value");
+    assert!(parts[1].starts_with("at:0x"));
+    assert_eq!(&parts[2..5], ["refcount:1", "encoding:embstr", "serializedlength:2"]);
+    assert!(parts[5].starts_with("lru:"));
+    assert_eq!(parts[6], "lru_seconds_idle:0");
+    let Val::Simple(line) = c.cmd(&["DEBUG", "OBJECT", "n"]) else { panic!("status reply") };
+    assert!(line.contains(" refcount:2147483647 encoding:int serializedlength:2 "), "{line}");
+
+    let started = Instant::now();
+    assert_eq!(c.cmd(&["DEBUG", "SLEEP", "0.2"]), Val::ok());
+    assert!(started.elapsed() >= Duration::from_millis(190));
+
+    // With active expiry off, an expired key stays counted until it is touched.
+    assert_eq!(c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), Val::ok());
+    assert_eq!(c.cmd(&["SET", "gone", "x", "PX", "1"]), Val::ok());
+    std::thread::sleep(Duration::from_millis(300));
+    let ks = c.cmd(&["INFO", "keyspace"]).as_str();
+    assert!(ks.contains("db0:keys=3,expires=1,"), "{ks}");
+    assert_eq!(c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), Val::ok());
+
+    let help = c.cmd(&["DEBUG", "HELP"]).as_array();
+    assert!(help[0].as_str().starts_with("DEBUG <subcommand>"));
+}
+
+#[test]
+fn monitor_receives_other_clients_commands() {
+    let s = start(&[]);
+    let mut m = Client::connect(s.port);
+    let mut c = Client::connect(s.port);
+    assert_eq!(m.cmd(&["MONITOR"]), Val::ok());
+    assert_eq!(c.cmd(&["SET", "mkey", "a b\"c"]), Val::ok());
+    assert_eq!(c.cmd(&["GET", "mkey"]), Val::bulk("a b\"c"));
+    let Val::Simple(first) = m.read() else { panic!("monitor lines are status replies") };
+    let (ts, rest) = first.split_once(' ').unwrap();
+    let (secs, micros) = ts.split_once('.').unwrap();
+    assert!(secs.parse::<u64>().is_ok() && micros.len() == 6);
+    assert!(rest.starts_with("[0 127.0.0.1:"), "{rest}");
+    assert!(rest.ends_with("] \"SET\" \"mkey\" \"a b\\\"c\""), "{rest}");
+    let Val::Simple(second) = m.read() else { panic!("status") };
+    assert!(second.ends_with("\"GET\" \"mkey\""), "{second}");
+    // The monitor's own MONITOR again is ignored silently; CLIENT LIST shows flag O.
+    let list = c.cmd(&["CLIENT", "LIST"]).as_str();
+    assert!(list.lines().any(|l| l.contains(" flags=O ")), "{list}");
+}
+
+#[test]
+fn wait_answers_zero_without_replicas() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["WAIT", "0", "0"]), Val::Int(0));
+    assert_same_as_redis(&["WAIT 0 0", "WAIT", "WAIT 0", "WAIT x 0", "WAIT 0 x", "WAIT 0 -1"]);
+}
+
+#[test]
+fn memory_usage_and_errors() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["SET", "k", "v"]), Val::ok());
+    assert_eq!(c.cmd(&["SET", "big", &"x".repeat(1000)]), Val::ok());
+    let small = c.cmd(&["MEMORY", "USAGE", "k"]).as_int();
+    let big = c.cmd(&["MEMORY", "USAGE", "big", "SAMPLES", "0"]).as_int();
+    assert!(small > 2 && small < 128, "{small}");
+    assert!(big >= 1000 && big < 1200, "{big}");
+    assert_eq!(c.cmd(&["MEMORY", "USAGE", "nokey"]), Val::Nil);
+    let help = c.cmd(&["MEMORY", "HELP"]).as_array();
+    assert!(help[0].as_str().starts_with("MEMORY <subcommand>"));
+    assert_same_as_redis(&[
+        "MEMORY USAGE",
+        "MEMORY USAGE nokey",
+        "MEMORY USAGE nokey SAMPLES",
+        "MEMORY USAGE nokey SAMPLES x",
+        "MEMORY USAGE nokey SAMPLES -1",
+        "MEMORY USAGE nokey foo 1",
+        "MEMORY FOO",
+        "MEMORY",
+    ]);
+}
+
+#[test]
+fn shutdown_errors_match_redis() {
+    assert_same_as_redis(&[
+        "SHUTDOWN foo",
+        "SHUTDOWN NOSAVE SAVE",
+        "SHUTDOWN ABORT",
+        "SHUTDOWN ABORT NOW",
+        "SHUTDOWN NOSAVE ABORT",
+    ]);
+}
+
+#[test]
+fn shutdown_stops_the_server() {
+    let mut s = start(&[]);
+    let mut c = Client::connect(s.port);
+    c.send(&[b"SHUTDOWN", b"NOSAVE", b"NOW"]);
+    assert!(c.is_closed());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "server still running after SHUTDOWN");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
