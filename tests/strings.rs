@@ -144,16 +144,33 @@ fn set_expiry_options() {
     assert_eq!(c.cmd(&["SET", "k", "v", "PXAT", "1"]), Val::ok());
     assert_eq!(c.cmd(&["GET", "k"]), Val::Nil);
     // Conflicting expiry options.
-    for opts in [&["EX", "1", "PX", "1"][..], &["KEEPTTL", "EX", "1"], &["PXAT", "1", "KEEPTTL"], &["EXAT", "1", "PXAT", "1"]] {
+    for opts in [
+        &["EX", "1", "PX", "1"][..],
+        &["KEEPTTL", "EX", "1"],
+        &["PXAT", "1", "KEEPTTL"],
+        &["EXAT", "1", "PXAT", "1"],
+    ] {
         let mut cmd = vec!["SET", "k", "v"];
         cmd.extend_from_slice(opts);
         assert_eq!(c.cmd(&cmd), err("ERR syntax error"), "{opts:?}");
     }
     let invalid = err("ERR invalid expire time in 'set' command");
-    for (opt, n) in [("EX", "0"), ("EX", "-5"), ("PX", "0"), ("EXAT", "0"), ("PXAT", "-1"), ("EX", "9223372036854775"), ("EX", "9223372036854776"), ("PX", "9223372036854775807")] {
+    for (opt, n) in [
+        ("EX", "0"),
+        ("EX", "-5"),
+        ("PX", "0"),
+        ("EXAT", "0"),
+        ("PXAT", "-1"),
+        ("EX", "9223372036854775"),
+        ("EX", "9223372036854776"),
+        ("PX", "9223372036854775807"),
+    ] {
         assert_eq!(c.cmd(&["SET", "k", "v", opt, n]), invalid, "{opt} {n}");
     }
-    assert_eq!(c.cmd(&["SET", "k", "v", "EX", "1.5"]), err("ERR value is not an integer or out of range"));
+    assert_eq!(
+        c.cmd(&["SET", "k", "v", "EX", "1.5"]),
+        err("ERR value is not an integer or out of range")
+    );
     // A syntax error wins over a bad time, which wins over the GET of a missing key.
     assert_eq!(c.cmd(&["SET", "k", "v", "EX", "0", "FOO"]), err("ERR syntax error"));
     assert_eq!(c.cmd(&["SET", "k", "v", "EX", "0", "GET"]), invalid);
@@ -174,13 +191,22 @@ fn setnx_setex_psetex_getset() {
     assert_eq!(c.cmd(&["PSETEX", "k", "2000000", "w"]), Val::ok());
     assert_eq!(c.cmd(&["TTL", "k"]), int(2000));
     assert_eq!(c.cmd(&["SETEX", "k", "0", "v"]), err("ERR invalid expire time in 'setex' command"));
-    assert_eq!(c.cmd(&["PSETEX", "k", "-1", "v"]), err("ERR invalid expire time in 'psetex' command"));
-    assert_eq!(c.cmd(&["SETEX", "k", "x", "v"]), err("ERR value is not an integer or out of range"));
+    assert_eq!(
+        c.cmd(&["PSETEX", "k", "-1", "v"]),
+        err("ERR invalid expire time in 'psetex' command")
+    );
+    assert_eq!(
+        c.cmd(&["SETEX", "k", "x", "v"]),
+        err("ERR value is not an integer or out of range")
+    );
     assert_eq!(c.cmd(&["GETSET", "k", "new"]), bulk("w"));
     assert_eq!(c.cmd(&["TTL", "k"]), int(-1));
     assert_eq!(c.cmd(&["GETSET", "missing", "v"]), Val::Nil);
     assert_eq!(c.cmd(&["GET", "missing"]), bulk("v"));
-    assert_eq!(c.cmd(&["SETEX", "k", "1"]), err("ERR wrong number of arguments for 'setex' command"));
+    assert_eq!(
+        c.cmd(&["SETEX", "k", "1"]),
+        err("ERR wrong number of arguments for 'setex' command")
+    );
 }
 
 #[test]
@@ -204,7 +230,10 @@ fn getex_and_getdel() {
     assert_eq!(c.cmd(&["EXPIRETIME", "k"]), int(99999999999));
     assert_eq!(c.cmd(&["GETEX", "k", "PXAT", "99999999999555"]), bulk("v"));
     assert_eq!(c.cmd(&["PEXPIRETIME", "k"]), int(99999999999555));
-    assert_eq!(c.cmd(&["GETEX", "k", "EX", "0"]), err("ERR invalid expire time in 'getex' command"));
+    assert_eq!(
+        c.cmd(&["GETEX", "k", "EX", "0"]),
+        err("ERR invalid expire time in 'getex' command")
+    );
     for bad in [&["NX"][..], &["GET"], &["KEEPTTL"], &["PERSIST", "EX", "1"], &["EX"], &["FOO"]] {
         let mut cmd = vec!["GETEX", "k"];
         cmd.extend_from_slice(bad);
@@ -225,8 +254,14 @@ fn mget_mset_msetnx() {
     let mut c = Client::connect(s.port);
     assert_eq!(c.cmd(&["MSET", "a", "1", "b", "2", "a", "3"]), Val::ok());
     assert_eq!(c.cmd(&["MGET", "a", "b", "c"]), Val::Array(vec![bulk("3"), bulk("2"), Val::Nil]));
-    assert_eq!(c.cmd(&["MSET", "a", "1", "b"]), err("ERR wrong number of arguments for 'mset' command"));
-    assert_eq!(c.cmd(&["MSETNX", "a", "1", "b"]), err("ERR wrong number of arguments for 'msetnx' command"));
+    assert_eq!(
+        c.cmd(&["MSET", "a", "1", "b"]),
+        err("ERR wrong number of arguments for 'mset' command")
+    );
+    assert_eq!(
+        c.cmd(&["MSETNX", "a", "1", "b"]),
+        err("ERR wrong number of arguments for 'msetnx' command")
+    );
     assert_eq!(c.cmd(&["MSETNX", "c", "1", "a", "9"]), int(0));
     assert_eq!(c.cmd(&["EXISTS", "c"]), int(0));
     assert_eq!(c.cmd(&["MSETNX", "c", "1", "d", "2"]), int(1));
@@ -253,7 +288,10 @@ fn append_setrange_and_their_limit() {
     assert_eq!(c.cmd(&["SETRANGE", "new", "2", "x"]), int(3));
     assert_eq!(c.cmd(&["GET", "new"]), Val::Bulk(b"\0\0x".to_vec()));
     assert_eq!(c.cmd(&["SETRANGE", "k", "-1", "x"]), err("ERR offset is out of range"));
-    assert_eq!(c.cmd(&["SETRANGE", "k", "x", "x"]), err("ERR value is not an integer or out of range"));
+    assert_eq!(
+        c.cmd(&["SETRANGE", "k", "x", "x"]),
+        err("ERR value is not an integer or out of range")
+    );
     // Integers turn into text when edited.
     c.cmd(&["SET", "n", "12"]);
     assert_eq!(c.cmd(&["APPEND", "n", "34"]), int(4));
@@ -274,12 +312,23 @@ fn append_setrange_and_their_limit() {
 fn edits_keep_the_ttl_and_sets_clear_it() {
     let s = start(&[]);
     let mut c = Client::connect(s.port);
-    for edit in [&["APPEND", "k", "x"][..], &["SETRANGE", "k", "0", "1"], &["INCR", "k"], &["INCRBYFLOAT", "k", "1.5"], &["DECRBY", "k", "1"]] {
+    for edit in [
+        &["APPEND", "k", "x"][..],
+        &["SETRANGE", "k", "0", "1"],
+        &["INCR", "k"],
+        &["INCRBYFLOAT", "k", "1.5"],
+        &["DECRBY", "k", "1"],
+    ] {
         c.cmd(&["SET", "k", "1", "EX", "1000"]);
         c.cmd(edit);
         assert_eq!(c.cmd(&["TTL", "k"]), int(1000), "{edit:?}");
     }
-    for write in [&["SET", "k", "1"][..], &["GETSET", "k", "1"], &["MSET", "k", "1"], &["SETEX", "k", "5000", "1"]] {
+    for write in [
+        &["SET", "k", "1"][..],
+        &["GETSET", "k", "1"],
+        &["MSET", "k", "1"],
+        &["SETEX", "k", "5000", "1"],
+    ] {
         c.cmd(&["SET", "k", "1", "EX", "1000"]);
         c.cmd(write);
         assert_ne!(c.cmd(&["TTL", "k"]), int(1000), "{write:?}");
@@ -303,7 +352,10 @@ fn integer_counters() {
     assert_eq!(c.cmd(&["DECR", "min"]), overflow);
     assert_eq!(c.cmd(&["INCRBY", "min", "-1"]), overflow);
     assert_eq!(c.cmd(&["INCRBY", "min", "9223372036854775807"]), int(-1));
-    assert_eq!(c.cmd(&["DECRBY", "n", "-9223372036854775808"]), err("ERR decrement would overflow"));
+    assert_eq!(
+        c.cmd(&["DECRBY", "n", "-9223372036854775808"]),
+        err("ERR decrement would overflow")
+    );
     let not_int = err("ERR value is not an integer or out of range");
     for v in ["abc", "1.5", " 1", "01", "+1", "-0", "9223372036854775808", ""] {
         c.cmd(&["SET", "bad", v]);
@@ -353,7 +405,10 @@ fn getrange_substr_strlen() {
     assert_eq!(c.cmd(&["GETRANGE", "s", "-1", "-5"]), bulk(""));
     assert_eq!(c.cmd(&["SUBSTR", "s", "5", "6"]), bulk("is"));
     assert_eq!(c.cmd(&["GETRANGE", "missing", "0", "-1"]), bulk(""));
-    assert_eq!(c.cmd(&["GETRANGE", "s", "a", "1"]), err("ERR value is not an integer or out of range"));
+    assert_eq!(
+        c.cmd(&["GETRANGE", "s", "a", "1"]),
+        err("ERR value is not an integer or out of range")
+    );
     c.cmd(&["SET", "n", "-12345"]);
     assert_eq!(c.cmd(&["GETRANGE", "n", "1", "2"]), bulk("12"));
     assert_eq!(c.cmd(&["STRLEN", "n"]), int(6));
@@ -379,9 +434,15 @@ fn lcs_text_len_and_idx() {
         ])
     );
     assert_eq!(c.cmd(&["LCS", "a", "missing"]), bulk(""));
-    assert_eq!(c.cmd(&["LCS", "a", "b", "LEN", "IDX"]), err("ERR If you want both the length and indexes, please just use IDX."));
+    assert_eq!(
+        c.cmd(&["LCS", "a", "b", "LEN", "IDX"]),
+        err("ERR If you want both the length and indexes, please just use IDX.")
+    );
     assert_eq!(c.cmd(&["LCS", "a", "b", "MINMATCHLEN"]), err("ERR syntax error"));
-    assert_eq!(c.cmd(&["LCS", "a", "b", "MINMATCHLEN", "x"]), err("ERR value is not an integer or out of range"));
+    assert_eq!(
+        c.cmd(&["LCS", "a", "b", "MINMATCHLEN", "x"]),
+        err("ERR value is not an integer or out of range")
+    );
     // RESP3: IDX replies a map.
     assert!(matches!(c.cmd(&["HELLO", "3"]), Val::Map(_)));
     let idx = c.cmd(&["LCS", "a", "b", "IDX"]);
@@ -399,7 +460,8 @@ fn lcs_table_is_bounded_by_proto_max_bulk_len() {
     let a512 = "a".repeat(512);
     c.cmd(&["MSET", "x", &a511, "y", &a511, "z", &a512]);
     assert_eq!(c.cmd(&["LCS", "x", "y", "LEN"]), int(511));
-    let too_big = err("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    let too_big =
+        err("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
     assert_eq!(c.cmd(&["LCS", "z", "z", "LEN"]), too_big);
     assert_eq!(c.cmd(&["LCS", "z", "z"]), too_big);
     assert_eq!(c.cmd(&["LCS", "x", "missing"]), bulk(""));
@@ -920,6 +982,7 @@ fn without_notes(v: Val) -> Val {
             }
             Val::Array(out)
         }
+        Val::Set(items) => Val::Set(items.into_iter().map(without_notes).collect()),
         Val::Map(pairs) => Val::Map(
             pairs
                 .into_iter()
@@ -934,9 +997,28 @@ fn without_notes(v: Val) -> Val {
 #[test]
 fn differential_command_info() {
     let names = [
-        "get", "set", "setnx", "setex", "psetex", "getset", "getdel", "getex", "mget", "mset",
-        "msetnx", "append", "strlen", "incr", "decr", "incrby", "decrby", "incrbyfloat",
-        "getrange", "setrange", "substr", "lcs",
+        "get",
+        "set",
+        "setnx",
+        "setex",
+        "psetex",
+        "getset",
+        "getdel",
+        "getex",
+        "mget",
+        "mset",
+        "msetnx",
+        "append",
+        "strlen",
+        "incr",
+        "decr",
+        "incrby",
+        "decrby",
+        "incrbyfloat",
+        "getrange",
+        "setrange",
+        "substr",
+        "lcs",
     ];
     for proto in [2u8, 3] {
         let ours = start(&[]);

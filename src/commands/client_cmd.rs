@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 use bytes::Bytes;
 
 use crate::commands::args::{is, text};
-use crate::commands::server_cmd::{parse_timeout_ms, reply_help, subcommand_syntax};
+use crate::commands::command::reply_help;
+use crate::commands::server_cmd::{parse_timeout_ms, subcommand_syntax};
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::resp::reply::{Proto, Reply};
@@ -25,47 +26,94 @@ const ACL_OWN: u64 = acl::SLOW | acl::CONNECTION;
 const ACL_OTHERS: u64 = acl::ADMIN | acl::SLOW | acl::DANGEROUS | acl::CONNECTION;
 
 static SUBCOMMANDS: &[Command] = &[
-    Command::new("client|id", 2, OWN, ACL_OWN, client_id)
-        .doc("connection", "5.0.0", "Returns the unique client ID of the connection.", "O(1)"),
+    Command::new("client|id", 2, OWN, ACL_OWN, client_id).doc(
+        "connection",
+        "5.0.0",
+        "Returns the unique client ID of the connection.",
+        "O(1)",
+    ),
     Command::new("client|info", 2, OWN, ACL_OWN, client_info)
         .doc("connection", "6.2.0", "Returns information about the connection.", "O(1)")
         .tips(&["nondeterministic_output"]),
     Command::new("client|list", -2, OTHERS, ACL_OTHERS, client_list)
-        .doc("connection", "2.4.0", "Lists open connections.", "O(N) where N is the number of client connections")
+        .doc(
+            "connection",
+            "2.4.0",
+            "Lists open connections.",
+            "O(N) where N is the number of client connections",
+        )
         .tips(&["nondeterministic_output"]),
-    Command::new("client|kill", -3, OTHERS, ACL_OTHERS, client_kill)
-        .doc("connection", "2.4.0", "Terminates open connections.", "O(N) where N is the number of client connections"),
-    Command::new("client|setname", 3, OWN, ACL_OWN, client_setname)
-        .doc("connection", "2.6.9", "Sets the connection name.", "O(1)"),
-    Command::new("client|getname", 2, OWN, ACL_OWN, client_getname)
-        .doc("connection", "2.6.9", "Returns the name of the connection.", "O(1)"),
+    Command::new("client|kill", -3, OTHERS, ACL_OTHERS, client_kill).doc(
+        "connection",
+        "2.4.0",
+        "Terminates open connections.",
+        "O(N) where N is the number of client connections",
+    ),
+    Command::new("client|setname", 3, OWN, ACL_OWN, client_setname).doc(
+        "connection",
+        "2.6.9",
+        "Sets the connection name.",
+        "O(1)",
+    ),
+    Command::new("client|getname", 2, OWN, ACL_OWN, client_getname).doc(
+        "connection",
+        "2.6.9",
+        "Returns the name of the connection.",
+        "O(1)",
+    ),
     Command::new("client|setinfo", 4, OWN, ACL_OWN, client_setinfo)
-        .doc("connection", "7.2.0", "Sets information specific to the client or connection.", "O(1)")
+        .doc(
+            "connection",
+            "7.2.0",
+            "Sets information specific to the client or connection.",
+            "O(1)",
+        )
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("client|pause", -3, OTHERS, ACL_OTHERS, client_pause)
-        .doc("connection", "2.9.50", "Suspends commands processing.", "O(1)"),
+    Command::new("client|pause", -3, OTHERS, ACL_OTHERS, client_pause).doc(
+        "connection",
+        "2.9.50",
+        "Suspends commands processing.",
+        "O(1)",
+    ),
     Command::new("client|unpause", 2, OTHERS, ACL_OTHERS, client_unpause).doc(
         "connection",
         "6.2.0",
         "Resumes processing commands from paused clients.",
         "O(N) Where N is the number of paused clients",
     ),
-    Command::new("client|reply", 3, OWN, ACL_OWN, client_reply)
-        .doc("connection", "3.2.0", "Instructs the server whether to reply to commands.", "O(1)"),
-    Command::new("client|no-evict", 3, OTHERS, ACL_OTHERS, client_no_evict)
-        .doc("connection", "7.0.0", "Sets the client eviction mode of the connection.", "O(1)"),
+    Command::new("client|reply", 3, OWN, ACL_OWN, client_reply).doc(
+        "connection",
+        "3.2.0",
+        "Instructs the server whether to reply to commands.",
+        "O(1)",
+    ),
+    Command::new("client|no-evict", 3, OTHERS, ACL_OTHERS, client_no_evict).doc(
+        "connection",
+        "7.0.0",
+        "Sets the client eviction mode of the connection.",
+        "O(1)",
+    ),
     Command::new("client|no-touch", 3, OWN, ACL_OWN, client_no_touch).doc(
         "connection",
         "7.2.0",
         "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
         "O(1)",
     ),
-    Command::new("client|help", 2, flag::LOADING | flag::STALE, ACL_OWN, client_help)
-        .doc("connection", "5.0.0", "Returns helpful text about the different subcommands.", "O(1)"),
+    Command::new("client|help", 2, flag::LOADING | flag::STALE, ACL_OWN, client_help).doc(
+        "connection",
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        "O(1)",
+    ),
 ];
 
 pub static COMMANDS: &[Command] = &[Command::container("client", -2, 0, acl::SLOW, SUBCOMMANDS)
-    .doc("connection", "2.4.0", "A container for client connection commands.", "Depends on subcommand.")];
+    .doc(
+        "connection",
+        "2.4.0",
+        "A container for client connection commands.",
+        "Depends on subcommand.",
+    )];
 
 /// Whether a client name or library attribute is acceptable: printable ASCII without
 /// spaces, so that a CLIENT LIST line can always be split on spaces. Empty is allowed (it
@@ -216,7 +264,7 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
     let obl = len.min(REPLY_CHUNK_BYTES);
     let omem = len - obl;
     let oll = omem.div_ceil(REPLY_CHUNK_BYTES);
-    let rbs = v.out.buf.capacity().min(REPLY_CHUNK_BYTES).max(1024);
+    let rbs = v.out.buf.capacity().clamp(1024, REPLY_CHUNK_BYTES);
     let tot_mem = std::mem::size_of::<Client>() + c.qbuf_cap + v.out.buf.capacity() + argv_mem;
     let _ = write!(
         s,
@@ -256,7 +304,12 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
 /// The executing client's view, while `cmd` runs with `argv`.
 fn own_view<'a>(ctx: &'a Ctx, cmd: &'static str, argv: &[Bytes]) -> ClientView<'a> {
     let argv_mem = argv.iter().map(|a| a.len()).sum();
-    ClientView { client: ctx.client, out: ctx.out, want_write: false, running: Some((cmd, argv_mem)) }
+    ClientView {
+        client: ctx.client,
+        out: ctx.out,
+        want_write: false,
+        running: Some((cmd, argv_mem)),
+    }
 }
 
 /// Every client, the executing one included, in connection order.
@@ -552,8 +605,13 @@ mod tests {
     fn list_filters() {
         let f = |w: &[&str]| parse_list_filter(&argv(w));
         assert!(matches!(f(&["client", "list"]), Ok(ListFilter::All)));
-        assert!(matches!(f(&["client", "list", "type", "REPLICA"]), Ok(ListFilter::Type(ClientType::Replica))));
-        assert!(matches!(f(&["client", "list", "id", "1", "2"]), Ok(ListFilter::Ids(v)) if v == [1, 2]));
+        assert!(matches!(
+            f(&["client", "list", "type", "REPLICA"]),
+            Ok(ListFilter::Type(ClientType::Replica))
+        ));
+        assert!(
+            matches!(f(&["client", "list", "id", "1", "2"]), Ok(ListFilter::Ids(v)) if v == [1, 2])
+        );
         assert_eq!(f(&["client", "list", "id", "x"]).err(), Some(CmdError::InvalidClientId));
         assert_eq!(f(&["client", "list", "type", "normal", "x"]).err(), Some(CmdError::Syntax));
         assert_eq!(f(&["client", "list", "id"]).err(), Some(CmdError::Syntax));

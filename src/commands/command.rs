@@ -30,8 +30,12 @@ const LOOKUP_COMPLEXITY: &str = "O(N) where N is the number of commands to look 
 const ARGS_COMPLEXITY: &str = "O(N) where N is the number of arguments to the command";
 
 static SUBCOMMANDS: &[Command] = &[
-    Command::new("command|count", 2, FLAGS, ACL, count)
-        .doc("server", "2.8.13", "Returns a count of commands.", "O(1)"),
+    Command::new("command|count", 2, FLAGS, ACL, count).doc(
+        "server",
+        "2.8.13",
+        "Returns a count of commands.",
+        "O(1)",
+    ),
     Command::new("command|docs", -2, FLAGS, ACL, docs)
         .doc(
             "server",
@@ -52,26 +56,43 @@ static SUBCOMMANDS: &[Command] = &[
         "Extracts the key names and access flags for an arbitrary command.",
         ARGS_COMPLEXITY,
     ),
-    Command::new("command|help", 2, FLAGS, ACL, help)
-        .doc("server", "5.0.0", "Returns helpful text about the different subcommands.", "O(1)"),
+    Command::new("command|help", 2, FLAGS, ACL, help).doc(
+        "server",
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        "O(1)",
+    ),
     Command::new("command|info", -2, FLAGS, ACL, info)
-        .doc("server", "2.8.13", "Returns information about one, multiple or all commands.", LOOKUP_COMPLEXITY)
+        .doc(
+            "server",
+            "2.8.13",
+            "Returns information about one, multiple or all commands.",
+            LOOKUP_COMPLEXITY,
+        )
         .tips(ORDER_TIP),
     Command::new("command|list", -2, FLAGS, ACL, list)
-        .doc("server", "7.0.0", "Returns a list of command names.", "O(N) where N is the total number of commands")
+        .doc(
+            "server",
+            "7.0.0",
+            "Returns a list of command names.",
+            "O(N) where N is the total number of commands",
+        )
         .tips(ORDER_TIP),
 ];
 
 pub static COMMANDS: &[Command] = &[
     // The one container that also runs on its own: bare COMMAND lists every command.
-    Command { handler: Some(all_commands), ..Command::container("command", -1, FLAGS, ACL, SUBCOMMANDS) }
-        .doc(
-            "server",
-            "2.8.13",
-            "Returns detailed information about all commands.",
-            "O(N) where N is the total number of commands",
-        )
-        .tips(ORDER_TIP),
+    Command {
+        handler: Some(all_commands),
+        ..Command::container("command", -1, FLAGS, ACL, SUBCOMMANDS)
+    }
+    .doc(
+        "server",
+        "2.8.13",
+        "Returns detailed information about all commands.",
+        "O(N) where N is the total number of commands",
+    )
+    .tips(ORDER_TIP),
 ];
 
 /// Find a command by its full name (`get`, `config|get`), case-insensitively, as

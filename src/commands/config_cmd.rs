@@ -26,25 +26,61 @@ static SUBCOMMANDS: &[Command] = &[
     Command::new("config|set", -4, FLAGS, ACL, set)
         .doc("server", "2.0.0", "Sets configuration parameters in-flight.", PARAMS_COMPLEXITY)
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("config|resetstat", 2, FLAGS, ACL, resetstat)
-        .doc("server", "2.0.0", "Resets the server's statistics.", "O(1)"),
-    Command::new("config|rewrite", 2, FLAGS, ACL, rewrite)
-        .doc("server", "2.8.0", "Persists the effective configuration to file.", "O(1)"),
-    Command::new("config|help", 2, flag::LOADING | flag::STALE, acl::SLOW, help)
-        .doc("server", "5.0.0", "Returns helpful text about the different subcommands.", "O(1)"),
+    Command::new("config|resetstat", 2, FLAGS, ACL, resetstat).doc(
+        "server",
+        "2.0.0",
+        "Resets the server's statistics.",
+        "O(1)",
+    ),
+    Command::new("config|rewrite", 2, FLAGS, ACL, rewrite).doc(
+        "server",
+        "2.8.0",
+        "Persists the effective configuration to file.",
+        "O(1)",
+    ),
+    Command::new("config|help", 2, flag::LOADING | flag::STALE, acl::SLOW, help).doc(
+        "server",
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        "O(1)",
+    ),
 ];
 
-pub static COMMANDS: &[Command] = &[Command::container("config", -2, 0, acl::SLOW, SUBCOMMANDS).doc(
-    "server",
-    "2.0.0",
-    "A container for server configuration commands.",
-    "Depends on subcommand.",
-)];
+pub static COMMANDS: &[Command] = &[Command::container("config", -2, 0, acl::SLOW, SUBCOMMANDS)
+    .doc(
+        "server",
+        "2.0.0",
+        "A container for server configuration commands.",
+        "Depends on subcommand.",
+    )];
 
 /// `CONFIG GET pattern [pattern ...]`: a map of every matching directive to its value.
+///
+/// As in Valkey, a pattern without glob characters is a plain name (or alias) and is
+/// answered under the name as typed; glob matches are answered under the table's names.
+/// A name already answered (in any case) is not repeated.
 fn get(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let patterns: Vec<&[u8]> = argv[2..].iter().map(|p| &p[..]).collect();
-    let found = ctx.srv.config.get(&patterns);
+    let config = &ctx.srv.config;
+    let mut found: Vec<(String, String)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for pattern in &argv[2..] {
+        if pattern.iter().any(|c| matches!(c, b'*' | b'?' | b'[')) {
+            for (name, value) in config.get(&[&pattern[..]]) {
+                if seen.insert(name.to_ascii_lowercase()) {
+                    found.push((name, value));
+                }
+            }
+            continue;
+        }
+        let name = String::from_utf8_lossy(pattern).into_owned();
+        if seen.contains(&name.to_ascii_lowercase()) {
+            continue;
+        }
+        if let Some(value) = config.get_value(&name) {
+            seen.insert(name.to_ascii_lowercase());
+            found.push((name, value));
+        }
+    }
     ctx.out.map(found.len());
     for (name, value) in &found {
         ctx.out.bulk(name.as_bytes());
@@ -56,7 +92,7 @@ fn get(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// `CONFIG SET name value [name value ...]`: all pairs or none.
 fn set(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let args = &argv[2..];
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         // Valkey answers an unpaired trailing name with a syntax error, not an arity error.
         return Err(CmdError::Syntax);
     }
@@ -133,7 +169,11 @@ mod tests {
     use crate::server::client::Client;
 
     /// Runs `handler` on a fresh server state with `argv`, returning the reply bytes.
-    fn run(srv: &mut ServerState, handler: crate::commands::table::Handler, argv: &[&str]) -> Result<Vec<u8>, CmdError> {
+    fn run(
+        srv: &mut ServerState,
+        handler: crate::commands::table::Handler,
+        argv: &[&str],
+    ) -> Result<Vec<u8>, CmdError> {
         let argv: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect();
         let mut client = Client::new(1, "127.0.0.1:1".into(), "127.0.0.1:2".into(), -1, false, 0);
         let mut out = Reply::new(Proto::Resp2);
@@ -144,9 +184,15 @@ mod tests {
     #[test]
     fn set_applies_hz_to_the_running_server() {
         let mut srv = ServerState::new(Config::default(), None, 0);
-        assert_eq!(run(&mut srv, set, &["config", "set", "hz", "50", "maxmemory", "1mb"]), Ok(b"+OK\r\n".to_vec()));
+        assert_eq!(
+            run(&mut srv, set, &["config", "set", "hz", "50", "maxmemory", "1mb"]),
+            Ok(b"+OK\r\n".to_vec())
+        );
         assert_eq!((srv.hz, srv.config.hz, srv.config.maxmemory_bytes), (50, 50, 1 << 20));
-        assert_eq!(run(&mut srv, set, &["config", "set", "hz", "60", "maxmemory"]), Err(CmdError::Syntax));
+        assert_eq!(
+            run(&mut srv, set, &["config", "set", "hz", "60", "maxmemory"]),
+            Err(CmdError::Syntax)
+        );
         assert_eq!(srv.hz, 50);
     }
 
@@ -177,5 +223,11 @@ mod tests {
         let mut srv = ServerState::new(Config::default(), None, 0);
         let reply = run(&mut srv, get, &["config", "get", "maxmemory", "nosuch"]).unwrap();
         assert_eq!(reply, b"*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n");
+        // Plain names keep the case typed; a name is answered once.
+        let reply =
+            run(&mut srv, get, &["config", "get", "MaxMemory", "maxmemory", "maxmemor?"]).unwrap();
+        assert_eq!(reply, b"*2\r\n$9\r\nMaxMemory\r\n$1\r\n0\r\n");
+        let reply = run(&mut srv, get, &["config", "get", "hz", "HZ"]).unwrap();
+        assert_eq!(reply, b"*2\r\n$2\r\nhz\r\n$2\r\n10\r\n");
     }
 }

@@ -23,14 +23,30 @@ pub static COMMANDS: &[Command] = &[
     Command::new("ping", -1, flag::FAST, ACL_CONN, ping)
         .doc("connection", "1.0.0", "Returns the server's liveliness response.", "O(1)")
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
-    Command::new("echo", 2, flag::LOADING | flag::STALE | flag::FAST, ACL_CONN, echo)
-        .doc("connection", "1.0.0", "Returns the given string.", "O(1)"),
-    Command::new("quit", -1, HANDSHAKE, ACL_CONN, quit)
-        .doc("connection", "1.0.0", "Closes the connection.", "O(1)"),
-    Command::new("reset", 1, HANDSHAKE, ACL_CONN, reset)
-        .doc("connection", "6.2.0", "Resets the connection.", "O(1)"),
-    Command::new("hello", -1, HANDSHAKE, ACL_CONN, hello)
-        .doc("connection", "6.0.0", "Handshakes with the Valkey server.", "O(1)"),
+    Command::new("echo", 2, flag::LOADING | flag::STALE | flag::FAST, ACL_CONN, echo).doc(
+        "connection",
+        "1.0.0",
+        "Returns the given string.",
+        "O(1)",
+    ),
+    Command::new("quit", -1, HANDSHAKE, ACL_CONN, quit).doc(
+        "connection",
+        "1.0.0",
+        "Closes the connection.",
+        "O(1)",
+    ),
+    Command::new("reset", 1, HANDSHAKE, ACL_CONN, reset).doc(
+        "connection",
+        "6.2.0",
+        "Resets the connection.",
+        "O(1)",
+    ),
+    Command::new("hello", -1, HANDSHAKE, ACL_CONN, hello).doc(
+        "connection",
+        "6.0.0",
+        "Handshakes with the Valkey server.",
+        "O(1)",
+    ),
     Command::new("auth", -2, HANDSHAKE, ACL_CONN, auth).doc(
         "connection",
         "1.0.0",

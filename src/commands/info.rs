@@ -17,15 +17,14 @@ use crate::keyspace::db::lru_clock;
 use crate::server::cron::rate;
 use crate::server::state::ServerState;
 
-pub static COMMANDS: &[Command] = &[Command::new(
-    "info",
-    -1,
-    flag::LOADING | flag::STALE,
-    acl::SLOW | acl::DANGEROUS,
-    info,
-)
-.doc("server", "1.0.0", "Returns information and statistics about the server.", "O(1)")
-.tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])];
+pub static COMMANDS: &[Command] =
+    &[Command::new("info", -1, flag::LOADING | flag::STALE, acl::SLOW | acl::DANGEROUS, info)
+        .doc("server", "1.0.0", "Returns information and statistics about the server.", "O(1)")
+        .tips(&[
+            "nondeterministic_output",
+            "request_policy:all_shards",
+            "response_policy:special",
+        ])];
 
 /// Every section, in output order: name, whether `INFO` / `INFO default` includes it, and
 /// the function that writes its lines.
@@ -88,12 +87,8 @@ struct Now {
 
 fn info(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let sel = Selection::parse(&argv[1..]);
-    let now = Now {
-        ms: ctx.now_ms,
-        us: now_us(),
-        own_qbuf: ctx.client.qbuf_len,
-        own_out: ctx.out.len(),
-    };
+    let now =
+        Now { ms: ctx.now_ms, us: now_us(), own_qbuf: ctx.client.qbuf_len, own_out: ctx.out.len() };
     let text = render(ctx.srv, &sel, &now);
     ctx.out.verbatim("txt", text.as_bytes());
     Ok(())
@@ -208,13 +203,8 @@ fn clients_section(s: &mut String, srv: &ServerState, now: &Now) {
 
 /// Valkey's `bytesToHuman`: `123B`, `1.50K`, `2.00M`, ...
 pub fn bytes_to_human(n: u64) -> String {
-    const UNITS: &[(u64, char)] = &[
-        (1 << 50, 'P'),
-        (1 << 40, 'T'),
-        (1 << 30, 'G'),
-        (1 << 20, 'M'),
-        (1 << 10, 'K'),
-    ];
+    const UNITS: &[(u64, char)] =
+        &[(1 << 50, 'P'), (1 << 40, 'T'), (1 << 30, 'G'), (1 << 20, 'M'), (1 << 10, 'K')];
     if n >= 1 << 60 {
         return format!("{n}B");
     }
@@ -240,11 +230,8 @@ fn memory_section(s: &mut String, srv: &ServerState, _now: &Now) {
     let rss = mem_source::rss_bytes();
     let total_system = mem_source::total_system_memory();
     let startup = srv.used_memory_startup.min(used);
-    let clients_normal: usize = srv
-        .clients
-        .iter()
-        .map(|(_, slot)| slot.client.qbuf_cap + slot.out.buf.capacity())
-        .sum();
+    let clients_normal: usize =
+        srv.clients.iter().map(|(_, slot)| slot.client.qbuf_cap + slot.out.buf.capacity()).sum();
     let overhead = startup + clients_normal;
     let dataset = used.saturating_sub(overhead);
     let net = used.saturating_sub(startup).max(1);
@@ -497,7 +484,8 @@ fn keyspace_section(s: &mut String, srv: &ServerState, now: &Now) {
         if keys == 0 && expires == 0 {
             continue;
         }
-        let _ = write!(s, "db{i}:keys={keys},expires={expires},avg_ttl={}\r\n", db.avg_ttl_ms(now.ms));
+        let _ =
+            write!(s, "db{i}:keys={keys},expires={expires},avg_ttl={}\r\n", db.avg_ttl_ms(now.ms));
     }
 }
 

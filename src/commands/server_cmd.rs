@@ -1,19 +1,18 @@
 //! Server commands: TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT and MEMORY.
 //! INFO lives in `info.rs` and CLIENT in `client_cmd.rs`.
 //!
-//! Also the server's name and version as HELLO and INFO report them, and the HELP reply
-//! shape shared by container commands.
+//! Also the server's name and version as HELLO and INFO report them.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 
 use crate::commands::args::{is, text, Args};
+use crate::commands::command::reply_help;
 use crate::commands::table::{acl, flag, ks, range, Command, Handler};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::EnableDebugCommand;
 use crate::keyspace::db::{lru_clock, Obj, Value};
-use crate::resp::reply::Reply;
 use crate::server::client::ClientKind;
 use crate::server::state::ShutdownMode;
 use crate::types::string::{parse_i64, StrValue};
@@ -31,24 +30,47 @@ const SLOWLOG_FLAGS: u64 = flag::ADMIN | flag::LOADING | flag::STALE;
 
 static SLOWLOG_SUBCOMMANDS: &[Command] = &[
     Command::new("slowlog|get", -2, SLOWLOG_FLAGS, ACL_ADMIN, slowlog_get)
-        .doc("server", "2.2.12", "Returns the slow log's entries.", "O(N) where N is the number of entries returned")
+        .doc(
+            "server",
+            "2.2.12",
+            "Returns the slow log's entries.",
+            "O(N) where N is the number of entries returned",
+        )
         .tips(&["request_policy:all_nodes", "nondeterministic_output"]),
     Command::new("slowlog|len", 2, SLOWLOG_FLAGS, ACL_ADMIN, slowlog_len)
         .doc("server", "2.2.12", "Returns the number of entries in the slow log.", "O(1)")
         .tips(&["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
     Command::new("slowlog|reset", 2, SLOWLOG_FLAGS, ACL_ADMIN, slowlog_reset)
-        .doc("server", "2.2.12", "Clears all entries from the slow log.", "O(N) where N is the number of entries in the slowlog")
+        .doc(
+            "server",
+            "2.2.12",
+            "Clears all entries from the slow log.",
+            "O(N) where N is the number of entries in the slowlog",
+        )
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("slowlog|help", 2, flag::LOADING | flag::STALE, acl::SLOW, slowlog_help)
-        .doc("server", "6.2.0", "Show helpful text about the different subcommands", "O(1)"),
+    Command::new("slowlog|help", 2, flag::LOADING | flag::STALE, acl::SLOW, slowlog_help).doc(
+        "server",
+        "6.2.0",
+        "Show helpful text about the different subcommands",
+        "O(1)",
+    ),
 ];
 
 static MEMORY_SUBCOMMANDS: &[Command] = &[
     Command::new("memory|usage", -3, flag::READONLY, acl::READ | acl::SLOW, memory_usage)
         .keys(&[range(ks::RO, 2, 0, 1)])
-        .doc("server", "4.0.0", "Estimates the memory usage of a key.", "O(N) where N is the number of samples."),
-    Command::new("memory|help", 2, flag::LOADING | flag::STALE, acl::SLOW, memory_help)
-        .doc("server", "4.0.0", "Returns helpful text about the different subcommands.", "O(1)"),
+        .doc(
+            "server",
+            "4.0.0",
+            "Estimates the memory usage of a key.",
+            "O(N) where N is the number of samples.",
+        ),
+    Command::new("memory|help", 2, flag::LOADING | flag::STALE, acl::SLOW, memory_help).doc(
+        "server",
+        "4.0.0",
+        "Returns helpful text about the different subcommands.",
+        "O(1)",
+    ),
 ];
 
 pub static COMMANDS: &[Command] = &[
@@ -82,25 +104,10 @@ pub static COMMANDS: &[Command] = &[
         .doc("server", "4.0.0", "A container for memory diagnostics commands.", "Depends on subcommand."),
 ];
 
-/// The HELP reply of a container command: a title line, `lines`, then HELP itself, as
-/// simple strings (Valkey's `addReplyHelp`).
-pub fn reply_help(out: &mut Reply, cmd_upper: &str, lines: &[&str]) {
-    out.array(lines.len() + 3);
-    out.simple(&format!("{cmd_upper} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
-    for l in lines {
-        out.simple(l);
-    }
-    out.simple("HELP");
-    out.simple("    Prints this help.");
-}
-
 /// `-ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`,
 /// with both names as the client typed them (the command upper-cased).
 pub fn subcommand_syntax(argv: &[Bytes]) -> CmdError {
-    CmdError::SubcommandSyntax {
-        sub: text(&argv[1]),
-        cmd: text(&argv[0]).to_ascii_uppercase(),
-    }
+    CmdError::SubcommandSyntax { sub: text(&argv[1]), cmd: text(&argv[0]).to_ascii_uppercase() }
 }
 
 /// TIME reads the clock itself: it needs microseconds, and `ctx.now_ms` has milliseconds.

@@ -238,9 +238,10 @@ impl ExpiryArg<'_> {
     /// Same option, ignoring the number (`EX 1 EX 2` is allowed, `EX 1 PX 2` is not).
     fn same_option(&self, other: &ExpiryArg<'_>) -> bool {
         match (self, other) {
-            (ExpiryArg::Timed { unit: u1, base: b1, .. }, ExpiryArg::Timed { unit: u2, base: b2, .. }) => {
-                u1 == u2 && b1 == b2
-            }
+            (
+                ExpiryArg::Timed { unit: u1, base: b1, .. },
+                ExpiryArg::Timed { unit: u2, base: b2, .. },
+            ) => u1 == u2 && b1 == b2,
             _ => std::mem::discriminant(self) == std::mem::discriminant(other),
         }
     }
@@ -338,7 +339,8 @@ fn resolve_expiry(arg: ExpiryArg<'_>, now_ms: i64, cmd: &str) -> Result<Expiry, 
 fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: Ack) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let found = match opts.old_value {
+    // Whether the key exists, known early only when the old value is replied.
+    let old_exists = match opts.old_value {
         OldValue::Reply => {
             // Checked and replied first: a non-string aborts the whole command.
             let old = read_str(db, key, now_ms)?;
@@ -346,14 +348,15 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: A
                 Some(s) => reply_str(ctx.out, s),
                 None => ctx.out.null(),
             }
-            old.is_some()
+            Some(old.is_some())
         }
-        OldValue::Discard => db.contains(key, now_ms),
+        OldValue::Discard => None,
     };
     let allowed = match opts.condition {
+        // A plain SET needs no lookup before the write.
         Condition::Always => true,
-        Condition::Nx => !found,
-        Condition::Xx => found,
+        Condition::Nx => !old_exists.unwrap_or_else(|| db.contains(key, now_ms)),
+        Condition::Xx => old_exists.unwrap_or_else(|| db.contains(key, now_ms)),
     };
     let ack_with = |out: &mut Reply, written: bool| match (opts.old_value, ack, written) {
         (OldValue::Reply, _, _) => {}
@@ -427,8 +430,11 @@ fn psetex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn getset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let opts =
-        SetOptions { condition: Condition::Always, expiry: Expiry::None, old_value: OldValue::Reply };
+    let opts = SetOptions {
+        condition: Condition::Always,
+        expiry: Expiry::None,
+        old_value: OldValue::Reply,
+    };
     set_generic(ctx, &argv[1], &argv[2], opts, Ack::OkOrNull)
 }
 
@@ -490,7 +496,7 @@ fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 /// The key/value pairs of MSET and MSETNX; an odd count is an arity error.
 fn pairs<'a>(argv: &'a [Bytes]) -> Result<std::slice::ChunksExact<'a, Bytes>, CmdError> {
-    if argv.len() % 2 == 0 {
+    if argv.len().is_multiple_of(2) {
         return Err(CmdError::WrongArity(String::from_utf8_lossy(&argv[0]).to_lowercase()));
     }
     Ok(argv[1..].chunks_exact(2))
@@ -563,7 +569,9 @@ mod tests {
     #[test]
     fn getex_grammar_follows_valkey() {
         assert_eq!(parse(Grammar::GetEx, &["PERSIST"]).expect("ok").expiry, ExpiryArg::Persist);
-        for bad in [&["NX"][..], &["GET"], &["KEEPTTL"], &["PERSIST", "EX", "1"], &["EX", "1", "PERSIST"]] {
+        for bad in
+            [&["NX"][..], &["GET"], &["KEEPTTL"], &["PERSIST", "EX", "1"], &["EX", "1", "PERSIST"]]
+        {
             assert_eq!(parse(Grammar::GetEx, bad).unwrap_err(), CmdError::Syntax, "{bad:?}");
         }
     }

@@ -27,7 +27,6 @@ const fn boolean(
     Directive { name, aliases: &[], mutability, default, kind: Kind::Bool { get, set } }
 }
 
-#[allow(clippy::too_many_arguments)] // One row of a table: every argument is a column.
 const fn int(
     name: &'static str,
     mutability: Mutability,

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::directives::lookup;
 use super::glob::glob_match;
-use super::kind::{Arity, Value};
+use super::kind::{Arity, Directive, Value};
 use super::special::strerror;
 use super::Config;
 
@@ -246,34 +246,41 @@ impl Loader {
         let Some(first) = argv.first() else { return Ok(()) };
         let name = String::from_utf8_lossy(first).to_ascii_lowercase();
         let args = argv[1..].iter().map(|a| utf8(a)).collect::<Result<Vec<_>, _>>()?;
-        if let Some(d) = lookup(&name) {
-            let args = match d.arity() {
-                Arity::Single if args.len() != 1 => return Err("wrong number of arguments".into()),
-                Arity::Multi if args.len() == 1 && !args[0].is_empty() => {
-                    let split = split_args(args[0].as_bytes())
-                        .ok_or("Unbalanced quotes in configuration line")?;
-                    split.iter().map(|a| utf8(a)).collect::<Result<Vec<_>, _>>()?
+        match lookup(&name) {
+            Some(d) => self.directive(d, args),
+            None => match (name.as_str(), args.as_slice()) {
+                ("include", [path]) => self.include(path),
+                ("rename-command", _) => {
+                    let us = env!("CARGO_PKG_NAME");
+                    Err(format!("rename-command is not supported by {us}").into())
                 }
-                _ => args,
-            };
-            // `save ""` clears; any other `save` line after the first adds save points.
-            let clears = args.len() == 1 && args[0].is_empty();
-            let mut value = d.parse(&args)?;
-            if let Value::Save(points) = &mut value {
-                if self.save_seen && !clears {
-                    points.splice(0..0, self.config.save.iter().copied());
-                }
-                self.save_seen = true;
-            }
-            return Ok(d.apply(&mut self.config, value)?);
+                _ => Err("Bad directive or wrong number of arguments".into()),
+            },
         }
-        match (name.as_str(), args.as_slice()) {
-            ("include", [path]) => self.include(path),
-            ("rename-command", _) => {
-                Err(format!("rename-command is not supported by {}", env!("CARGO_PKG_NAME")).into())
+    }
+
+    /// Applies one table directive. A multi-argument directive given a single argument
+    /// splits it again, so `save "900 1 300 10"` works (and `save ""` stays one empty one).
+    fn directive(&mut self, d: &Directive, args: Vec<String>) -> Result<(), LineError> {
+        let args = match d.arity() {
+            Arity::Single if args.len() != 1 => return Err("wrong number of arguments".into()),
+            Arity::Multi if args.len() == 1 && !args[0].is_empty() => {
+                let split = split_args(args[0].as_bytes())
+                    .ok_or("Unbalanced quotes in configuration line")?;
+                split.iter().map(|a| utf8(a)).collect::<Result<Vec<_>, _>>()?
             }
-            _ => Err("Bad directive or wrong number of arguments".into()),
+            _ => args,
+        };
+        // `save ""` clears; any other `save` line after the first adds save points.
+        let clears = args.len() == 1 && args[0].is_empty();
+        let mut value = d.parse(&args)?;
+        if let Value::Save(points) = &mut value {
+            if self.save_seen && !clears {
+                points.splice(0..0, self.config.save.iter().copied());
+            }
+            self.save_seen = true;
         }
+        Ok(d.apply(&mut self.config, value)?)
     }
 
     /// `include path`: relative to the working directory; a wildcard in the file name part

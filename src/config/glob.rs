@@ -9,7 +9,8 @@
 //! is the equivalent iterative form: every token other than `*` consumes exactly one byte,
 //! so on a mismatch only the most recent `*` needs to grow by one byte. Time is
 //! O(pattern * subject) in the worst case, memory O(1), and there is no recursion to blow up
-//! (`a*a*a*...b` against a long run of `a` stays linear-times-linear).
+//! (`a*a*a*...b` against a long run of `a` stays linear-times-linear). Valkey's cap of 1000
+//! nested `*` is reproduced by counting (see [`STAR_NESTING_MAX`]).
 
 /// Returns whether `s` matches the glob `pattern`.
 ///
@@ -18,6 +19,9 @@
 pub fn glob_match(pattern: &[u8], s: &[u8], nocase: bool) -> bool {
     if s.is_empty() {
         return pattern.is_empty();
+    }
+    if inner_star_groups(pattern) > STAR_NESTING_MAX {
+        return false;
     }
     let mut p = 0;
     let mut i = 0;
@@ -54,20 +58,51 @@ pub fn glob_match(pattern: &[u8], s: &[u8], nocase: bool) -> bool {
     p == pattern.len()
 }
 
+/// Valkey gives up (no match) past 1000 nested `*` recursions. It recurses once for each
+/// group of `*` that is followed by more pattern, so a pattern with more such groups than
+/// this can never match there; the same answer is given here, without the recursion.
+const STAR_NESTING_MAX: usize = 1000;
+
+/// Counts the runs of `*` that are followed by another token.
+fn inner_star_groups(pattern: &[u8]) -> usize {
+    let mut groups = 0;
+    let mut p = 0;
+    while p < pattern.len() {
+        match pattern[p] {
+            b'*' => {
+                while pattern.get(p) == Some(&b'*') {
+                    p += 1;
+                }
+                if p < pattern.len() {
+                    groups += 1;
+                }
+            }
+            b'[' => p = match_class(pattern, p + 1, 0, false).1,
+            b'\\' if p + 1 < pattern.len() => p += 2,
+            _ => p += 1,
+        }
+    }
+    groups
+}
+
 /// Matches the single non-`*` token at `pattern[p..]` against byte `c`. Returns the index of
 /// the next token on a match, `None` on a mismatch or at the end of the pattern.
 fn match_one(pattern: &[u8], p: usize, c: u8, nocase: bool) -> Option<usize> {
     let token = *pattern.get(p)?;
     match token {
         b'?' => Some(p + 1),
-        b'[' => match_class(pattern, p + 1, c, nocase),
+        b'[' => match match_class(pattern, p + 1, c, nocase) {
+            (true, next_p) => Some(next_p),
+            (false, _) => None,
+        },
         b'\\' if p + 1 < pattern.len() => eq(pattern[p + 1], c, nocase).then_some(p + 2),
         _ => eq(token, c, nocase).then_some(p + 1),
     }
 }
 
-/// Matches a bracket class whose body starts at `pattern[p..]` (just after `[`).
-fn match_class(pattern: &[u8], mut p: usize, c: u8, nocase: bool) -> Option<usize> {
+/// Matches a bracket class whose body starts at `pattern[p..]` (just after `[`). Returns
+/// whether `c` is in the class, and the index of the token after the class.
+fn match_class(pattern: &[u8], mut p: usize, c: u8, nocase: bool) -> (bool, usize) {
     let negate = pattern.get(p) == Some(&b'^');
     if negate {
         p += 1;
@@ -104,7 +139,7 @@ fn match_class(pattern: &[u8], mut p: usize, c: u8, nocase: bool) -> Option<usiz
             p += 1;
         }
     }
-    (matched != negate).then_some(p)
+    (matched != negate, p)
 }
 
 fn eq(a: u8, b: u8, nocase: bool) -> bool {
@@ -205,9 +240,19 @@ mod tests {
         let mut pattern = b"a*".repeat(500);
         pattern.push(b'b');
         assert!(!glob_match(&pattern, &subject, false));
-        let mut star_run = b"*a".repeat(2_000);
+        let mut star_run = b"*a".repeat(1_000);
         star_run.extend_from_slice(b"*");
         assert!(glob_match(&star_run, &subject, false));
+        // Past 1000 nested stars Valkey answers "no match"; so do we.
+        let mut too_deep = b"*a".repeat(1_001);
+        assert!(!glob_match(&too_deep, &subject, false));
+        too_deep.extend_from_slice(b"***");
+        assert!(!glob_match(&too_deep, &subject, false));
+        // Escaped and bracketed stars are not stars.
+        let escaped = b"\\*a".repeat(1_001);
+        assert!(glob_match(&escaped, &b"*a".repeat(1_001), false));
+        let bracketed = b"[*]a".repeat(1_001);
+        assert!(glob_match(&bracketed, &b"*a".repeat(1_001), false));
         let mut many_q = b"*?".repeat(5_000);
         many_q.push(b'c');
         assert!(!glob_match(&many_q, &subject, false));

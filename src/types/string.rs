@@ -226,6 +226,21 @@ mod tests {
     }
 
     #[test]
+    fn edits_turn_values_into_raw_text() {
+        let mut v = StrValue::Int(12);
+        assert_eq!(v.append(b"34"), 4);
+        assert_eq!(v, StrValue::Raw(b"1234"[..].into()));
+        assert_eq!(v.set_range(6, b"\0x"), 8);
+        assert_eq!(v, StrValue::Raw(b"1234\0\0\0x"[..].into()));
+        assert_eq!(v.set_range(1, b"ab"), 8);
+        assert_eq!(v.as_ref().to_vec(), b"1ab4\0\0\0x");
+        let mut empty = StrValue::Raw(Box::default());
+        assert_eq!(empty.set_range(0, b""), 0);
+        assert_eq!(StrRef::Int(-7).as_long_double(), Some(LongDouble::from_i64(-7)));
+        assert_eq!(StrRef::Raw(b"x").as_long_double(), None);
+    }
+
+    #[test]
     fn float_text_rules() {
         assert_eq!(parse_f64(b"1.5"), Some(1.5));
         assert_eq!(parse_f64(b"5.0e3"), Some(5000.0));

@@ -109,9 +109,11 @@ pub fn start_redis(extra: &[&str]) -> Server {
 }
 
 pub fn which(name: &str) -> Option<String> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| format!("{d}/{name}")).find(|p| {
-        std::path::Path::new(p).is_file()
-    })
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| format!("{d}/{name}"))
+        .find(|p| std::path::Path::new(p).is_file())
 }
 
 fn start_bin(bin: &str, extra: &[&str], ours: bool) -> Server {
@@ -144,7 +146,8 @@ fn start_bin(bin: &str, extra: &[&str], ours: bool) -> Server {
                 let _ = c.write_all(b"PING\r\n");
                 let mut b = [0u8; 7];
                 c.set_read_timeout(Some(Duration::from_secs(2))).ok();
-                if c.read_exact(&mut b).is_ok() && &b == b"+PONG\r\n" {
+                // `-NOAUTH` means it is up too (started with --requirepass).
+                if c.read_exact(&mut b).is_ok() && (&b == b"+PONG\r\n" || &b == b"-NOAUTH") {
                     return server;
                 }
             }
@@ -275,7 +278,8 @@ pub fn parse_val(input: &mut &[u8]) -> Val {
     let line = String::from_utf8_lossy(&input[..pos]).into_owned();
     *input = &input[pos + 2..];
     let (t, rest) = line.split_at(1);
-    let agg = |input: &mut &[u8], n: i64| -> Vec<Val> { (0..n).map(|_| parse_val(input)).collect() };
+    let agg =
+        |input: &mut &[u8], n: i64| -> Vec<Val> { (0..n).map(|_| parse_val(input)).collect() };
     match t {
         "+" => Val::Simple(rest.into()),
         "-" => Val::Err(rest.into()),
@@ -362,7 +366,8 @@ pub fn assert_same_as_redis(lines: &[&str]) {
             Some(rest) => (true, rest),
             None => (false, *line),
         };
-        let args: Vec<&[u8]> = line.split(' ').filter(|w| !w.is_empty()).map(|w| w.as_bytes()).collect();
+        let args: Vec<&[u8]> =
+            line.split(' ').filter(|w| !w.is_empty()).map(|w| w.as_bytes()).collect();
         a.send(&args);
         b.send(&args);
         let (ra, rb) = (a.read_raw(), b.read_raw());

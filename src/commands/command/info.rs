@@ -115,7 +115,8 @@ fn int_field(out: &mut Reply, name: &str, value: i32) {
 
 /// The COMMAND DOCS entry of `cmd` (the value; the caller writes the name).
 pub fn reply_docs(out: &mut Reply, cmd: &Command) {
-    let text_fields = [("summary", cmd.summary), ("since", cmd.since), ("complexity", cmd.complexity)];
+    let text_fields =
+        [("summary", cmd.summary), ("since", cmd.since), ("complexity", cmd.complexity)];
     let texts = text_fields.iter().filter(|(_, v)| !v.is_empty()).count();
     out.map(texts + 1 + usize::from(!cmd.subcommands.is_empty()));
     for (name, value) in &text_fields[..2] {

@@ -47,7 +47,11 @@ fn names_are_lowercase_unique_and_nested() {
                 assert_eq!(head, p.name, "{}: subcommand must be named '{}|sub'", cmd.name, p.name);
                 assert!(!sub.is_empty() && !sub.contains('|'), "{}: bad subcommand name", cmd.name);
                 assert!(cmd.subcommands.is_empty(), "{}: subcommands nest one level", cmd.name);
-                assert!(cmd.arity >= 2 || cmd.arity <= -2, "{}: arity must cover the subcommand", cmd.name);
+                assert!(
+                    cmd.arity >= 2 || cmd.arity <= -2,
+                    "{}: arity must cover the subcommand",
+                    cmd.name
+                );
             }
         }
     }
@@ -59,17 +63,31 @@ fn flags_agree_with_acl_categories() {
         let n = c.name;
         assert_eq!(has(c.flags, flag::WRITE), has(c.acl, acl::WRITE), "{n}: WRITE flag vs @write");
         if !READONLY_WITHOUT_READ.contains(&n) {
-            assert_eq!(has(c.flags, flag::READONLY), has(c.acl, acl::READ), "{n}: READONLY flag vs @read");
+            assert_eq!(
+                has(c.flags, flag::READONLY),
+                has(c.acl, acl::READ),
+                "{n}: READONLY flag vs @read"
+            );
         }
         assert_eq!(has(c.flags, flag::FAST), has(c.acl, acl::FAST), "{n}: FAST flag vs @fast");
-        assert!(has(c.acl, acl::FAST) != has(c.acl, acl::SLOW), "{n}: exactly one of @fast and @slow");
+        assert!(
+            has(c.acl, acl::FAST) != has(c.acl, acl::SLOW),
+            "{n}: exactly one of @fast and @slow"
+        );
         if !ADMIN_CATEGORY_WITHOUT_FLAG.contains(&n) {
-            assert_eq!(has(c.flags, flag::ADMIN), has(c.acl, acl::ADMIN), "{n}: ADMIN flag vs @admin");
+            assert_eq!(
+                has(c.flags, flag::ADMIN),
+                has(c.acl, acl::ADMIN),
+                "{n}: ADMIN flag vs @admin"
+            );
         }
         if has(c.acl, acl::ADMIN) {
             assert!(has(c.acl, acl::DANGEROUS), "{n}: @admin commands are @dangerous");
         }
-        assert!(!(has(c.flags, flag::WRITE) && has(c.flags, flag::READONLY)), "{n}: WRITE and READONLY");
+        assert!(
+            !(has(c.flags, flag::WRITE) && has(c.flags, flag::READONLY)),
+            "{n}: WRITE and READONLY"
+        );
         if has(c.flags, flag::DENYOOM) {
             assert!(has(c.flags, flag::WRITE), "{n}: DENYOOM without WRITE");
         }
@@ -83,7 +101,11 @@ fn containers_and_leaves() {
         if c.subcommands.is_empty() {
             assert!(c.handler.is_some(), "{n}: a leaf command needs a handler");
         } else {
-            assert_eq!(c.handler.is_some(), CONTAINERS_WITH_HANDLER.contains(&n), "{n}: container handler");
+            assert_eq!(
+                c.handler.is_some(),
+                CONTAINERS_WITH_HANDLER.contains(&n),
+                "{n}: container handler"
+            );
             assert!(c.key_specs.is_empty(), "{n}: a container has no key specs");
         }
     }
@@ -92,8 +114,22 @@ fn containers_and_leaves() {
 #[test]
 fn docs_are_present() {
     const GROUPS: &[&str] = &[
-        "bitmap", "cluster", "connection", "generic", "geo", "hash", "hyperloglog", "list",
-        "pubsub", "scripting", "server", "set", "sorted-set", "stream", "string", "transactions",
+        "bitmap",
+        "cluster",
+        "connection",
+        "generic",
+        "geo",
+        "hash",
+        "hyperloglog",
+        "list",
+        "pubsub",
+        "scripting",
+        "server",
+        "set",
+        "sorted-set",
+        "stream",
+        "string",
+        "transactions",
     ];
     for (_, c) in every() {
         let n = c.name;
@@ -146,6 +182,10 @@ fn key_specs_are_reachable() {
                 }
             }
         }
-        assert_eq!(movable, has(c.flags, flag::MOVABLE_KEYS), "{n}: MOVABLE_KEYS iff keyword/keynum specs");
+        assert_eq!(
+            movable,
+            has(c.flags, flag::MOVABLE_KEYS),
+            "{n}: MOVABLE_KEYS iff keyword/keynum specs"
+        );
     }
 }

@@ -22,7 +22,9 @@ mod scan;
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE};
 use crate::commands::table::{acl, flag, range, specs, Command, KeySpec};
 use crate::commands::CmdError;
-use crate::keyspace::db::Db;
+use crate::config::{Config, MaxmemoryPolicy};
+use crate::keyspace::db::{AccessClock, Db};
+use crate::server::state::ServerState;
 use crate::types::string::parse_i64;
 
 /// Command tips, as COMMAND INFO prints them.
@@ -217,5 +219,26 @@ fn two_dbs(dbs: &mut [Db], a: usize, b: usize) -> (&mut Db, &mut Db) {
     } else {
         let (low, high) = dbs.split_at_mut(a);
         (&mut high[0], &mut low[b])
+    }
+}
+
+/// The access clock that maxmemory-policy (and the lfu-* settings) ask for.
+pub fn access_clock_for(config: &Config) -> AccessClock {
+    match config.maxmemory_policy {
+        MaxmemoryPolicy::AllkeysLfu | MaxmemoryPolicy::VolatileLfu => AccessClock::Lfu {
+            log_factor: config.lfu_log_factor,
+            decay_time_mins: config.lfu_decay_time_mins,
+        },
+        _ => AccessClock::Lru,
+    }
+}
+
+/// Put every database's access clock in step with the configuration. The server calls
+/// this at start and whenever CONFIG SET changes maxmemory-policy, lfu-log-factor or
+/// lfu-decay-time.
+pub fn sync_access_clock(srv: &mut ServerState) {
+    let clock = access_clock_for(&srv.config);
+    for db in &mut srv.dbs {
+        db.set_access_clock(clock);
     }
 }

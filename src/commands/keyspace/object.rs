@@ -17,6 +17,7 @@ const SUB_FLAGS: u64 = flag::READONLY;
 const SUB_ACL: u64 = acl::KEYSPACE | acl::READ | acl::SLOW;
 const SUB_TIPS: &[&str] = &["nondeterministic_output"];
 
+/// Alphabetical (redis-server lists them in the order of a randomly seeded hash table).
 pub static SUBCOMMANDS: &[Command] = &[
     Command::new("object|encoding", 3, SUB_FLAGS, SUB_ACL, encoding)
         .keys(OBJECT_KEY)

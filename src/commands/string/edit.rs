@@ -167,7 +167,7 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         Some(s) => s.as_ref().as_long_double().ok_or(CmdError::NotFloat)?,
     };
     let incr = LongDouble::parse(&argv[2]).ok_or(CmdError::NotFloat)?;
-    let sum = current.add(incr).ok_or(CmdError::NanOrInfinity)?;
+    let sum = current.checked_add(incr).ok_or(CmdError::NanOrInfinity)?;
     let text = sum.to_human_string();
     let value = StrValue::Raw(text.as_bytes().into());
     match slot {

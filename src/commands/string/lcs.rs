@@ -10,6 +10,7 @@ use super::read_str;
 use crate::commands::args::{int_arg, is};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::keyspace::db::Db;
+use crate::resp::reply::Reply;
 use crate::types::string::{lcs as lcs_of, lcs_len, lcs_table_bytes, LcsMatch};
 
 /// Strings this long or longer are refused (Valkey indexes the table with u32).
@@ -100,25 +101,32 @@ pub(super) fn lcs(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Err(CmdError::LcsTooMuchMemory);
     }
     let out = &mut *ctx.out;
-    match opts.want {
-        Want::Len => out.int(lcs_len(&a, &b) as i64),
-        Want::Text => out.bulk(&lcs_of(&a, &b, 0).text),
-        Want::Idx | Want::LenAndIdx => {
-            let found = lcs_of(&a, &b, opts.min_match_len);
-            out.map(2);
-            out.bulk(b"matches");
-            out.array(found.matches.len());
-            for m in &found.matches {
-                reply_match(out, m, opts.match_len);
-            }
-            out.bulk(b"len");
-            out.int(found.text.len() as i64);
+    let found = match opts.want {
+        // The length alone needs no table walk, so it is computed in two rows.
+        Want::Len => {
+            out.int(lcs_len(&a, &b) as i64);
+            return Ok(());
         }
+        Want::Text | Want::Idx | Want::LenAndIdx => {
+            lcs_of(&a, &b, opts.min_match_len).ok_or(CmdError::LcsTooMuchMemory)?
+        }
+    };
+    if opts.want == Want::Text {
+        out.bulk(&found.text);
+        return Ok(());
     }
+    out.map(2);
+    out.bulk(b"matches");
+    out.array(found.matches.len());
+    for m in &found.matches {
+        reply_match(out, m, opts.match_len);
+    }
+    out.bulk(b"len");
+    out.int(found.text.len() as i64);
     Ok(())
 }
 
-fn reply_match(out: &mut crate::resp::reply::Reply, m: &LcsMatch, match_len: MatchLen) {
+fn reply_match(out: &mut Reply, m: &LcsMatch, match_len: MatchLen) {
     out.array(if match_len == MatchLen::Include { 3 } else { 2 });
     for (start, end) in [m.a, m.b] {
         out.array(2);
@@ -142,7 +150,10 @@ mod tests {
     #[test]
     fn options() {
         let o = parse(&["idx", "MINMATCHLEN", "-5", "withmatchlen"]).expect("ok");
-        assert_eq!(o, LcsOptions { want: Want::Idx, min_match_len: 0, match_len: MatchLen::Include });
+        assert_eq!(
+            o,
+            LcsOptions { want: Want::Idx, min_match_len: 0, match_len: MatchLen::Include }
+        );
         assert_eq!(parse(&["LEN", "IDX"]).expect("parsed").want, Want::LenAndIdx);
         assert_eq!(parse(&["MINMATCHLEN"]), Err(CmdError::Syntax));
         assert_eq!(parse(&["MINMATCHLEN", "x"]), Err(CmdError::NotInteger));

@@ -38,10 +38,14 @@ pub fn lcs_len(a: &[u8], b: &[u8]) -> usize {
     prev[b.len()] as usize
 }
 
-/// The longest common subsequence and its runs of at least `min_match_len` bytes.
-pub fn lcs(a: &[u8], b: &[u8], min_match_len: usize) -> Lcs {
+/// The longest common subsequence and its runs of at least `min_match_len` bytes; None when
+/// the table cannot be allocated (the caller bounds its size first, this is the last guard).
+pub fn lcs(a: &[u8], b: &[u8], min_match_len: usize) -> Option<Lcs> {
     let width = b.len() + 1;
-    let mut table = vec![0u32; (a.len() + 1) * width];
+    let cells = (a.len() + 1).checked_mul(width)?;
+    let mut table: Vec<u32> = Vec::new();
+    table.try_reserve_exact(cells).ok()?;
+    table.resize(cells, 0);
     for (i, &ca) in a.iter().enumerate() {
         for (j, &cb) in b.iter().enumerate() {
             let v = if ca == cb {
@@ -92,7 +96,7 @@ pub fn lcs(a: &[u8], b: &[u8], min_match_len: usize) -> Lcs {
             }
         }
     }
-    Lcs { text, matches }
+    Some(Lcs { text, matches })
 }
 
 #[cfg(test)]
@@ -101,7 +105,7 @@ mod tests {
 
     #[test]
     fn valkey_documentation_example() {
-        let r = lcs(b"ohmytext", b"mynewtext", 0);
+        let r = lcs(b"ohmytext", b"mynewtext", 0).expect("small table");
         assert_eq!(r.text, b"mytext");
         assert_eq!(
             r.matches,
@@ -110,14 +114,14 @@ mod tests {
                 LcsMatch { a: (2, 3), b: (0, 1), len: 2 },
             ]
         );
-        assert_eq!(lcs(b"ohmytext", b"mynewtext", 4).matches.len(), 1);
+        assert_eq!(lcs(b"ohmytext", b"mynewtext", 4).map(|r| r.matches.len()), Some(1));
         assert_eq!(lcs_len(b"ohmytext", b"mynewtext"), 6);
     }
 
     #[test]
     fn empty_and_disjoint() {
-        assert_eq!(lcs(b"", b"abc", 0), Lcs { text: vec![], matches: vec![] });
-        assert_eq!(lcs(b"abc", b"xyz", 0).text, b"");
+        assert_eq!(lcs(b"", b"abc", 0), Some(Lcs { text: vec![], matches: vec![] }));
+        assert_eq!(lcs(b"abc", b"xyz", 0).map(|r| r.text), Some(vec![]));
         assert_eq!(lcs_len(b"", b""), 0);
         assert_eq!(table_bytes(511, 511), 1 << 20);
     }
@@ -132,7 +136,7 @@ mod tests {
         for n in 0..40 {
             let a: Vec<u8> = (0..n).map(|_| next()).collect();
             let b: Vec<u8> = (0..(n * 7 % 23)).map(|_| next()).collect();
-            let full = lcs(&a, &b, 0);
+            let full = lcs(&a, &b, 0).expect("small table");
             assert_eq!(full.text.len(), lcs_len(&a, &b));
             let covered: usize = full.matches.iter().map(|m| m.len).sum();
             assert_eq!(covered, full.text.len());

@@ -100,7 +100,7 @@ impl LongDouble {
     }
 
     /// The correctly rounded sum, or None when it is infinite or NaN.
-    pub fn add(self, other: LongDouble) -> Option<LongDouble> {
+    pub fn checked_add(self, other: LongDouble) -> Option<LongDouble> {
         let sum = match (self.mag, other.mag) {
             (Mag::Inf, _) | (_, Mag::Inf) => return None,
             (Mag::Zero, Mag::Zero) => LongDouble { neg: self.neg && other.neg, mag: Mag::Zero },
@@ -150,11 +150,8 @@ impl LongDouble {
 /// `mant / 2^shift` as an integer part and 17 fractional digits, rounded to nearest with
 /// ties to even on the last digit (as glibc's printf does on the exact binary value).
 fn split_fraction(mant: u64, shift: u32) -> (u64, u64) {
-    let (mut int_part, frac) = if shift < 64 {
-        (mant >> shift, mant & ((1u64 << shift) - 1))
-    } else {
-        (0, mant)
-    };
+    let (mut int_part, frac) =
+        if shift < 64 { (mant >> shift, mant & ((1u64 << shift) - 1)) } else { (0, mant) };
     // frac < 2^64, so frac * 10^17 < 2^121: below half of 2^shift when shift > 121.
     let scaled = frac as u128 * FRAC_SCALE;
     if shift > 121 {
@@ -358,7 +355,8 @@ impl Big {
     /// Whether any bit below position `i` is set.
     fn any_below(&self, i: usize) -> bool {
         let (whole, part) = (i / 64, i % 64);
-        self.0.iter().take(whole).any(|&l| l != 0) || (part > 0 && self.limb(whole) << (64 - part) != 0)
+        self.0.iter().take(whole).any(|&l| l != 0)
+            || (part > 0 && self.limb(whole) << (64 - part) != 0)
     }
 
     /// The 64 bits starting at bit `lo`.
@@ -540,7 +538,7 @@ mod tests {
     fn incr(a: &str, b: &str) -> Option<String> {
         let x = LongDouble::parse(a.as_bytes()).expect("a parses");
         let y = LongDouble::parse(b.as_bytes()).expect("b parses");
-        x.add(y).map(|v| v.to_human_string())
+        x.checked_add(y).map(|v| v.to_human_string())
     }
 
     #[test]
@@ -571,7 +569,10 @@ mod tests {
         assert_eq!(p("+.5").as_deref(), Some("0.5"));
         assert_eq!(p("-inf").as_deref(), Some("-inf"));
         assert_eq!(p("1e-4950").as_deref(), Some("0"));
-        for bad in ["", " 1", "1 ", "1\t", ".", "-", "0x", "5.e", "5.e+", "nan", "1e-4951", "1.2e4932", "1.5\0x", "infin", "0xp1"] {
+        for bad in [
+            "", " 1", "1 ", "1\t", ".", "-", "0x", "5.e", "5.e+", "nan", "1e-4951", "1.2e4932",
+            "1.5\0x", "infin", "0xp1",
+        ] {
             assert_eq!(p(bad), None, "{bad:?} must be refused");
         }
         assert_eq!(LongDouble::parse(&[b'1'; TEXT_LEN_MAX]), None);

@@ -1,0 +1,121 @@
+//! Lookup, insertion and removal of single elements.
+//!
+//! Every method takes the key's hash from the caller (`E::key_hash(key)`, usually computed on an
+//! I/O thread); debug builds check it. Writes do one bounded rehash step first (see rehash.rs).
+
+use super::bucket::Bucket;
+use super::{bucket_index, secondary_hash, Entry, Table};
+
+/// Where an element sits: table, head bucket, depth in the chain, slot.
+#[derive(Clone, Copy, Debug)]
+struct Loc {
+    table: usize,
+    head: usize,
+    depth: usize,
+    slot: usize,
+}
+
+/// Finds `key` in the chain starting at `head`: (depth, slot, element).
+fn find_in_chain<'a, E: Entry>(
+    head: &'a Bucket<E>,
+    h2: u8,
+    key: &[u8],
+) -> Option<(usize, usize, &'a E)> {
+    let mut b = head;
+    let mut depth = 0;
+    loop {
+        let mut bits = b.matches(h2);
+        while bits != 0 {
+            let slot = bits.trailing_zeros() as usize;
+            let e = b.elem(slot);
+            if e.key() == key {
+                return Some((depth, slot, e));
+            }
+            bits &= bits - 1;
+        }
+        b = b.child()?;
+        depth += 1;
+    }
+}
+
+impl<E: Entry> Table<E> {
+    /// The element with this key, if any.
+    pub fn find(&self, hash: u64, key: &[u8]) -> Option<&E> {
+        debug_assert_eq!(hash, E::key_hash(key), "hash does not match key");
+        let h2 = secondary_hash(hash);
+        self.heads(hash)
+            .into_iter()
+            .flatten()
+            .find_map(|head| find_in_chain(head, h2, key))
+            .map(|(_, _, e)| e)
+    }
+
+    /// The element with this key, mutably. The caller must not change its key.
+    pub fn find_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut E> {
+        debug_assert_eq!(hash, E::key_hash(key), "hash does not match key");
+        let loc = self.locate(hash, key)?;
+        Some(self.bucket_mut(loc).elem_mut(loc.slot))
+    }
+
+    /// Inserts `e` (whose key hashes to `hash`); if an element with the same key was present, it
+    /// is replaced in place and returned.
+    pub fn insert(&mut self, hash: u64, e: E) -> Option<E> {
+        debug_assert_eq!(hash, E::key_hash(e.key()), "hash does not match key");
+        self.rehash_step_for_write();
+        if let Some(loc) = self.locate(hash, e.key()) {
+            return Some(std::mem::replace(self.bucket_mut(loc).elem_mut(loc.slot), e));
+        }
+        self.insert_absent(hash, e);
+        None
+    }
+
+    /// Inserts `e`, whose key the caller knows is absent (checked in debug builds). Saves the
+    /// lookup that [`Table::insert`] does.
+    pub fn insert_new(&mut self, hash: u64, e: E) {
+        debug_assert_eq!(hash, E::key_hash(e.key()), "hash does not match key");
+        debug_assert!(self.find(hash, e.key()).is_none(), "insert_new of a present key");
+        self.rehash_step_for_write();
+        self.insert_absent(hash, e);
+    }
+
+    /// Removes and returns the element with this key, if any.
+    pub fn remove(&mut self, hash: u64, key: &[u8]) -> Option<E> {
+        debug_assert_eq!(hash, E::key_hash(key), "hash does not match key");
+        self.rehash_step_for_write();
+        let loc = self.locate(hash, key)?;
+        let head = &mut self.tables[loc.table][loc.head];
+        let (_, e) = head.chain_at_mut(loc.depth).take(loc.slot);
+        self.child_buckets -= head.repair_chain(loc.depth, loc.slot);
+        self.used[loc.table] -= 1;
+        self.after_remove();
+        Some(e)
+    }
+
+    /// Places an element known to be absent, growing first if the table is full.
+    fn insert_absent(&mut self, hash: u64, e: E) {
+        self.grow_if_needed(self.len() + 1);
+        let t = usize::from(self.is_rehashing());
+        let buckets = &mut self.tables[t];
+        let idx = bucket_index(hash, buckets.len());
+        if buckets[idx].push(secondary_hash(hash), e) {
+            self.child_buckets += 1;
+        }
+        self.used[t] += 1;
+    }
+
+    fn locate(&self, hash: u64, key: &[u8]) -> Option<Loc> {
+        let h2 = secondary_hash(hash);
+        for (table, head) in self.heads(hash).into_iter().enumerate() {
+            let Some(head) = head else { continue };
+            if let Some((depth, slot, _)) = find_in_chain(head, h2, key) {
+                let head = bucket_index(hash, self.tables[table].len());
+                return Some(Loc { table, head, depth, slot });
+            }
+        }
+        None
+    }
+
+    fn bucket_mut(&mut self, loc: Loc) -> &mut Bucket<E> {
+        self.tables[loc.table][loc.head].chain_at_mut(loc.depth)
+    }
+}

@@ -1,0 +1,1148 @@
+//! Keyspace commands over TCP: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RANDOMKEY, RENAME,
+//! RENAMENX, COPY, MOVE, SWAPDB, DBSIZE, FLUSHDB, FLUSHALL, SELECT, the EXPIRE and TTL
+//! families, PERSIST, TOUCH and OBJECT; binary keys; lazy and active expiry; and
+//! differential checks against a real redis-server 7.0 (RESP2 and RESP3, errors included).
+//!
+//! Replies whose order is unspecified (KEYS, SCAN, RANDOMKEY) are compared as sets. Expire
+//! times are compared only where they cannot race: large TTLs read with TTL (whole seconds),
+//! absolute times read with EXPIRETIME / PEXPIRETIME.
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use common::{parse_val, sorted_reply, start, start_redis, Client, Val};
+
+fn err(s: &str) -> Val {
+    Val::Err(s.to_string())
+}
+
+fn int(n: i64) -> Val {
+    Val::Int(n)
+}
+
+fn bulk(s: &str) -> Val {
+    Val::bulk(s)
+}
+
+fn simple(s: &str) -> Val {
+    Val::Simple(s.to_string())
+}
+
+const NOT_INT: &str = "ERR value is not an integer or out of range";
+const INT_RANGE: &str = "ERR value is out of range, value must between -2147483648 and 2147483647";
+const DB_RANGE: &str = "ERR DB index is out of range";
+const SAME: &str = "ERR source and destination objects are the same";
+const SYNTAX: &str = "ERR syntax error";
+
+/// The arguments of a script line: split on spaces; `""` is the empty string.
+fn words(line: &str) -> Vec<&[u8]> {
+    line.split(' ')
+        .filter(|w| !w.is_empty())
+        .map(|w| if w == "\"\"" { &b""[..] } else { w.as_bytes() })
+        .collect()
+}
+
+/// Run `lines` against ferrokey and redis-server, both started with `args` and speaking RESP
+/// `proto` (2 or 3), and assert byte-identical replies. A line starting with `~` has its
+/// reply compared sorted (KEYS); `""` stands for an empty argument.
+fn same_as_redis_with(proto: u8, args: &[&str], lines: &[&str]) {
+    let ours = start(args);
+    let theirs = start_redis(args);
+    let mut a = Client::connect(ours.port);
+    let mut b = Client::connect(theirs.port);
+    if proto == 3 {
+        for c in [&mut a, &mut b] {
+            assert!(matches!(c.cmd(&["HELLO", "3"]), Val::Map(_)), "HELLO 3 failed");
+        }
+    }
+    for line in lines {
+        let (sorted, line) = match line.strip_prefix('~') {
+            Some(rest) => (true, rest),
+            None => (false, *line),
+        };
+        let argv = words(line);
+        a.send(&argv);
+        b.send(&argv);
+        let (mut ra, mut rb) = (a.read_raw(), b.read_raw());
+        if sorted {
+            (ra, rb) = (sorted_reply(&ra), sorted_reply(&rb));
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&ra),
+            String::from_utf8_lossy(&rb),
+            "RESP{proto} reply to {line:?} differs (left: ferrokey, right: redis-server)"
+        );
+    }
+}
+
+/// Both protocols, default configuration.
+fn same_as_redis(lines: &[&str]) {
+    same_as_redis_with(2, &[], lines);
+    same_as_redis_with(3, &[], lines);
+}
+
+/// Every key a full SCAN returns (cursor loop until 0), with extra options.
+fn scan_all(c: &mut Client, opts: &[&str]) -> HashSet<Vec<u8>> {
+    let mut seen = HashSet::new();
+    let mut cursor = "0".to_string();
+    for _ in 0..100_000 {
+        let mut argv = vec!["SCAN", cursor.as_str()];
+        argv.extend_from_slice(opts);
+        let reply = c.cmd(&argv).as_array();
+        let [Val::Bulk(next), Val::Array(keys)] = &reply[..] else {
+            panic!("bad SCAN reply {reply:?}");
+        };
+        for k in keys {
+            let Val::Bulk(k) = k else { panic!("bad key {k:?}") };
+            seen.insert(k.clone());
+        }
+        cursor = String::from_utf8(next.clone()).expect("cursor text");
+        if cursor == "0" {
+            return seen;
+        }
+    }
+    panic!("SCAN did not finish");
+}
+
+fn keys_set(v: Val) -> HashSet<Vec<u8>> {
+    v.as_array()
+        .into_iter()
+        .map(|k| match k {
+            Val::Bulk(b) => b,
+            other => panic!("not a key: {other:?}"),
+        })
+        .collect()
+}
+
+fn set_of(keys: &[&str]) -> HashSet<Vec<u8>> {
+    keys.iter().map(|k| k.as_bytes().to_vec()).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Against ferrokey alone.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn del_unlink_exists_type_touch() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    for k in ["a", "b", "c"] {
+        assert_eq!(c.cmd(&["SET", k, "1"]), Val::ok());
+    }
+    assert_eq!(c.cmd(&["EXISTS", "a", "a", "b", "nokey"]), int(3));
+    assert_eq!(c.cmd(&["TOUCH", "a", "a", "nokey"]), int(2));
+    assert_eq!(c.cmd(&["TYPE", "a"]), simple("string"));
+    assert_eq!(c.cmd(&["TYPE", "nokey"]), simple("none"));
+    assert_eq!(c.cmd(&["DEL", "a", "a", "nokey"]), int(1));
+    assert_eq!(c.cmd(&["UNLINK", "b", "c", "b"]), int(2));
+    assert_eq!(c.cmd(&["EXISTS", "a", "b", "c"]), int(0));
+    assert_eq!(c.cmd(&["DBSIZE"]), int(0));
+    assert_eq!(c.cmd(&["DEL"]), err("ERR wrong number of arguments for 'del' command"));
+    assert_eq!(c.cmd(&["TYPE", "a", "b"]), err("ERR wrong number of arguments for 'type' command"));
+}
+
+#[test]
+fn del_with_lazyfree_user_del_behaves_the_same() {
+    let s = start(&["--lazyfree-lazy-user-del", "yes"]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["SET", "a", "1"]), Val::ok());
+    assert_eq!(c.cmd(&["DEL", "a", "a"]), int(1));
+    assert_eq!(c.cmd(&["EXISTS", "a"]), int(0));
+}
+
+#[test]
+fn keys_matches_glob_patterns() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    for k in ["hello", "hallo", "hxllo", "hllo", "heeeello", "h*llo", ""] {
+        assert_eq!(c.cmd(&["SET", k, "v"]), Val::ok());
+    }
+    let keys = |c: &mut Client, p: &str| keys_set(c.cmd(&["KEYS", p]));
+    assert_eq!(
+        keys(&mut c, "*"),
+        set_of(&["hello", "hallo", "hxllo", "hllo", "heeeello", "h*llo", ""])
+    );
+    // `*` alone is special: any other pattern never matches the empty key.
+    assert!(!keys(&mut c, "**").contains(&b""[..]));
+    assert_eq!(keys(&mut c, "h?llo"), set_of(&["hello", "hallo", "hxllo", "h*llo"]));
+    assert_eq!(
+        keys(&mut c, "h*llo"),
+        set_of(&["hello", "hallo", "hxllo", "hllo", "heeeello", "h*llo"])
+    );
+    assert_eq!(keys(&mut c, "h[ae]llo"), set_of(&["hello", "hallo"]));
+    assert_eq!(keys(&mut c, "h[^e]llo"), set_of(&["hallo", "hxllo", "h*llo"]));
+    assert_eq!(keys(&mut c, "h[a-b]llo"), set_of(&["hallo"]));
+    assert_eq!(keys(&mut c, "h\\*llo"), set_of(&["h*llo"]));
+    assert_eq!(keys(&mut c, "nomatch*"), set_of(&[]));
+    assert_eq!(c.cmd_raw(&["KEYS", "nomatch"]), b"*0\r\n");
+}
+
+#[test]
+fn scan_returns_every_key_once_the_cursor_is_back_to_zero() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let mut expected = HashSet::new();
+    for i in 0..1000 {
+        let k = format!("key:{i}");
+        assert_eq!(c.cmd(&["SET", &k, "v"]), Val::ok());
+        expected.insert(k.into_bytes());
+    }
+    assert_eq!(scan_all(&mut c, &[]), expected);
+    assert_eq!(scan_all(&mut c, &["COUNT", "1"]), expected);
+    assert_eq!(scan_all(&mut c, &["COUNT", "97"]), expected);
+    assert_eq!(scan_all(&mut c, &["count", "100000"]), expected);
+    let tens: HashSet<Vec<u8>> =
+        expected.iter().filter(|k| k.ends_with(b"0") && k.len() == 6).cloned().collect();
+    assert_eq!(scan_all(&mut c, &["MATCH", "key:?0"]), tens);
+    assert_eq!(scan_all(&mut c, &["TYPE", "string", "COUNT", "50"]), expected);
+    assert_eq!(scan_all(&mut c, &["TYPE", "STRING"]), expected);
+    assert!(scan_all(&mut c, &["TYPE", "list"]).is_empty());
+    assert!(scan_all(&mut c, &["TYPE", "nosuchtype"]).is_empty());
+}
+
+#[test]
+fn scan_survives_deletions_during_the_iteration() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    for i in 0..500 {
+        assert_eq!(c.cmd(&["SET", &format!("k{i}"), "v"]), Val::ok());
+    }
+    let mut seen = HashSet::new();
+    let mut deleted = HashSet::new();
+    let mut cursor = "0".to_string();
+    let mut step = 0;
+    loop {
+        let reply = c.cmd(&["SCAN", &cursor, "COUNT", "20"]).as_array();
+        for k in reply[1].as_array() {
+            seen.insert(k.as_str());
+        }
+        // Delete keys with a step-dependent number, seen or not.
+        for i in (step % 7..500).step_by(37) {
+            let k = format!("k{i}");
+            if c.cmd(&["DEL", &k]) == int(1) {
+                deleted.insert(k);
+            }
+        }
+        step += 1;
+        cursor = reply[0].as_str();
+        if cursor == "0" {
+            break;
+        }
+    }
+    for i in 0..500 {
+        let k = format!("k{i}");
+        assert!(deleted.contains(&k) || seen.contains(&k), "{k} never returned");
+    }
+}
+
+#[test]
+fn scan_reply_shape_and_errors() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd_raw(&["SCAN", "0"]), b"*2\r\n$1\r\n0\r\n*0\r\n");
+    assert_eq!(c.cmd(&["SET", "a", "1"]), Val::ok());
+    assert_eq!(c.cmd_raw(&["SCAN", "0"]), b"*2\r\n$1\r\n0\r\n*1\r\n$1\r\na\r\n");
+    for cursor in ["abc", "-", " 1", "1 ", "18446744073709551616", "0x10"] {
+        assert_eq!(c.cmd(&["SCAN", cursor]), err("ERR invalid cursor"), "{cursor:?}");
+    }
+    // strtoul: an empty cursor is 0, a sign is allowed.
+    assert_eq!(c.cmd(&["SCAN", ""]).as_array()[0], bulk("0"));
+    assert_eq!(c.cmd(&["SCAN", "+0"]).as_array()[0], bulk("0"));
+    assert_eq!(c.cmd(&["SCAN", "0", "COUNT", "0"]), err(SYNTAX));
+    assert_eq!(c.cmd(&["SCAN", "0", "COUNT", "-1"]), err(SYNTAX));
+    assert_eq!(c.cmd(&["SCAN", "0", "COUNT", "x"]), err(NOT_INT));
+    assert_eq!(c.cmd(&["SCAN", "0", "MATCH"]), err(SYNTAX));
+    assert_eq!(c.cmd(&["SCAN", "0", "FOO", "bar"]), err(SYNTAX));
+    assert_eq!(c.cmd(&["SCAN", "x", "COUNT", "0"]), err("ERR invalid cursor"));
+    assert_eq!(c.cmd(&["SCAN"]), err("ERR wrong number of arguments for 'scan' command"));
+}
+
+#[test]
+fn randomkey_returns_live_keys() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["RANDOMKEY"]), Val::Nil);
+    for k in ["a", "b", "c"] {
+        assert_eq!(c.cmd(&["SET", k, "1"]), Val::ok());
+    }
+    let all = set_of(&["a", "b", "c"]);
+    let mut seen = HashSet::new();
+    for _ in 0..200 {
+        let Val::Bulk(k) = c.cmd(&["RANDOMKEY"]) else { panic!("no key") };
+        assert!(all.contains(&k));
+        seen.insert(k);
+    }
+    assert_eq!(seen, all, "RANDOMKEY should reach every key");
+    assert_eq!(c.cmd(&["FLUSHDB"]), Val::ok());
+    assert_eq!(c.cmd(&["SET", "gone", "1", "PX", "1"]), Val::ok());
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(c.cmd(&["RANDOMKEY"]), Val::Nil);
+}
+
+#[test]
+fn rename_and_renamenx() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["RENAME", "nokey", "x"]), err("ERR no such key"));
+    assert_eq!(c.cmd(&["RENAME", "nokey", "nokey"]), err("ERR no such key"));
+    assert_eq!(c.cmd(&["RENAMENX", "nokey", "x"]), err("ERR no such key"));
+    assert_eq!(c.cmd(&["SET", "a", "1"]), Val::ok());
+    assert_eq!(c.cmd(&["EXPIRE", "a", "1000"]), int(1));
+    assert_eq!(c.cmd(&["RENAME", "a", "b"]), Val::ok());
+    assert_eq!(c.cmd(&["EXISTS", "a"]), int(0));
+    assert_eq!(c.cmd(&["GET", "b"]), bulk("1"));
+    assert_eq!(c.cmd(&["TTL", "b"]), int(1000), "RENAME keeps the TTL");
+    assert_eq!(c.cmd(&["RENAME", "b", "b"]), Val::ok());
+    assert_eq!(c.cmd(&["RENAMENX", "b", "b"]), int(0));
+    assert_eq!(c.cmd(&["SET", "c", "3"]), Val::ok());
+    assert_eq!(c.cmd(&["RENAMENX", "b", "c"]), int(0));
+    assert_eq!(c.cmd(&["GET", "c"]), bulk("3"));
+    assert_eq!(c.cmd(&["RENAME", "b", "c"]), Val::ok());
+    assert_eq!(c.cmd(&["GET", "c"]), bulk("1"));
+    assert_eq!(c.cmd(&["TTL", "c"]), int(1000));
+    assert_eq!(c.cmd(&["RENAMENX", "c", "d"]), int(1));
+    assert_eq!(c.cmd(&["TTL", "d"]), int(1000));
+    assert_eq!(c.cmd(&["SET", "e", "x"]), Val::ok());
+    assert_eq!(c.cmd(&["RENAME", "e", "d"]), Val::ok());
+    assert_eq!(c.cmd(&["TTL", "d"]), int(-1), "the source had no TTL");
+    assert_eq!(c.cmd(&["DBSIZE"]), int(1));
+}
+
+#[test]
+fn copy_with_db_and_replace() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["SET", "a", "hello"]), Val::ok());
+    assert_eq!(c.cmd(&["PEXPIRE", "a", "1000000"]), int(1));
+    assert_eq!(c.cmd(&["COPY", "a", "b"]), int(1));
+    assert_eq!(c.cmd(&["GET", "b"]), bulk("hello"));
+    assert_eq!(c.cmd(&["TTL", "b"]), int(1000), "COPY keeps the TTL");
+    assert_eq!(c.cmd(&["SET", "b", "other"]), Val::ok());
+    assert_eq!(c.cmd(&["COPY", "a", "b"]), int(0));
+    assert_eq!(c.cmd(&["GET", "b"]), bulk("other"));
+    assert_eq!(c.cmd(&["COPY", "a", "b", "REPLACE"]), int(1));
+    assert_eq!(c.cmd(&["GET", "b"]), bulk("hello"));
+    assert_eq!(c.cmd(&["COPY", "a", "a"]), err(SAME));
+    assert_eq!(c.cmd(&["COPY", "a", "a", "DB", "0"]), err(SAME));
+    assert_eq!(c.cmd(&["COPY", "a", "a", "db", "3"]), int(1));
+    assert_eq!(c.cmd(&["COPY", "nokey", "x"]), int(0));
+    assert_eq!(c.cmd(&["COPY", "a", "x", "DB", "16"]), err(DB_RANGE));
+    assert_eq!(c.cmd(&["COPY", "a", "x", "DB", "-1"]), err(DB_RANGE));
+    assert_eq!(c.cmd(&["COPY", "a", "x", "DB", "x"]), err(NOT_INT));
+    assert_eq!(c.cmd(&["COPY", "a", "x", "DB", "4294967296"]), err(INT_RANGE));
+    assert_eq!(c.cmd(&["COPY", "a", "x", "DB"]), err(SYNTAX));
+    assert_eq!(c.cmd(&["COPY", "a", "x", "NOPE"]), err(SYNTAX));
+    assert_eq!(c.cmd(&["SELECT", "3"]), Val::ok());
+    assert_eq!(c.cmd(&["GET", "a"]), bulk("hello"));
+    assert_eq!(c.cmd(&["TTL", "a"]), int(1000));
+    // The copy is independent of the source.
+    assert_eq!(c.cmd(&["APPEND", "a", "!"]), int(6));
+    assert_eq!(c.cmd(&["SELECT", "0"]), Val::ok());
+    assert_eq!(c.cmd(&["GET", "a"]), bulk("hello"));
+}
+
+#[test]
+fn move_between_databases() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["SET", "a", "1"]), Val::ok());
+    assert_eq!(c.cmd(&["EXPIRE", "a", "500"]), int(1));
+    assert_eq!(c.cmd(&["MOVE", "a", "0"]), err(SAME));
+    assert_eq!(c.cmd(&["MOVE", "nokey", "0"]), err(SAME));
+    assert_eq!(c.cmd(&["MOVE", "a", "16"]), err(DB_RANGE));
+    assert_eq!(c.cmd(&["MOVE", "a", "x"]), err(NOT_INT));
+    assert_eq!(c.cmd(&["MOVE", "a", "-2147483649"]), err(INT_RANGE));
+    assert_eq!(c.cmd(&["MOVE", "nokey", "1"]), int(0));
+    assert_eq!(c.cmd(&["MOVE", "a", "1"]), int(1));
+    assert_eq!(c.cmd(&["EXISTS", "a"]), int(0));
+    assert_eq!(c.cmd(&["SET", "a", "2"]), Val::ok());
+    assert_eq!(c.cmd(&["MOVE", "a", "1"]), int(0), "the key exists in the target");
+    assert_eq!(c.cmd(&["GET", "a"]), bulk("2"));
+    assert_eq!(c.cmd(&["SELECT", "1"]), Val::ok());
+    assert_eq!(c.cmd(&["GET", "a"]), bulk("1"));
+    assert_eq!(c.cmd(&["TTL", "a"]), int(500), "MOVE keeps the TTL");
+}
+
+#[test]
+fn select_swapdb_dbsize() {
+    let s = start(&["--databases", "4"]);
+    let mut c = Client::connect(s.port);
+    let mut other = Client::connect(s.port);
+    assert_eq!(c.cmd(&["SELECT", "4"]), err(DB_RANGE));
+    assert_eq!(c.cmd(&["SELECT", "-1"]), err(DB_RANGE));
+    assert_eq!(c.cmd(&["SELECT", "x"]), err(NOT_INT));
+    assert_eq!(c.cmd(&["SELECT", "99999999999"]), err(INT_RANGE));
+    assert_eq!(c.cmd(&["SET", "in0", "a"]), Val::ok());
+    assert_eq!(c.cmd(&["SELECT", "3"]), Val::ok());
+    assert_eq!(c.cmd(&["MSET", "x", "1", "y", "2"]), Val::ok());
+    assert_eq!(c.cmd(&["DBSIZE"]), int(2));
+    assert_eq!(other.cmd(&["DBSIZE"]), int(1), "SELECT is per connection");
+    assert_eq!(c.cmd(&["SWAPDB", "0", "3"]), Val::ok());
+    assert_eq!(other.cmd(&["DBSIZE"]), int(2));
+    assert_eq!(other.cmd(&["GET", "x"]), bulk("1"));
+    assert_eq!(c.cmd(&["GET", "in0"]), bulk("a"));
+    assert_eq!(c.cmd(&["SWAPDB", "1", "1"]), Val::ok());
+    assert_eq!(c.cmd(&["SWAPDB", "x", "1"]), err("ERR invalid first DB index"));
+    assert_eq!(c.cmd(&["SWAPDB", "x", "y"]), err("ERR invalid first DB index"));
+    assert_eq!(c.cmd(&["SWAPDB", "1", "y"]), err("ERR invalid second DB index"));
+    assert_eq!(c.cmd(&["SWAPDB", "99999999999", "1"]), err("ERR invalid first DB index"));
+    assert_eq!(c.cmd(&["SWAPDB", "1", "4"]), err(DB_RANGE));
+    assert_eq!(c.cmd(&["SWAPDB", "-1", "1"]), err(DB_RANGE));
+}
+
+#[test]
+fn flushdb_and_flushall_sync_and_async() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let fill = |c: &mut Client, n: usize| {
+        for i in 0..n {
+            assert_eq!(c.cmd(&["SET", &format!("k{i}"), "v"]), Val::ok());
+        }
+    };
+    fill(&mut c, 10);
+    assert_eq!(c.cmd(&["SELECT", "1"]), Val::ok());
+    fill(&mut c, 5);
+    assert_eq!(c.cmd(&["FLUSHDB"]), Val::ok());
+    assert_eq!(c.cmd(&["DBSIZE"]), int(0));
+    assert_eq!(c.cmd(&["SELECT", "0"]), Val::ok());
+    assert_eq!(c.cmd(&["DBSIZE"]), int(10));
+    assert_eq!(c.cmd(&["FLUSHDB", "async"]), Val::ok());
+    assert_eq!(c.cmd(&["DBSIZE"]), int(0));
+    fill(&mut c, 3);
+    assert_eq!(c.cmd(&["FLUSHALL", "SYNC"]), Val::ok());
+    assert_eq!(c.cmd(&["DBSIZE"]), int(0));
+    assert_eq!(c.cmd(&["FLUSHDB", "foo"]), err(SYNTAX));
+    assert_eq!(c.cmd(&["FLUSHALL", "ASYNC", "SYNC"]), err(SYNTAX));
+    assert_eq!(c.cmd(&["FLUSHALL", "now"]), err(SYNTAX));
+}
+
+#[test]
+fn flushall_async_empties_every_database_at_once() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    for db in ["0", "7"] {
+        assert_eq!(c.cmd(&["SELECT", db]), Val::ok());
+        let mut pipeline = Vec::new();
+        for i in 0..5000 {
+            let k = format!("key:{i}");
+            pipeline.extend(Client::encode(&[b"SET", k.as_bytes(), b"some value here"]));
+        }
+        c.send_raw(&pipeline);
+        for _ in 0..5000 {
+            assert_eq!(c.read(), Val::ok());
+        }
+        assert_eq!(c.cmd(&["DBSIZE"]), int(5000));
+    }
+    assert_eq!(c.cmd(&["FLUSHALL", "ASYNC"]), Val::ok());
+    assert_eq!(c.cmd(&["DBSIZE"]), int(0));
+    assert_eq!(c.cmd(&["SELECT", "0"]), Val::ok());
+    assert_eq!(c.cmd(&["DBSIZE"]), int(0));
+    // The server keeps serving while (and after) the old contents are freed.
+    assert_eq!(c.cmd(&["SET", "key:1", "new"]), Val::ok());
+    assert_eq!(c.cmd(&["GET", "key:1"]), bulk("new"));
+    assert_eq!(c.cmd(&["PING"]), simple("PONG"));
+}
+
+#[test]
+fn expire_conditions_and_errors() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["EXPIRE", "nokey", "100"]), int(0));
+    assert_eq!(c.cmd(&["SET", "k", "v"]), Val::ok());
+    assert_eq!(c.cmd(&["EXPIRE", "k", "100", "GT"]), int(0), "no TTL counts as infinite");
+    assert_eq!(c.cmd(&["EXPIRE", "k", "100", "XX"]), int(0));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "100", "NX"]), int(1));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "200", "NX"]), int(0));
+    assert_eq!(c.cmd(&["TTL", "k"]), int(100));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "50", "GT"]), int(0));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "200", "gt"]), int(1));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "300", "LT"]), int(0));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "150", "xx", "lt"]), int(1));
+    assert_eq!(c.cmd(&["TTL", "k"]), int(150));
+    assert_eq!(c.cmd(&["PERSIST", "k"]), int(1));
+    assert_eq!(c.cmd(&["PERSIST", "k"]), int(0));
+    assert_eq!(c.cmd(&["PERSIST", "nokey"]), int(0));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "100", "LT"]), int(1), "no TTL counts as infinite");
+    let nx = "ERR NX and XX, GT or LT options at the same time are not compatible";
+    let gtlt = "ERR GT and LT options at the same time are not compatible";
+    assert_eq!(c.cmd(&["EXPIRE", "k", "1", "NX", "XX"]), err(nx));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "1", "gt", "nx"]), err(nx));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "1", "GT", "LT"]), err(gtlt));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "1", "XX", "GT", "LT"]), err(gtlt));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "x", "foo"]), err("ERR Unsupported option foo"));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "x"]), err(NOT_INT));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "1.5"]), err(NOT_INT));
+    let bad = |cmd: &str| format!("ERR invalid expire time in '{cmd}' command");
+    assert_eq!(c.cmd(&["EXPIRE", "k", "9223372036854775807"]), err(&bad("expire")));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "9223372036854775"]), err(&bad("expire")));
+    assert_eq!(c.cmd(&["EXPIRE", "k", "-9223372036854775808"]), err(&bad("expire")));
+    assert_eq!(c.cmd(&["PEXPIRE", "k", "9223372036854775807"]), err(&bad("pexpire")));
+    assert_eq!(c.cmd(&["EXPIREAT", "k", "9223372036854775807"]), err(&bad("expireat")));
+    assert_eq!(c.cmd(&["PEXPIREAT", "k", "9223372036854775807"]), int(1));
+    assert_eq!(c.cmd(&["PEXPIRETIME", "k"]), int(i64::MAX));
+    assert_eq!(c.cmd(&["EXPIRETIME", "k"]), int(9223372036854776));
+    assert_eq!(
+        c.cmd(&["EXPIRE", "k", "1", "NX", "XX", "bogus"]),
+        err("ERR Unsupported option bogus")
+    );
+    assert_eq!(c.cmd(&["EXPIRE", "k"]), err("ERR wrong number of arguments for 'expire' command"));
+}
+
+#[test]
+fn expire_in_the_past_deletes_the_key() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    for (cmd, t) in [
+        ("EXPIRE", "0"),
+        ("EXPIRE", "-5"),
+        ("PEXPIRE", "-1"),
+        ("EXPIREAT", "1"),
+        ("PEXPIREAT", "0"),
+    ] {
+        assert_eq!(c.cmd(&["SET", "k", "v"]), Val::ok());
+        assert_eq!(c.cmd(&[cmd, "k", t]), int(1), "{cmd} {t}");
+        assert_eq!(c.cmd(&["EXISTS", "k"]), int(0), "{cmd} {t}");
+    }
+    assert_eq!(c.cmd(&["SET", "k", "v"]), Val::ok());
+    assert_eq!(c.cmd(&["PEXPIRE", "k", "-9223372036854775808"]), int(1));
+    assert_eq!(c.cmd(&["EXISTS", "k"]), int(0));
+}
+
+#[test]
+fn ttl_family() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    for cmd in ["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"] {
+        assert_eq!(c.cmd(&[cmd, "nokey"]), int(-2), "{cmd}");
+    }
+    assert_eq!(c.cmd(&["SET", "k", "v"]), Val::ok());
+    for cmd in ["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"] {
+        assert_eq!(c.cmd(&[cmd, "k"]), int(-1), "{cmd}");
+    }
+    assert_eq!(c.cmd(&["PEXPIRE", "k", "100000"]), int(1));
+    let pttl = c.cmd(&["PTTL", "k"]).as_int();
+    assert!((99_000..=100_000).contains(&pttl), "{pttl}");
+    assert_eq!(c.cmd(&["TTL", "k"]), int(100));
+    assert_eq!(c.cmd(&["EXPIREAT", "k", "4102444800"]), int(1));
+    assert_eq!(c.cmd(&["EXPIRETIME", "k"]), int(4102444800));
+    assert_eq!(c.cmd(&["PEXPIRETIME", "k"]), int(4102444800000));
+    assert_eq!(c.cmd(&["PEXPIREAT", "k", "4102444800499"]), int(1));
+    assert_eq!(c.cmd(&["EXPIRETIME", "k"]), int(4102444800));
+    assert_eq!(c.cmd(&["PEXPIREAT", "k", "4102444800500"]), int(1));
+    assert_eq!(c.cmd(&["EXPIRETIME", "k"]), int(4102444801), "seconds are rounded");
+    assert_eq!(c.cmd(&["SET", "k", "v2"]), Val::ok());
+    assert_eq!(c.cmd(&["TTL", "k"]), int(-1), "SET clears the TTL");
+}
+
+#[test]
+fn object_subcommands() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let long = "x".repeat(45);
+    let long44 = "x".repeat(44);
+    for (k, v) in [
+        ("i", "5"),
+        ("big", "10000"),
+        ("neg", "-1"),
+        ("s", "hello"),
+        ("long", long.as_str()),
+        ("l44", long44.as_str()),
+    ] {
+        assert_eq!(c.cmd(&["SET", k, v]), Val::ok());
+    }
+    let enc = |c: &mut Client, k: &str| c.cmd(&["OBJECT", "ENCODING", k]);
+    assert_eq!(enc(&mut c, "i"), bulk("int"));
+    assert_eq!(enc(&mut c, "neg"), bulk("int"));
+    assert_eq!(enc(&mut c, "s"), bulk("embstr"));
+    assert_eq!(enc(&mut c, "l44"), bulk("embstr"));
+    assert_eq!(enc(&mut c, "long"), bulk("raw"));
+    assert_eq!(enc(&mut c, "nokey"), Val::Nil);
+    assert_eq!(c.cmd(&["OBJECT", "REFCOUNT", "i"]), int(2147483647));
+    assert_eq!(c.cmd(&["OBJECT", "REFCOUNT", "big"]), int(1));
+    assert_eq!(c.cmd(&["OBJECT", "REFCOUNT", "neg"]), int(1));
+    assert_eq!(c.cmd(&["OBJECT", "REFCOUNT", "s"]), int(1));
+    assert_eq!(c.cmd(&["OBJECT", "REFCOUNT", "nokey"]), Val::Nil);
+    let idle = c.cmd(&["OBJECT", "IDLETIME", "s"]).as_int();
+    assert!((0..=1).contains(&idle), "{idle}");
+    assert_eq!(c.cmd(&["OBJECT", "IDLETIME", "nokey"]), Val::Nil);
+    assert_eq!(
+        c.cmd(&["OBJECT", "FREQ", "s"]),
+        err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+    );
+    assert_eq!(c.cmd(&["OBJECT", "FREQ", "nokey"]), Val::Nil);
+    let help = c.cmd(&["OBJECT", "HELP"]).as_array();
+    assert_eq!(help.len(), 15);
+    assert_eq!(help[0], simple("OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
+    assert_eq!(help[14], simple("    Prints this help."));
+    assert_eq!(c.cmd(&["OBJECT", "foo"]), err("ERR unknown subcommand 'foo'. Try OBJECT HELP."));
+    assert_eq!(
+        c.cmd(&["OBJECT", "ENCODING"]),
+        err("ERR wrong number of arguments for 'object|encoding' command")
+    );
+    assert_eq!(c.cmd(&["OBJECT"]), err("ERR wrong number of arguments for 'object' command"));
+}
+
+#[test]
+fn object_idletime_is_refused_under_lfu() {
+    let s = start(&["--maxmemory-policy", "allkeys-lfu"]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["SET", "s", "v"]), Val::ok());
+    assert_eq!(
+        c.cmd(&["OBJECT", "IDLETIME", "s"]),
+        err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+    );
+    assert_eq!(c.cmd(&["OBJECT", "IDLETIME", "nokey"]), Val::Nil);
+    assert!(matches!(c.cmd(&["OBJECT", "FREQ", "s"]), Val::Int(_)));
+}
+
+#[test]
+fn binary_keys_with_nul_and_crlf() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let k1: &[u8] = b"a\0b";
+    let k2: &[u8] = b"\r\n";
+    let k3: &[u8] = b"x\0\r\ny";
+    for k in [k1, k2, k3] {
+        assert_eq!(c.cmd_b(&[b"SET", k, b"v"]), Val::ok());
+    }
+    assert_eq!(c.cmd_b(&[b"EXISTS", k1, k2, k3, b"a"]), int(3));
+    assert_eq!(c.cmd_b(&[b"TYPE", k3]), simple("string"));
+    let all: HashSet<Vec<u8>> = [k1, k2, k3].iter().map(|k| k.to_vec()).collect();
+    assert_eq!(keys_set(c.cmd(&["KEYS", "*"])), all);
+    assert_eq!(keys_set(c.cmd_b(&[b"KEYS", b"a\0?"])), [k1.to_vec()].into_iter().collect());
+    assert_eq!(scan_all(&mut c, &[]), all);
+    assert_eq!(c.cmd_b(&[b"RENAME", k1, b"a\0c"]), Val::ok());
+    assert_eq!(c.cmd_b(&[b"GET", b"a\0c"]), bulk("v"));
+    assert_eq!(c.cmd_b(&[b"COPY", k2, b"\r\n\0"]), int(1));
+    assert_eq!(c.cmd_b(&[b"MOVE", k3, b"1"]), int(1));
+    assert_eq!(c.cmd_b(&[b"EXPIRE", k2, b"100"]), int(1));
+    assert_eq!(c.cmd_b(&[b"TTL", k2]), int(100));
+    assert_eq!(c.cmd_b(&[b"OBJECT", b"ENCODING", k2]), bulk("embstr"));
+    assert_eq!(c.cmd_b(&[b"DEL", b"a\0c", k2, b"\r\n\0", b"a"]), int(3));
+    assert_eq!(c.cmd(&["DBSIZE"]), int(0));
+    assert_eq!(c.cmd(&["SELECT", "1"]), Val::ok());
+    assert_eq!(c.cmd(&["RANDOMKEY"]), Val::Bulk(k3.to_vec()));
+}
+
+#[test]
+fn keys_expire_lazily_on_access() {
+    let s = start(&["--enable-debug-command", "yes"]);
+    let mut c = Client::connect(s.port);
+    // Only lazy expiry may delete the keys here.
+    assert_eq!(c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), Val::ok());
+    assert_eq!(c.cmd(&["SET", "k", "v", "PX", "50"]), Val::ok());
+    assert_eq!(c.cmd(&["SET", "k2", "v", "PX", "50"]), Val::ok());
+    assert_eq!(c.cmd(&["SET", "stay", "v"]), Val::ok());
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(c.cmd(&["GET", "k"]), Val::Nil);
+    assert_eq!(c.cmd(&["TTL", "k2"]), int(-2));
+    assert_eq!(keys_set(c.cmd(&["KEYS", "*"])), set_of(&["stay"]));
+    assert_eq!(c.cmd(&["EXISTS", "k", "k2", "stay"]), int(1));
+}
+
+#[test]
+fn keys_expire_actively_without_access() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let mut pipeline = Vec::new();
+    for i in 0..200 {
+        let k = format!("volatile:{i}");
+        pipeline.extend(Client::encode(&[b"SET", k.as_bytes(), b"v", b"PX", b"50"]));
+    }
+    c.send_raw(&pipeline);
+    for _ in 0..200 {
+        assert_eq!(c.read(), Val::ok());
+    }
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let n = c.cmd(&["DBSIZE"]).as_int();
+        if n == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{n} keys left after 2s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn resp3_null_replies() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert!(matches!(c.cmd(&["HELLO", "3"]), Val::Map(_)));
+    assert_eq!(c.cmd_raw(&["RANDOMKEY"]), b"_\r\n");
+    assert_eq!(c.cmd_raw(&["OBJECT", "ENCODING", "nokey"]), b"_\r\n");
+    assert_eq!(c.cmd_raw(&["OBJECT", "REFCOUNT", "nokey"]), b"_\r\n");
+    assert_eq!(c.cmd_raw(&["KEYS", "*"]), b"*0\r\n");
+    assert_eq!(c.cmd_raw(&["TYPE", "nokey"]), b"+none\r\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// Differential: the same commands against redis-server 7.0.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn diff_del_exists_type_touch_dbsize() {
+    same_as_redis(&[
+        "SET a 1",
+        "SET b hello",
+        "DEL a a b c",
+        "DEL",
+        "UNLINK",
+        "EXISTS",
+        "TOUCH",
+        "TYPE",
+        "TYPE a b",
+        "DBSIZE x",
+        "SET a 1",
+        "SET b 2",
+        "EXISTS a a nokey b",
+        "TOUCH a a nokey",
+        "TYPE a",
+        "TYPE nokey",
+        "DBSIZE",
+        "UNLINK a b a",
+        "EXISTS a b",
+        "DBSIZE",
+        "SET \"\" empty",
+        "EXISTS \"\"",
+        "TYPE \"\"",
+        "DEL \"\"",
+    ]);
+}
+
+#[test]
+fn diff_keys() {
+    same_as_redis(&[
+        "~KEYS *",
+        "MSET hello 1 hallo 2 hxllo 3 hllo 4 heeeello 5 h*llo 6 \"\" 7",
+        "~KEYS *",
+        "~KEYS **",
+        "~KEYS h?llo",
+        "~KEYS h*llo",
+        "~KEYS h[ae]llo",
+        "~KEYS h[^e]llo",
+        "~KEYS h[a-b]llo",
+        "~KEYS h\\*llo",
+        "~KEYS \"\"",
+        "~KEYS nomatch",
+        "KEYS",
+        "KEYS a b",
+    ]);
+}
+
+#[test]
+fn diff_rename_renamenx() {
+    same_as_redis(&[
+        "RENAME nokey x",
+        "RENAME nokey nokey",
+        "RENAMENX nokey x",
+        "RENAMENX nokey nokey",
+        "SET a 1",
+        "RENAME a b",
+        "GET a",
+        "GET b",
+        "RENAME b b",
+        "RENAMENX b b",
+        "SET c 3",
+        "RENAMENX b c",
+        "GET c",
+        "RENAMENX b d",
+        "GET d",
+        "EXPIRE d 100",
+        "SET e 5",
+        "RENAME d e",
+        "TTL e",
+        "GET e",
+        "RENAME e",
+        "RENAMENX e f g",
+    ]);
+}
+
+#[test]
+fn diff_copy() {
+    same_as_redis(&[
+        "SET a 1",
+        "COPY a b",
+        "GET b",
+        "COPY a b",
+        "COPY a b REPLACE",
+        "COPY a a",
+        "COPY a a DB 0",
+        "COPY a a DB 1",
+        "SELECT 1",
+        "GET a",
+        "SELECT 0",
+        "COPY a b DB 16",
+        "COPY a b DB -1",
+        "COPY a b DB abc",
+        "COPY a b DB 99999999999",
+        "COPY a b DB",
+        "COPY a b foo",
+        "COPY a b REPLACE REPLACE",
+        "COPY a b db 2 replace",
+        "COPY nokey b",
+        "COPY nokey nokey",
+        "EXPIRE a 100",
+        "COPY a ttlcopy",
+        "TTL ttlcopy",
+        "OBJECT ENCODING ttlcopy",
+        "COPY a",
+    ]);
+}
+
+#[test]
+fn diff_move() {
+    same_as_redis(&[
+        "SET a 1",
+        "MOVE a 0",
+        "MOVE nokey 0",
+        "MOVE a 16",
+        "MOVE a -1",
+        "MOVE a abc",
+        "MOVE a 99999999999",
+        "EXPIRE a 100",
+        "MOVE a 1",
+        "EXISTS a",
+        "SELECT 1",
+        "TTL a",
+        "GET a",
+        "SET b x",
+        "SELECT 0",
+        "SET b y",
+        "MOVE b 1",
+        "GET b",
+        "MOVE nokey 1",
+        "MOVE a",
+    ]);
+}
+
+#[test]
+fn diff_select_swapdb_flush() {
+    same_as_redis(&[
+        "SELECT 16",
+        "SELECT -1",
+        "SELECT abc",
+        "SELECT 99999999999",
+        "SELECT 1 2",
+        "SELECT",
+        "SET a 1",
+        "SELECT 1",
+        "SET b 2",
+        "SET c 3",
+        "DBSIZE",
+        "SWAPDB 0 1",
+        "DBSIZE",
+        "GET a",
+        "SWAPDB 0 abc",
+        "SWAPDB abc 0",
+        "SWAPDB abc def",
+        "SWAPDB 99999999999 0",
+        "SWAPDB 0 99999999999",
+        "SWAPDB 0 16",
+        "SWAPDB -1 0",
+        "SWAPDB 1 1",
+        "SWAPDB 1",
+        "FLUSHDB foo",
+        "FLUSHDB SYNC ASYNC",
+        "FLUSHDB ASYNC",
+        "DBSIZE",
+        "SELECT 0",
+        "DBSIZE",
+        "FLUSHALL sync",
+        "DBSIZE",
+        "FLUSHALL foo",
+        "SET x 1",
+        "FLUSHALL ASYNC",
+        "DBSIZE",
+        "FLUSHDB",
+        "FLUSHALL",
+        "FLUSHDB Sync",
+    ]);
+}
+
+#[test]
+fn diff_expire_family() {
+    same_as_redis(&[
+        "EXPIRE nokey 100",
+        "SET k v",
+        "EXPIRE k 100",
+        "TTL k",
+        "EXPIRE k 100 foo",
+        "EXPIRE k abc foo",
+        "EXPIRE k abc nx",
+        "EXPIRE k 10 nx xx",
+        "EXPIRE k 10 NX GT",
+        "EXPIRE k 10 nx lt",
+        "EXPIRE k 10 gt lt",
+        "EXPIRE k 10 xx gt lt",
+        "EXPIRE k 10 nx xx foo",
+        "EXPIRE k 200 NX",
+        "EXPIRE k 200 XX",
+        "TTL k",
+        "EXPIRE k 100 GT",
+        "EXPIRE k 300 GT",
+        "TTL k",
+        "EXPIRE k 400 LT",
+        "EXPIRE k 50 lt",
+        "TTL k",
+        "EXPIRE k 50 xx lt",
+        "PERSIST k",
+        "PERSIST k",
+        "TTL k",
+        "EXPIRE k 100 GT",
+        "EXPIRE k 100 XX",
+        "EXPIRE k 100 LT",
+        "PEXPIRE k 200000 gt",
+        "TTL k",
+        "EXPIRE k 9223372036854775807",
+        "PEXPIRE k 9223372036854775807",
+        "EXPIREAT k 9223372036854775807",
+        "EXPIRE k 9223372036854775",
+        "EXPIRE k -9223372036854775808",
+        "PEXPIREAT k 9223372036854775807",
+        "EXPIRETIME k",
+        "PEXPIRETIME k",
+        "EXPIREAT k 4102444800",
+        "EXPIRETIME k",
+        "PEXPIRETIME k",
+        "PEXPIREAT k 4102444800500",
+        "EXPIRETIME k",
+        "PEXPIRETIME k",
+        "EXPIRE k 0",
+        "EXISTS k",
+        "SET k v",
+        "PEXPIRE k -1",
+        "EXISTS k",
+        "SET k v",
+        "EXPIREAT k 1",
+        "GET k",
+        "SET k v",
+        "EXPIRE k -9223372036854775",
+        "EXISTS k",
+        "SET k v",
+        "PEXPIRE k -9223372036854775808",
+        "EXISTS k",
+        "TTL nokey",
+        "PTTL nokey",
+        "EXPIRETIME nokey",
+        "PEXPIRETIME nokey",
+        "SET k v",
+        "TTL k",
+        "PTTL k",
+        "EXPIRETIME k",
+        "PEXPIRETIME k",
+        "PEXPIRE k 100000",
+        "TTL k",
+        "EXPIRE k 1.5",
+        "EXPIRE k",
+        "EXPIRE",
+        "PEXPIREAT k",
+        "TTL",
+        "TTL a b",
+        "PERSIST",
+        "PERSIST a b",
+        "EXPIRETIME",
+    ]);
+}
+
+#[test]
+fn diff_object() {
+    let long = format!("SET long {}", "x".repeat(45));
+    let long44 = format!("SET long44 {}", "x".repeat(44));
+    same_as_redis(&[
+        "SET i 5",
+        "SET zero 0",
+        "SET max 9999",
+        "SET big 10000",
+        "SET neg -1",
+        "SET s hello",
+        &long,
+        &long44,
+        "SET huge 12345678901234567890",
+        "SET lead 007",
+        "OBJECT ENCODING i",
+        "OBJECT ENCODING big",
+        "OBJECT ENCODING neg",
+        "OBJECT ENCODING s",
+        "OBJECT ENCODING long",
+        "OBJECT ENCODING long44",
+        "OBJECT ENCODING huge",
+        "OBJECT ENCODING lead",
+        "OBJECT encoding nokey",
+        "OBJECT REFCOUNT i",
+        "OBJECT REFCOUNT zero",
+        "OBJECT REFCOUNT max",
+        "OBJECT REFCOUNT big",
+        "OBJECT REFCOUNT neg",
+        "OBJECT REFCOUNT s",
+        "OBJECT REFCOUNT long",
+        "OBJECT REFCOUNT nokey",
+        "OBJECT FREQ s",
+        "OBJECT FREQ nokey",
+        "OBJECT IDLETIME nokey",
+        "OBJECT HELP",
+        "OBJECT help",
+        "OBJECT HELP x",
+        "OBJECT",
+        "OBJECT foo",
+        "OBJECT foo bar",
+        "OBJECT ENCODING",
+        "OBJECT ENCODING a b",
+        "OBJECT FREQ",
+    ]);
+}
+
+/// Needs the server to keep each db's access clock in step with maxmemory-policy
+/// (`commands::keyspace::sync_access_clock`, at start and on CONFIG SET).
+#[test]
+fn diff_object_under_lfu() {
+    let lines = [
+        "SET s hello",
+        "OBJECT FREQ s",
+        "GET s",
+        "OBJECT FREQ s",
+        "OBJECT IDLETIME s",
+        "OBJECT IDLETIME nokey",
+        "OBJECT FREQ nokey",
+        "SET i 5",
+        "OBJECT REFCOUNT i",
+    ];
+    same_as_redis_with(2, &["--maxmemory-policy", "allkeys-lfu"], &lines);
+    same_as_redis_with(3, &["--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lfu"], &lines);
+}
+
+#[test]
+fn diff_refcount_with_maxmemory_lru() {
+    let args = ["--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru"];
+    same_as_redis_with(2, &args, &["SET i 5", "OBJECT REFCOUNT i", "OBJECT ENCODING i"]);
+    let args = ["--maxmemory", "100mb", "--maxmemory-policy", "volatile-ttl"];
+    same_as_redis_with(2, &args, &["SET i 5", "OBJECT REFCOUNT i"]);
+}
+
+#[test]
+fn diff_scan_and_randomkey_on_deterministic_cases() {
+    same_as_redis(&[
+        "SCAN 0",
+        "RANDOMKEY",
+        "SCAN abc",
+        "SCAN -",
+        "SCAN 18446744073709551616",
+        "SCAN 0x1",
+        "SCAN 0 COUNT 0",
+        "SCAN 0 COUNT -1",
+        "SCAN 0 COUNT abc",
+        "SCAN 0 MATCH",
+        "SCAN 0 TYPE",
+        "SCAN 0 foo bar",
+        "SCAN 0 COUNT 5 COUNT",
+        "SCAN abc COUNT 0",
+        "SCAN",
+        "RANDOMKEY x",
+        "SET only 1",
+        "SCAN 0",
+        "SCAN 0 MATCH o*",
+        "SCAN 0 MATCH x*",
+        "SCAN 0 TYPE string",
+        "SCAN 0 TYPE STRING",
+        "SCAN 0 TYPE list",
+        "SCAN 0 TYPE nosuchtype",
+        "SCAN 0 COUNT 100 MATCH * TYPE string",
+        "RANDOMKEY",
+    ]);
+}
+
+/// SCAN's order is unspecified: compare the sets of keys a full iteration returns.
+#[test]
+fn diff_scan_key_sets() {
+    let ours = start(&[]);
+    let theirs = start_redis(&[]);
+    let mut a = Client::connect(ours.port);
+    let mut b = Client::connect(theirs.port);
+    for c in [&mut a, &mut b] {
+        for i in 0..300 {
+            assert_eq!(c.cmd(&["SET", &format!("user:{i}"), "v"]), Val::ok());
+        }
+        for i in 0..50 {
+            assert_eq!(c.cmd(&["SET", &format!("other:{i}"), &i.to_string()]), Val::ok());
+        }
+    }
+    for opts in [
+        &[][..],
+        &["COUNT", "1"][..],
+        &["MATCH", "user:1*"][..],
+        &["MATCH", "other:?", "COUNT", "7"][..],
+        &["TYPE", "string"][..],
+        &["TYPE", "hash"][..],
+    ] {
+        assert_eq!(scan_all(&mut a, opts), scan_all(&mut b, opts), "SCAN {opts:?}");
+    }
+    let ka = keys_set(a.cmd(&["KEYS", "*"]));
+    assert_eq!(ka, keys_set(b.cmd(&["KEYS", "*"])));
+    for c in [&mut a, &mut b] {
+        let Val::Bulk(k) = c.cmd(&["RANDOMKEY"]) else { panic!("RANDOMKEY") };
+        assert!(ka.contains(&k));
+    }
+}
+
+#[test]
+fn diff_resp3_shapes() {
+    same_as_redis_with(
+        3,
+        &[],
+        &[
+            "RANDOMKEY",
+            "SCAN 0",
+            "KEYS *",
+            "OBJECT ENCODING nokey",
+            "OBJECT HELP",
+            "SET a 1",
+            "TYPE a",
+            "TTL a",
+            "EXISTS a nokey",
+            "SCAN 0 MATCH a",
+            "KEYS a",
+            "OBJECT ENCODING a",
+            "RENAME nokey x",
+            "COPY a b DB 99",
+        ],
+    );
+}
+
+#[test]
+fn diff_command_info_of_the_family() {
+    let names = [
+        "del", "unlink", "exists", "type", "keys", "scan", "randomkey", "rename", "renamenx",
+        "copy", "move", "swapdb", "dbsize", "flushdb", "flushall", "select", "expire", "pexpire",
+        "expireat", "pexpireat", "ttl", "pttl", "expiretime", "pexpiretime", "persist", "touch",
+    ];
+    let lines: Vec<String> = names.iter().map(|n| format!("COMMAND INFO {n}")).collect();
+    let lines: Vec<&str> = lines.iter().map(|s| s.as_str()).collect();
+    same_as_redis_with(2, &[], &lines);
+}
+
+/// OBJECT's subcommands come in hash-table order from redis-server: compare them sorted.
+#[test]
+fn diff_command_info_of_object() {
+    let ours = start(&[]);
+    let theirs = start_redis(&[]);
+    let info = |port: u16| {
+        let mut c = Client::connect(port);
+        let reply = c.cmd(&["COMMAND", "INFO", "object"]).as_array();
+        let mut entry = reply[0].as_array();
+        let mut subs = entry[9].as_array();
+        subs.sort_by_key(|s| format!("{s:?}"));
+        entry[9] = Val::Array(subs);
+        entry
+    };
+    assert_eq!(info(ours.port), info(theirs.port));
+}
+
+#[test]
+fn differential_helpers_parse_replies() {
+    // The helpers above rely on these shapes.
+    let raw = b"*2\r\n$1\r\n0\r\n*1\r\n$1\r\na\r\n";
+    let v = parse_val(&mut &raw[..]);
+    assert_eq!(v, Val::Array(vec![bulk("0"), Val::Array(vec![bulk("a")])]));
+}
