@@ -215,6 +215,9 @@ fn getkeys_matches_redis() {
             "COMMAND GETKEYSANDFLAGS get a",
             "COMMAND GETKEYSANDFLAGS del a b",
             "COMMAND GETKEYSANDFLAGS mset a 1 b 2",
+            "COMMAND GETKEYSANDFLAGS set a b",
+            "COMMAND GETKEYSANDFLAGS set a b EX 10 get",
+            "COMMAND GETKEYSANDFLAGS set a b NX",
             "COMMAND GETKEYSANDFLAGS nosuch a",
             "COMMAND GETKEYSANDFLAGS get",
         ] {

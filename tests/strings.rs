@@ -853,7 +853,7 @@ fn differential_incrbyfloat_random_values() {
     let mut lines = Vec::new();
     for key in 0..8 {
         for _ in 0..40 {
-            let sign = if rng.next() % 3 == 0 { "-" } else { "" };
+            let sign = if rng.next().is_multiple_of(3) { "-" } else { "" };
             let int_part = rng.next() % 10u64.pow((rng.next() % 12) as u32);
             let frac = rng.next() % 1_000_000;
             let text = match rng.next() % 4 {

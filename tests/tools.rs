@@ -70,7 +70,11 @@ fn redis_benchmark_runs_clean() {
     assert!(out.status.success(), "redis-benchmark failed: {text} {err}");
     for t in ["PING_INLINE", "PING_MBULK", "SET", "GET", "INCR", "MSET"] {
         assert!(
-            text.lines().any(|l| l.starts_with(&format!("{t}:")) && l.contains("requests per second")),
+            text.lines().any(|l| {
+                let l = l.trim_start();
+                (l.starts_with(&format!("{t}:")) || l.starts_with(&format!("{t} ")))
+                    && l.contains("requests per second")
+            }),
             "no result line for {t}: {text}"
         );
     }

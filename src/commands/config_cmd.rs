@@ -111,6 +111,9 @@ pub fn apply_changes(srv: &mut ServerState, changed: &[&'static str]) {
     for name in changed {
         match *name {
             "hz" => srv.hz = srv.config.hz,
+            "maxmemory-policy" | "lfu-log-factor" | "lfu-decay-time" => {
+                crate::commands::keyspace::sync_access_clock(srv)
+            }
             "port" | "bind" | "unixsocket" | "unixsocketperm" => {
                 // The listeners are opened at start; they are not re-opened here.
                 tracing::warn!("CONFIG SET {name}: takes effect after a restart");

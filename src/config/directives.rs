@@ -185,7 +185,7 @@ pub static DIRECTIVES: &[Directive] = &[
         |c, v| c.stop_writes_on_bgsave_error = v,
     ),
     boolean("rdbcompression", Mutable, "yes", |c| c.rdbcompression, |c, v| c.rdbcompression = v),
-    boolean("rdbchecksum", Mutable, "yes", |c| c.rdbchecksum, |c, v| c.rdbchecksum = v),
+    boolean("rdbchecksum", Immutable, "yes", |c| c.rdbchecksum, |c, v| c.rdbchecksum = v),
     string(
         "dbfilename",
         Mutable,
@@ -413,14 +413,13 @@ pub static DIRECTIVES: &[Directive] = &[
         |c, v| c.hash_max_listpack_entries = v as u64,
     )
     .aliases(&["hash-max-ziplist-entries"]),
-    int(
+    memory(
         "hash-max-listpack-value",
-        Mutable,
         0,
-        LONG_MAX,
+        LONG_MAX as u64,
         "64",
-        |c| c.hash_max_listpack_value_bytes as i64,
-        |c, v| c.hash_max_listpack_value_bytes = v as u64,
+        |c| c.hash_max_listpack_value_bytes,
+        |c, v| c.hash_max_listpack_value_bytes = v,
     )
     .aliases(&["hash-max-ziplist-value"]),
     int(
@@ -479,14 +478,13 @@ pub static DIRECTIVES: &[Directive] = &[
         |c, v| c.zset_max_listpack_entries = v as u64,
     )
     .aliases(&["zset-max-ziplist-entries"]),
-    int(
+    memory(
         "zset-max-listpack-value",
-        Mutable,
         0,
-        LONG_MAX,
+        LONG_MAX as u64,
         "64",
-        |c| c.zset_max_listpack_value_bytes as i64,
-        |c, v| c.zset_max_listpack_value_bytes = v as u64,
+        |c| c.zset_max_listpack_value_bytes,
+        |c, v| c.zset_max_listpack_value_bytes = v,
     )
     .aliases(&["zset-max-ziplist-value"]),
     boolean("activerehashing", Mutable, "yes", |c| c.activerehashing, |c, v| c.activerehashing = v),

@@ -250,6 +250,13 @@ impl Loader {
             Some(d) => self.directive(d, args),
             None => match (name.as_str(), args.as_slice()) {
                 ("include", [path]) => self.include(path),
+                // Directives Valkey dropped but still accepts, and ignores, in old files.
+                (
+                    "list-max-ziplist-entries"
+                    | "list-max-ziplist-value"
+                    | "lua-replicate-commands",
+                    [_],
+                ) => Ok(()),
                 ("rename-command", _) => {
                     let us = env!("CARGO_PKG_NAME");
                     Err(format!("rename-command is not supported by {us}").into())

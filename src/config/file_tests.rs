@@ -146,6 +146,14 @@ fn every_kind_parses() {
     ";
     let c = Config::load_str(text).unwrap();
     assert_eq!(c.port, 7000);
+    // Deprecated directives are accepted and ignored.
+    let old =
+        "list-max-ziplist-entries 512\nlist-max-ziplist-value 64\nlua-replicate-commands yes\n";
+    assert_eq!(Config::load_str(old).unwrap(), Config::default());
+    assert_eq!(
+        Config::load_str("zset-max-ziplist-value 1kb").unwrap().zset_max_listpack_value_bytes,
+        1024
+    );
     assert!(!c.protected_mode);
     assert_eq!(c.maxmemory_bytes, 2 << 30);
     assert_eq!(c.maxmemory_policy, MaxmemoryPolicy::AllkeysLfu);
@@ -208,6 +216,9 @@ fn every_kind_rejects_bad_values() {
         ),
         ("notify-keyspace-events KEZ", "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."),
         ("dir /nonexistent/ferrokey/dir", "No such file or directory"),
+        ("dir \"\"", "dir can't be empty"),
+        ("hash-max-listpack-value 1x", "argument must be a memory value"),
+        ("list-max-ziplist-entries 1 2", "Bad directive or wrong number of arguments"),
         ("port", "wrong number of arguments"),
         ("port 1 2", "wrong number of arguments"),
         ("no-such-directive yes", "Bad directive or wrong number of arguments"),

@@ -50,7 +50,9 @@ pub struct Config {
     pub port: u16,
     /// Addresses to listen on; a leading `-` marks an address that may be unavailable.
     pub bind: Vec<String>,
+    /// Unix socket path; empty means none.
     pub unixsocket: String,
+    /// Mode bits of the unix socket (`0o700`); 0 leaves the umask's.
     pub unixsocketperm: u32,
     pub protected_mode: bool,
     pub tcp_backlog: u32,
@@ -76,6 +78,7 @@ pub struct Config {
     pub rdbchecksum: bool,
     pub dbfilename: String,
     // SECURITY
+    /// Password of the default user; empty means none.
     pub requirepass: String,
     // CLIENTS
     pub maxclients: u32,
@@ -107,6 +110,8 @@ pub struct Config {
     pub cluster_enabled: bool,
     // SLOW LOG, LATENCY MONITOR, EVENT NOTIFICATION
     pub busy_reply_threshold_ms: u64,
+    /// Microseconds (the name predates the units-last rule and others read it); -1 turns
+    /// the slow log off, 0 logs every command.
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
     pub latency_monitor_threshold_ms: u64,

@@ -81,7 +81,10 @@ pub(crate) static BIND: Special = Special {
 
 pub(crate) static DIR: Special = Special {
     arity: Arity::Single,
-    parse: |args| Ok(Value::Dir(PathBuf::from(&args[0]))),
+    parse: |args| match args[0].as_str() {
+        "" => Err("dir can't be empty".to_string()),
+        dir => Ok(Value::Dir(PathBuf::from(dir))),
+    },
     apply: |c, v| {
         let Value::Dir(path) = v else { unreachable!("dir: {v:?}") };
         change_dir(c, path)

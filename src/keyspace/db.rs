@@ -112,21 +112,11 @@ impl Db {
         }
     }
 
-    /// Record an access in the object of `key` (Valkey's `updateLFU` or LRU stamp).
-    fn touch_key(&mut self, key: &[u8], now_ms: i64) {
-        let access = self.access;
-        let r = match access {
+    /// The random draw the next access needs (only LFU's increment uses one).
+    fn access_draw(&mut self) -> f64 {
+        match self.access {
             AccessClock::Lru => 0.0,
             AccessClock::Lfu { .. } => self.lfu_random(),
-        };
-        if let Some(obj) = self.store.get_mut(key) {
-            obj.lru = match access {
-                AccessClock::Lru => lru_clock(now_ms),
-                AccessClock::Lfu { log_factor, decay_time_mins } => {
-                    let counter = lfu_decayed(obj.lru, now_ms, decay_time_mins);
-                    (lfu_minutes(now_ms) << 8) | lfu_log_incr(counter, log_factor, r)
-                }
-            };
         }
     }
 
@@ -175,10 +165,18 @@ impl Db {
     /// the source of COPY).
     pub fn read_obj(&mut self, key: &[u8], now_ms: i64) -> Option<&Obj> {
         self.expire_if_needed(key, now_ms);
-        if self.store.get_mut(key).is_some() {
-            self.touch_key(key, now_ms);
+        let (access, draw) = (self.access, self.access_draw());
+        match self.store.get_mut(key) {
+            Some(obj) => {
+                obj.lru = accessed_clock(access, obj.lru, now_ms, draw);
+                self.stats.keyspace_hits += 1;
+                Some(&*obj)
+            }
+            None => {
+                self.stats.keyspace_misses += 1;
+                None
+            }
         }
-        self.read_obj_notouch(key, now_ms)
     }
 
     /// Look an object up for reading its metadata: counts a hit or miss but leaves its
@@ -212,8 +210,11 @@ impl Db {
     /// Mutable access to a stored value (aggregate types modify in place).
     pub fn get_mut(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Value> {
         self.expire_if_needed(key, now_ms);
-        self.touch_key(key, now_ms);
-        self.store.get_mut(key).map(|o| &mut o.value)
+        let (access, draw) = (self.access, self.access_draw());
+        self.store.get_mut(key).map(|o| {
+            o.lru = accessed_clock(access, o.lru, now_ms, draw);
+            &mut o.value
+        })
     }
 
     pub fn contains(&mut self, key: &[u8], now_ms: i64) -> bool {
@@ -342,6 +343,18 @@ impl Db {
     /// Average TTL in ms of the keys with one (for INFO keyspace), estimated on a sample.
     pub fn avg_ttl_ms(&self, now_ms: i64) -> i64 {
         self.store.avg_ttl_ms(now_ms)
+    }
+}
+
+/// An object's access clock after an access at `now_ms` (Valkey's LRU stamp, or
+/// `updateLFU`: decay, then a probabilistic increment using `draw`).
+fn accessed_clock(access: AccessClock, lru: u32, now_ms: i64, draw: f64) -> u32 {
+    match access {
+        AccessClock::Lru => lru_clock(now_ms),
+        AccessClock::Lfu { log_factor, decay_time_mins } => {
+            let counter = lfu_decayed(lru, now_ms, decay_time_mins);
+            (lfu_minutes(now_ms) << 8) | lfu_log_incr(counter, log_factor, draw)
+        }
     }
 }
 

@@ -52,6 +52,10 @@ fn resolve(argv: &[Bytes]) -> Result<&'static Command, (Option<&'static Command>
         return Ok(cmd);
     }
     if argv.len() == 1 {
+        // A container with a handler of its own (COMMAND) runs bare.
+        if cmd.handler.is_some() && cmd.arity_ok(1) {
+            return Ok(cmd);
+        }
         return Err((Some(cmd), CmdError::WrongArity(cmd.name.to_string())));
     }
     let Some(sub) = cmd.subcommand(&argv[1]) else {

@@ -21,7 +21,8 @@ use crate::config::Config;
 /// Start the server with a parsed configuration and run until SHUTDOWN.
 pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> {
     let now = event_loop::now_ms();
-    let srv = state::ServerState::new(config, config_file, now);
+    let mut srv = state::ServerState::new(config, config_file, now);
+    crate::commands::keyspace::sync_access_clock(&mut srv);
     let mut el = event_loop::EventLoop::new(srv)?;
     tracing::info!("Server initialized");
     tracing::info!("Ready to accept connections tcp (port {})", el.srv.tcp_port);

@@ -61,10 +61,10 @@ fn parse_flush_mode(srv: &ServerState, argv: &[Bytes]) -> Result<FlushMode, CmdE
 fn flush(db: &mut Db, mode: FlushMode) -> usize {
     let n = db.len();
     match mode {
-        FlushMode::Sync => {
+        FlushMode::Async if n > 0 => lazyfree::free_async(db.take_all(), n as u64),
+        FlushMode::Sync | FlushMode::Async => {
             db.clear();
         }
-        FlushMode::Async => lazyfree::free_async(db.take_all(), n as u64),
     }
     n
 }
