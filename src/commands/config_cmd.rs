@@ -9,6 +9,7 @@ use bytes::Bytes;
 use crate::commands::command::reply_help;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::Caller;
 use crate::keyspace::db::DbStats;
 use crate::server::state::ServerState;
 
@@ -97,7 +98,8 @@ fn set(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Err(CmdError::Syntax);
     }
     let pairs: Vec<(&[u8], &[u8])> = args.chunks_exact(2).map(|p| (&p[0][..], &p[1][..])).collect();
-    let changed = ctx.srv.config.set(&pairs).map_err(CmdError::Other)?;
+    let caller = if ctx.client.is_local() { Caller::Local } else { Caller::Remote };
+    let changed = ctx.srv.config.set_by(&pairs, caller).map_err(CmdError::Other)?;
     apply_changes(ctx.srv, &changed);
     ctx.out.ok();
     Ok(())

@@ -539,28 +539,10 @@ mod cpu {
     }
 }
 
-/// Where INFO memory gets the allocator's and the OS's figures.
-///
-/// To be replaced by `crate::memory::stats::{allocator_stats, rss_bytes}` once the memory
-/// module provides them (it refreshes them in cron, as Valkey does); until then they are
-/// read here on demand.
+/// Where INFO memory gets the allocator's and the OS's figures: the memory module, plus
+/// the machine's total memory from /proc.
 mod mem_source {
-    pub struct AllocatorStats {
-        pub allocated: usize,
-        pub active: usize,
-        pub resident: usize,
-    }
-
-    pub fn allocator_stats() -> AllocatorStats {
-        use tikv_jemalloc_ctl::{epoch, stats};
-        // jemalloc's statistics are a snapshot taken at the last epoch advance.
-        let _ = epoch::advance();
-        AllocatorStats {
-            allocated: stats::allocated::read().unwrap_or(0),
-            active: stats::active::read().unwrap_or(0),
-            resident: stats::resident::read().unwrap_or(0),
-        }
-    }
+    pub use crate::memory::stats::{allocator_stats, rss_bytes};
 
     /// A `Name:  N kB` line of a /proc file, in bytes.
     fn proc_kb(path: &str, name: &str) -> usize {
@@ -569,10 +551,6 @@ mod mem_source {
             .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
             .map_or(0, |kb| kb * 1024)
-    }
-
-    pub fn rss_bytes() -> usize {
-        proc_kb("/proc/self/status", "VmRSS")
     }
 
     pub fn total_system_memory() -> usize {

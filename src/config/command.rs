@@ -5,7 +5,26 @@
 use super::directives::{lookup, DIRECTIVES};
 use super::glob::glob_match;
 use super::kind::{Arity, Directive, Mutability, Value};
+use super::values::EnableProtectedConfigs;
 use super::Config;
+
+/// Where a CONFIG SET comes from, for `enable-protected-configs local`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// A client on the loopback interface or a unix socket.
+    Local,
+    Remote,
+}
+
+/// One pair of a CONFIG SET, resolved.
+struct Target {
+    directive: &'static Directive,
+    /// The directive's name as the table spells it, canonical or alias, as it was typed
+    /// (`hash-max-ziplist-entries`): error texts name it. Valkey keeps an alias as a
+    /// separate entry, so an alias and its canonical name in one CONFIG SET are not
+    /// duplicates: both are set, in order.
+    name: &'static str,
+}
 
 impl Config {
     /// CONFIG GET: every directive whose name, or alias, matches one of the glob `patterns`
@@ -29,49 +48,84 @@ impl Config {
         lookup(name).map(|d| d.show(self))
     }
 
+    /// CONFIG SET from a remote client: see [`Config::set_by`].
+    pub fn set(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<&'static str>, String> {
+        self.set_by(pairs, Caller::Remote)
+    }
+
     /// CONFIG SET: all pairs or none. Every name and value is checked before anything
     /// changes; if applying one still fails (`dir` that cannot be entered), everything is
-    /// put back. Returns the canonical names whose value changed, in request order, so that
-    /// the server can react (rebind on `port`, new `hz`, ...).
-    pub fn set(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<&'static str>, String> {
-        let mut targets: Vec<&'static Directive> = Vec::with_capacity(pairs.len());
-        for (name, _) in pairs {
-            let name = String::from_utf8_lossy(name);
-            let Some(d) = lookup(&name) else {
-                return Err(format!(
-                    "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-                ));
-            };
-            if d.mutability == Mutability::Immutable {
-                return Err(set_failed(&name, "can't set immutable config"));
-            }
-            if targets.iter().any(|t| std::ptr::eq(*t, d)) {
-                return Err(set_failed(&name, "duplicate parameter"));
-            }
-            targets.push(d);
-        }
+    /// put back. Protected directives are refused unless `enable-protected-configs` allows
+    /// the `caller`. Returns the canonical names whose value changed, in request order, so
+    /// that the server can react (rebind on `port`, new `hz`, ...).
+    pub fn set_by(
+        &mut self,
+        pairs: &[(&[u8], &[u8])],
+        caller: Caller,
+    ) -> Result<Vec<&'static str>, String> {
+        let targets = self.set_targets(pairs, caller)?;
 
         let mut values: Vec<Value> = Vec::with_capacity(pairs.len());
-        for (d, (_, raw)) in targets.iter().zip(pairs) {
+        for (t, (_, raw)) in targets.iter().zip(pairs) {
+            let d = t.directive;
             let value = set_args(d, raw).and_then(|args| d.parse(&args));
-            values.push(value.map_err(|e| set_failed(d.name, &e))?);
+            values.push(value.map_err(|e| set_failed(t.name, &e))?);
         }
 
-        let before: Vec<String> = targets.iter().map(|d| d.show(self)).collect();
+        let before: Vec<String> = targets.iter().map(|t| t.directive.show(self)).collect();
         let backup = self.clone();
-        for (d, value) in targets.iter().zip(values) {
-            if let Err(e) = d.apply(self, value) {
+        for (t, value) in targets.iter().zip(values) {
+            if let Err(e) = t.directive.apply(self, value) {
                 self.restore(backup);
-                return Err(set_failed(d.name, &e));
+                return Err(set_failed(t.name, &e));
             }
         }
-        let changed = targets
-            .iter()
-            .zip(&before)
-            .filter(|(d, old)| d.show(self) != **old)
-            .map(|(d, _)| d.name)
-            .collect();
+        let mut changed: Vec<&'static str> = Vec::with_capacity(targets.len());
+        for (t, old) in targets.iter().zip(&before) {
+            let d = t.directive;
+            if d.show(self) != *old && !changed.contains(&d.name) {
+                changed.push(d.name);
+            }
+        }
         Ok(changed)
+    }
+
+    /// Resolves the names of a CONFIG SET, refusing unknown, immutable, protected and
+    /// repeated ones; errors name the argument as typed.
+    fn set_targets(&self, pairs: &[(&[u8], &[u8])], caller: Caller) -> Result<Vec<Target>, String> {
+        let mut targets: Vec<Target> = Vec::with_capacity(pairs.len());
+        for (typed, _) in pairs {
+            let typed = String::from_utf8_lossy(typed);
+            let Some(d) = lookup(&typed) else {
+                return Err(format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{typed}'"
+                ));
+            };
+            match d.mutability {
+                Mutability::Immutable => {
+                    return Err(set_failed(&typed, "can't set immutable config"));
+                }
+                Mutability::Protected if !self.allows_protected(caller) => {
+                    return Err(set_failed(&typed, "can't set protected config"));
+                }
+                Mutability::Protected | Mutability::Mutable => {}
+            }
+            let name = d.spelling(&typed);
+            if targets.iter().any(|t| t.name == name) {
+                return Err(set_failed(&typed, "duplicate parameter"));
+            }
+            targets.push(Target { directive: d, name });
+        }
+        Ok(targets)
+    }
+
+    /// Whether `enable-protected-configs` lets `caller` change protected directives.
+    fn allows_protected(&self, caller: Caller) -> bool {
+        match self.enable_protected_configs {
+            EnableProtectedConfigs::Yes => true,
+            EnableProtectedConfigs::Local => caller == Caller::Local,
+            EnableProtectedConfigs::No => false,
+        }
     }
 
     /// Puts back a configuration saved before a failed CONFIG SET, working directory included.
@@ -152,7 +206,7 @@ mod tests {
         let c = Config::default();
         assert_eq!(
             get1(&c, "hash-max-*-entries"),
-            vec![pair("hash-max-listpack-entries", "128"), pair("hash-max-ziplist-entries", "128")]
+            vec![pair("hash-max-listpack-entries", "512"), pair("hash-max-ziplist-entries", "512")]
         );
         assert_eq!(get1(&c, "lua-time-limit"), vec![pair("lua-time-limit", "5000")]);
         assert_eq!(get1(&c, "list-max-ziplist-size"), vec![pair("list-max-ziplist-size", "-2")]);
@@ -297,10 +351,6 @@ mod tests {
             )
         );
         assert_eq!(
-            set1(&mut c, "dbfilename", "a/b.rdb"),
-            failed("dbfilename", "dbfilename can't be a path, just a filename")
-        );
-        assert_eq!(
             set1(&mut c, "maxmemory-clients", "101%"),
             failed("maxmemory-clients", "percentage argument must be less or equal to 100")
         );
@@ -308,19 +358,73 @@ mod tests {
             set1(&mut c, "maxmemory-clients", "x"),
             failed("maxmemory-clients", "argument must be a memory or percent value")
         );
+        // Value errors name the directive as the table spells it: an alias stays the
+        // alias, in lower case; earlier errors name the argument as typed.
         assert_eq!(
-            set1(&mut c, "dir", "/nonexistent/ferrokey/dir"),
-            failed("dir", "No such file or directory")
-        );
-        // Aliases are reported by their canonical name once the value is parsed.
-        assert_eq!(
-            set1(&mut c, "hash-max-ziplist-entries", "-1"),
+            set1(&mut c, "HASH-max-ziplist-entries", "-1"),
             failed(
-                "hash-max-listpack-entries",
+                "hash-max-ziplist-entries",
                 "argument must be between 0 and 9223372036854775807 inclusive"
             )
         );
+        assert_eq!(
+            set1(&mut c, "HZ", "x"),
+            failed("hz", "argument couldn't be parsed into an integer")
+        );
+        assert_eq!(
+            set1(&mut c, "IO-threads", "4"),
+            failed("IO-threads", "can't set immutable config")
+        );
         assert_eq!(c, Config::default());
+    }
+
+    fn protected(c: &Config) -> Config {
+        Config { enable_protected_configs: EnableProtectedConfigs::Yes, ..c.clone() }
+    }
+
+    #[test]
+    fn protected_configs() {
+        let mut c = Config::default();
+        for (name, value) in [("dir", "/"), ("DIR", "/nonexistent"), ("dbfilename", "a/b.rdb")] {
+            assert_eq!(set1(&mut c, name, value), failed(name, "can't set protected config"));
+            let pairs: [(&[u8], &[u8]); 1] = [(name.as_bytes(), value.as_bytes())];
+            assert_eq!(c.set_by(&pairs, Caller::Local), failed(name, "can't set protected config"));
+        }
+        // Checked before the values, pair by pair.
+        let pairs: [(&[u8], &[u8]); 2] = [(b"hz", b"x"), (b"dbfilename", b"x.rdb")];
+        assert_eq!(c.set(&pairs), failed("dbfilename", "can't set protected config"));
+        let pairs: [(&[u8], &[u8]); 2] = [(b"nosuch", b"1"), (b"dbfilename", b"x.rdb")];
+        assert_eq!(
+            c.set(&pairs),
+            Err("ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'".to_string())
+        );
+        assert_eq!(
+            set1(&mut c, "enable-protected-configs", "yes"),
+            failed("enable-protected-configs", "can't set immutable config")
+        );
+        assert_eq!(c, Config::default());
+
+        let mut local =
+            Config { enable_protected_configs: EnableProtectedConfigs::Local, ..Config::default() };
+        let pairs: [(&[u8], &[u8]); 1] = [(b"dbfilename", b"x.rdb")];
+        assert_eq!(
+            local.set_by(&pairs, Caller::Remote),
+            failed("dbfilename", "can't set protected config")
+        );
+        assert_eq!(local.set_by(&pairs, Caller::Local), Ok(vec!["dbfilename"]));
+        assert_eq!(local.dbfilename, "x.rdb");
+
+        let mut open = protected(&Config::default());
+        assert_eq!(set1(&mut open, "dbfilename", "y.rdb"), Ok(vec!["dbfilename"]));
+        assert_eq!(
+            set1(&mut open, "dbfilename", "a/b.rdb"),
+            failed("dbfilename", "dbfilename can't be a path, just a filename")
+        );
+        assert_eq!(
+            set1(&mut open, "dir", "/nonexistent/ferrokey/dir"),
+            failed("dir", "No such file or directory")
+        );
+        assert_eq!(open.dbfilename, "y.rdb");
     }
 
     #[test]
@@ -333,9 +437,8 @@ mod tests {
 
         let dup: [(&[u8], &[u8]); 2] = [(b"maxmemory", b"1gb"), (b"MAXMEMORY", b"2gb")];
         assert_eq!(c.set(&dup), failed("MAXMEMORY", "duplicate parameter"));
-        let alias_dup: [(&[u8], &[u8]); 2] =
-            [(b"lua-time-limit", b"1"), (b"busy-reply-threshold", b"2")];
-        assert_eq!(c.set(&alias_dup), failed("busy-reply-threshold", "duplicate parameter"));
+        let alias_dup: [(&[u8], &[u8]); 2] = [(b"lua-time-limit", b"1"), (b"Lua-Time-Limit", b"2")];
+        assert_eq!(c.set(&alias_dup), failed("Lua-Time-Limit", "duplicate parameter"));
 
         let unknown_first: [(&[u8], &[u8]); 2] = [(b"nope", b"1"), (b"io-threads", b"2")];
         assert_eq!(
@@ -349,22 +452,35 @@ mod tests {
         let ok: [(&[u8], &[u8]); 2] = [(b"maxmemory", b"1gb"), (b"hz", b"50")];
         assert_eq!(c.set(&ok), Ok(vec!["maxmemory", "hz"]));
         assert_eq!((c.maxmemory_bytes, c.hz), (1 << 30, 50));
+
+        // An alias and its canonical name are two parameters, set in order (redis 7.0).
+        let both: [(&[u8], &[u8]); 2] =
+            [(b"lua-time-limit", b"1"), (b"busy-reply-threshold", b"2")];
+        assert_eq!(c.set(&both), Ok(vec!["busy-reply-threshold"]));
+        assert_eq!(c.busy_reply_threshold_ms, 2);
+        let bad: [(&[u8], &[u8]); 2] = [(b"busy-reply-threshold", b"3"), (b"lua-time-limit", b"x")];
+        assert_eq!(
+            c.set(&bad),
+            failed("lua-time-limit", "argument couldn't be parsed into an integer")
+        );
+        assert_eq!(c.busy_reply_threshold_ms, 2);
     }
 
     #[test]
     fn set_rolls_back_when_applying_fails() {
-        let mut c = Config::default();
+        let mut c = protected(&Config::default());
+        let start = c.clone();
         // `dir` passes validation (any text) and fails when applied; the earlier pair must
         // be undone.
         let pairs: [(&[u8], &[u8]); 2] =
             [(b"maxmemory", b"1gb"), (b"dir", b"/nonexistent/ferrokey/dir")];
         assert_eq!(c.set(&pairs), failed("dir", "No such file or directory"));
-        assert_eq!(c, Config::default());
+        assert_eq!(c, start);
     }
 
     #[test]
     fn set_dir_to_the_current_directory() {
-        let mut c = Config::default();
+        let mut c = protected(&Config::default());
         let here = c.dir.to_string_lossy().into_owned();
         assert_eq!(set1(&mut c, "dir", &here), Ok(vec![]));
         assert_eq!(c.get_value("dir").unwrap(), here);

@@ -7,10 +7,12 @@
 
 use super::kind::{any_string, Base, Directive, Kind, Mutability, Special};
 use super::special;
-use super::values::{Appendfsync, EnableDebugCommand, LogLevel, MaxmemoryPolicy, Supervised};
+use super::values::{
+    Appendfsync, EnableDebugCommand, EnableProtectedConfigs, LogLevel, MaxmemoryPolicy, Supervised,
+};
 use super::Config;
 
-use Mutability::{Immutable, Mutable};
+use Mutability::{Immutable, Mutable, Protected};
 
 const INT_MAX: i64 = i32::MAX as i64;
 const UINT_MAX: i64 = u32::MAX as i64;
@@ -168,6 +170,14 @@ pub static DIRECTIVES: &[Directive] = &[
     ),
     boolean("set-proc-title", Immutable, "yes", |c| c.set_proc_title, |c, v| c.set_proc_title = v),
     choice(
+        "enable-protected-configs",
+        Immutable,
+        EnableProtectedConfigs::NAMES,
+        "no",
+        |c| c.enable_protected_configs as usize,
+        |c, i| c.enable_protected_configs = EnableProtectedConfigs::ALL[i],
+    ),
+    choice(
         "enable-debug-command",
         Immutable,
         EnableDebugCommand::NAMES,
@@ -188,13 +198,13 @@ pub static DIRECTIVES: &[Directive] = &[
     boolean("rdbchecksum", Immutable, "yes", |c| c.rdbchecksum, |c, v| c.rdbchecksum = v),
     string(
         "dbfilename",
-        Mutable,
+        Protected,
         "dump.rdb",
         special::check_dbfilename,
         |c| &c.dbfilename,
         |c, v| c.dbfilename = v,
     ),
-    special("dir", Mutable, "./", &special::DIR),
+    special("dir", Protected, "./", &special::DIR),
     // SECURITY
     string(
         "requirepass",
@@ -408,7 +418,7 @@ pub static DIRECTIVES: &[Directive] = &[
         Mutable,
         0,
         LONG_MAX,
-        "128",
+        "512",
         |c| c.hash_max_listpack_entries as i64,
         |c, v| c.hash_max_listpack_entries = v as u64,
     )
@@ -556,7 +566,93 @@ pub fn lookup(name: &str) -> Option<&'static Directive> {
     DIRECTIVES.iter().find(|d| d.is_named(name))
 }
 
-/// Whether `name` is a directive that only the file parser knows (it is not in the table).
+/// Directives of redis-server 7.0 and Valkey 8 that tune what this server does not have
+/// (replication, active defragmentation, kernel and allocator knobs, fsync pacing, crash
+/// and shutdown behaviour) or encodings it does not expose. Stock config files set them,
+/// so the file parser accepts them with any arguments, records a warning and ignores them;
+/// CONFIG REWRITE keeps their lines; CONFIG GET and CONFIG SET do not know them.
+///
+/// Directives whose loss would change what clients see or weaken security (`replicaof`,
+/// `masterauth`, `min-replicas-to-write`, `user`, `aclfile`, `tls-*`, `loadmodule`, ...)
+/// are not listed: they stay fatal, as every other unknown name.
+pub(crate) static IGNORED: &[&str] = &[
+    // Replication.
+    "repl-backlog-size",
+    "repl-backlog-ttl",
+    "repl-disable-tcp-nodelay",
+    "repl-diskless-load",
+    "repl-diskless-sync",
+    "repl-diskless-sync-delay",
+    "repl-diskless-sync-max-replicas",
+    "repl-ping-replica-period",
+    "repl-ping-slave-period",
+    "repl-timeout",
+    "replica-announced",
+    "replica-announce-ip",
+    "slave-announce-ip",
+    "replica-announce-port",
+    "slave-announce-port",
+    "replica-ignore-disk-write-errors",
+    "replica-ignore-maxmemory",
+    "slave-ignore-maxmemory",
+    "replica-lazy-flush",
+    "slave-lazy-flush",
+    "replica-priority",
+    "slave-priority",
+    "replica-read-only",
+    "slave-read-only",
+    "replica-serve-stale-data",
+    "slave-serve-stale-data",
+    "dual-channel-replication-enabled",
+    // Memory, CPU and kernel.
+    "activedefrag",
+    "active-defrag-cycle-max",
+    "active-defrag-cycle-min",
+    "active-defrag-ignore-bytes",
+    "active-defrag-max-scan-fields",
+    "active-defrag-threshold-lower",
+    "active-defrag-threshold-upper",
+    "jemalloc-bg-thread",
+    "oom-score-adj",
+    "oom-score-adj-values",
+    "disable-thp",
+    "server_cpulist",
+    "bio_cpulist",
+    "aof_rewrite_cpulist",
+    "bgsave_cpulist",
+    "io-threads-do-reads",
+    // Persistence pacing.
+    "aof-rewrite-incremental-fsync",
+    "rdb-save-incremental-fsync",
+    "aof-timestamp-enabled",
+    "aof-disable-auto-gc",
+    "rdb-del-sync-files",
+    "no-appendfsync-on-rewrite",
+    // Encodings and sizes of types this server stores its own way.
+    "hll-sparse-max-bytes",
+    "stream-node-max-bytes",
+    "stream-node-max-entries",
+    // Diagnostics, process and shutdown.
+    "acllog-max-len",
+    "latency-tracking",
+    "latency-tracking-info-percentiles",
+    "proc-title-template",
+    "crash-log-enabled",
+    "crash-memcheck-enabled",
+    "shutdown-on-sigint",
+    "shutdown-on-sigterm",
+    "shutdown-timeout",
+    "ignore-warnings",
+    "enable-module-command",
+];
+
+/// Whether `name` (any case) is accepted in a config file and ignored (see [`IGNORED`]).
+pub(crate) fn is_ignored(name: &str) -> bool {
+    IGNORED.iter().any(|n| n.eq_ignore_ascii_case(name))
+}
+
+/// Whether `name` is a directive that only the file parser knows (it is not in the table):
+/// `include`, `rename-command` and the ignored directives.
 pub(crate) fn is_file_only(name: &str) -> bool {
-    ["include", "rename-command"].iter().any(|n| n.eq_ignore_ascii_case(name))
+    ["include", "rename-command"].iter().any(|n| n.eq_ignore_ascii_case(name)) || is_ignored(name)
 }

@@ -10,7 +10,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::directives::lookup;
+use super::directives::{is_ignored, lookup};
 use super::glob::glob_match;
 use super::kind::{Arity, Directive, Value};
 use super::special::strerror;
@@ -55,18 +55,25 @@ impl fmt::Display for ConfigError {
                 writeln!(f, "Reading the configuration file, at line {line_no}")?;
                 writeln!(f, ">>> '{line}'")?;
                 writeln!(f, "{reason}")?;
-                match origin {
-                    Origin::File(path) => write!(f, "(from config file '{}')", path.display()),
-                    Origin::Stdin => write!(f, "(from the config read from stdin)"),
-                    Origin::CommandLine => write!(f, "(from the command line options)"),
-                    Origin::Text => write!(f, "(from a configuration string)"),
-                }
+                write!(f, "{origin}")
             }
         }
     }
 }
 
 impl std::error::Error for ConfigError {}
+
+impl fmt::Display for Origin {
+    /// The last line of the fatal error: `(from config file '/etc/valkey.conf')`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File(path) => write!(f, "(from config file '{}')", path.display()),
+            Origin::Stdin => write!(f, "(from the config read from stdin)"),
+            Origin::CommandLine => write!(f, "(from the command line options)"),
+            Origin::Text => write!(f, "(from a configuration string)"),
+        }
+    }
+}
 
 /// Splits a line into arguments as Valkey's `sdssplitargs`: blanks separate arguments;
 /// `"double quotes"` understand `\n \r \t \b \a \\ \" \xHH`; `'single quotes'` understand
@@ -191,6 +198,13 @@ impl From<&str> for LineError {
     }
 }
 
+/// What became of an accepted line.
+enum Accepted {
+    Applied,
+    /// A directive of `directives::IGNORED`, by its lower-case name.
+    Ignored(String),
+}
+
 /// Applies configuration text to a `Config`, line by line.
 struct Loader {
     config: Config,
@@ -218,35 +232,47 @@ impl Loader {
             let line = raw.trim_matches([' ', '\t', '\r', '\n']);
             let line_start = offset;
             offset += raw.len() + 1;
-            if let Err(e) = self.line(line) {
-                let origin = part_ends
+            let origin = || {
+                part_ends
                     .iter()
                     .find(|(end, _)| line_start < *end)
                     .or(part_ends.last())
-                    .map_or(Origin::Text, |(_, o)| (*o).clone());
-                return Err(match e {
-                    LineError::Nested(nested) => nested,
-                    LineError::Reason(reason) => ConfigError::Line {
-                        origin,
+                    .map_or(Origin::Text, |(_, o)| (*o).clone())
+            };
+            match self.line(line) {
+                Ok(Accepted::Applied) => {}
+                Ok(Accepted::Ignored(name)) => self.config.warnings.push(format!(
+                    "Ignoring unsupported config directive '{name}' at line {} {}",
+                    index + 1,
+                    origin()
+                )),
+                Err(LineError::Nested(nested)) => return Err(nested),
+                Err(LineError::Reason(reason)) => {
+                    return Err(ConfigError::Line {
+                        origin: origin(),
                         line_no: index + 1,
                         line: line.to_string(),
                         reason,
-                    },
-                });
+                    })
+                }
             }
         }
         Ok(())
     }
 
-    fn line(&mut self, line: &str) -> Result<(), LineError> {
+    fn line(&mut self, line: &str) -> Result<Accepted, LineError> {
         if line.is_empty() || line.starts_with('#') {
-            return Ok(());
+            return Ok(Accepted::Applied);
         }
         let argv = split_args(line.as_bytes()).ok_or("Unbalanced quotes in configuration line")?;
-        let Some(first) = argv.first() else { return Ok(()) };
+        let Some(first) = argv.first() else { return Ok(Accepted::Applied) };
         let name = String::from_utf8_lossy(first).to_ascii_lowercase();
+        if is_ignored(&name) && argv.len() > 1 {
+            // Before the arguments are read: their text does not matter.
+            return Ok(Accepted::Ignored(name));
+        }
         let args = argv[1..].iter().map(|a| utf8(a)).collect::<Result<Vec<_>, _>>()?;
-        match lookup(&name) {
+        let applied = match lookup(&name) {
             Some(d) => self.directive(d, args),
             None => match (name.as_str(), args.as_slice()) {
                 ("include", [path]) => self.include(path),
@@ -263,7 +289,8 @@ impl Loader {
                 }
                 _ => Err("Bad directive or wrong number of arguments".into()),
             },
-        }
+        };
+        applied.map(|()| Accepted::Applied)
     }
 
     /// Applies one table directive. A multi-argument directive given a single argument

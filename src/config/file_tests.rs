@@ -405,3 +405,101 @@ fn example_config_loads_to_the_defaults() {
         assert!(mentioned, "valkey.conf.example does not document {}", d.name);
     }
 }
+
+#[test]
+fn unsupported_tuning_directives_are_ignored_with_a_warning() {
+    let text = "port 7000\nJEMALLOC-BG-THREAD yes\noom-score-adj-values 0 200 800\n\
+                repl-diskless-load \"disabled\"\nhz 20\n";
+    let c = Config::load_str(text).unwrap();
+    assert_eq!((c.port, c.hz), (7000, 20));
+    let from = "(from a configuration string)";
+    assert_eq!(
+        c.warnings,
+        [
+            format!("Ignoring unsupported config directive 'jemalloc-bg-thread' at line 2 {from}"),
+            format!(
+                "Ignoring unsupported config directive 'oom-score-adj-values' at line 3 {from}"
+            ),
+            format!("Ignoring unsupported config directive 'repl-diskless-load' at line 4 {from}"),
+        ]
+    );
+    // Nothing else changes.
+    let c = Config::load_str("activedefrag yes\n").unwrap();
+    assert_eq!(Config { warnings: Vec::new(), ..c }, Config::default());
+
+    // A bare name, and names whose loss would matter, are still fatal.
+    for line in ["jemalloc-bg-thread", "replicaof 127.0.0.1 6379", "masterauth pw", "aclfile x"] {
+        assert_eq!(reason(line), "Bad directive or wrong number of arguments", "{line}");
+    }
+    // CONFIG GET and CONFIG SET do not know them.
+    let mut c = Config::default();
+    assert_eq!(c.get(&[b"jemalloc-bg-thread"]), vec![]);
+    assert_eq!(
+        c.set(&[(b"jemalloc-bg-thread", b"yes")]),
+        Err("ERR Unknown option or number of arguments for CONFIG SET - 'jemalloc-bg-thread'"
+            .to_string())
+    );
+}
+
+#[test]
+fn ignored_directive_warnings_name_their_origin() {
+    let dir = TempDir::new("ignored");
+    let inner = dir.write("inner.conf", "# x\ndisable-thp yes\n");
+    let main = dir.write("main.conf", &format!("include {}\n", inner.display()));
+    let cli = args(&[main.to_str().unwrap(), "--latency-tracking", "no"]);
+    let (c, _) = from_args(&cli).unwrap();
+    assert_eq!(
+        c.warnings,
+        [
+            format!(
+                "Ignoring unsupported config directive 'disable-thp' at line 2 \
+                 (from config file '{}')",
+                inner.display()
+            ),
+            "Ignoring unsupported config directive 'latency-tracking' at line 3 \
+             (from the command line options)"
+                .to_string(),
+        ]
+    );
+}
+
+/// The redis.conf of Debian's redis-server 7.0 package (the package that provides the
+/// redis-server the differential tests run) loads. Its `dir /var/lib/redis` line is pointed
+/// at the current directory first: loading `dir` enters the directory, which would move
+/// the whole test process and needs the redis user's rights.
+#[test]
+fn stock_redis_conf_loads() {
+    let stock = Path::new("/etc/redis/redis.conf");
+    let text = std::fs::read_to_string(stock).unwrap_or_else(|e| {
+        panic!("{}: {e} (it comes with the redis-server package)", stock.display())
+    });
+    let here = std::env::current_dir().unwrap();
+    let here_line = format!("dir {}", repr(here.to_string_lossy().as_bytes()));
+    let mut dir_lines = 0;
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| match l.starts_with("dir ") {
+            true => {
+                dir_lines += 1;
+                here_line.as_str()
+            }
+            false => l,
+        })
+        .collect();
+    assert_eq!(dir_lines, 1, "{}", stock.display());
+    let dir = TempDir::new("stock");
+    let path = dir.write("redis.conf", &lines.join("\n"));
+    let c = Config::load_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert!(c.daemonize);
+    assert_eq!(c.pidfile, "/run/redis/redis-server.pid");
+    assert_eq!(c.logfile, "/var/log/redis/redis-server.log");
+    assert_eq!(c.bind, ["127.0.0.1", "-::1"]);
+    assert_eq!(c.hash_max_listpack_entries, 512);
+    assert_eq!(c.client_output_buffer_limit, Config::default().client_output_buffer_limit);
+    let from = format!("(from config file '{}')", path.display());
+    for ignored in ["jemalloc-bg-thread", "replica-read-only", "oom-score-adj-values"] {
+        let named = format!("'{ignored}'");
+        assert!(c.warnings.iter().any(|w| w.contains(&named)), "{ignored}: {:?}", c.warnings);
+    }
+    assert!(c.warnings.iter().all(|w| w.ends_with(&from)), "{:?}", c.warnings);
+}

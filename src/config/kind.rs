@@ -17,6 +17,9 @@ use super::Config;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mutability {
     Mutable,
+    /// Settable by CONFIG SET only where `enable-protected-configs` allows it: directives
+    /// that decide where the server writes files.
+    Protected,
     /// Only settable in the config file or on the command line.
     Immutable,
 }
@@ -128,6 +131,14 @@ impl Directive {
     pub fn is_named(&self, name: &str) -> bool {
         self.name.eq_ignore_ascii_case(name)
             || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+    }
+
+    /// The table's spelling of `name` (any case): the canonical name or one of the aliases.
+    /// `name` must be one of them.
+    pub(crate) fn spelling(&self, name: &str) -> &'static str {
+        let names = std::iter::once(&self.name).chain(self.aliases);
+        let found = names.into_iter().find(|n| n.eq_ignore_ascii_case(name));
+        found.copied().unwrap_or_else(|| panic!("{name:?} does not name {}", self.name))
     }
 
     pub fn arity(&self) -> Arity {

@@ -31,13 +31,14 @@ mod values;
 
 use std::path::PathBuf;
 
+pub use command::Caller;
 pub use directives::{lookup, DIRECTIVES};
 pub use file::{from_args, repr, split_args, ConfigError, Origin};
 pub use glob::glob_match;
 pub use kind::{Arity, Base, Directive, Mutability};
 pub use values::{
-    Appendfsync, EnableDebugCommand, KeyspaceEvents, LogLevel, MaxmemoryClients, MaxmemoryPolicy,
-    ObufClass, ObufLimit, Supervised,
+    Appendfsync, EnableDebugCommand, EnableProtectedConfigs, KeyspaceEvents, LogLevel,
+    MaxmemoryClients, MaxmemoryPolicy, ObufClass, ObufLimit, Supervised,
 };
 
 const MB: u64 = 1024 * 1024;
@@ -67,6 +68,7 @@ pub struct Config {
     pub databases: u32,
     pub always_show_logo: bool,
     pub set_proc_title: bool,
+    pub enable_protected_configs: EnableProtectedConfigs,
     pub enable_debug_command: EnableDebugCommand,
     /// The working directory (absolute); RDB and AOF files live here.
     pub dir: PathBuf,
@@ -139,6 +141,11 @@ pub struct Config {
     pub lfu_log_factor: u32,
     pub lfu_decay_time_mins: u32,
     pub active_expire_effort: u32,
+    // NOT DIRECTIVES
+    /// One message per directive that the config text held and this server accepts but
+    /// ignores (replication and OS tuning, see `directives::IGNORED`). Loading happens
+    /// before logging is set up, so the server logs these with [`Config::log_warnings`].
+    pub warnings: Vec<String>,
 }
 
 impl Default for Config {
@@ -161,6 +168,7 @@ impl Default for Config {
             databases: 16,
             always_show_logo: false,
             set_proc_title: true,
+            enable_protected_configs: EnableProtectedConfigs::No,
             enable_debug_command: EnableDebugCommand::No,
             dir: std::env::current_dir().unwrap_or_default(),
             save: vec![(3600, 1), (300, 100), (60, 10000)],
@@ -196,7 +204,7 @@ impl Default for Config {
             slowlog_max_len: 128,
             latency_monitor_threshold_ms: 0,
             notify_keyspace_events: KeyspaceEvents(0),
-            hash_max_listpack_entries: 128,
+            hash_max_listpack_entries: 512,
             hash_max_listpack_value_bytes: 64,
             list_max_listpack_size: -2,
             list_compress_depth: 0,
@@ -219,6 +227,7 @@ impl Default for Config {
             lfu_log_factor: 10,
             lfu_decay_time_mins: 1,
             active_expire_effort: 1,
+            warnings: Vec::new(),
         }
     }
 }
@@ -227,6 +236,13 @@ impl Config {
     /// The output-buffer limit of one client class.
     pub fn obuf_limit(&self, class: ObufClass) -> ObufLimit {
         self.client_output_buffer_limit[class as usize]
+    }
+
+    /// Logs the warnings gathered while loading (see [`Config::warnings`]).
+    pub fn log_warnings(&self) {
+        for warning in &self.warnings {
+            tracing::warn!("{warning}");
+        }
     }
 }
 

@@ -157,3 +157,10 @@ fn rewrite_reports_io_errors() {
     let e = Config::default().rewrite(&path).unwrap_err();
     assert_eq!(e, "ERR Rewriting config file: No such file or directory");
 }
+
+#[test]
+fn keeps_ignored_directives() {
+    let c = Config::default();
+    let old = "jemalloc-bg-thread yes\n# kept\noom-score-adj-values 0 200 800\n";
+    assert_eq!(rewritten(&c, old), old);
+}

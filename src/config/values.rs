@@ -77,6 +77,17 @@ config_enum! {
 }
 
 config_enum! {
+    /// `enable-protected-configs`: who may CONFIG SET the protected directives (`dir`,
+    /// `dbfilename`), which could otherwise make the server write files anywhere.
+    EnableProtectedConfigs {
+        No = "no",
+        Yes = "yes",
+        /// Only connections from the loopback interface or a unix socket.
+        Local = "local",
+    }
+}
+
+config_enum! {
     /// `supervised`: how the server talks to a supervisor (upstart/systemd).
     Supervised {
         Upstart = "upstart",

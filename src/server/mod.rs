@@ -20,6 +20,7 @@ use crate::config::Config;
 
 /// Start the server with a parsed configuration and run until SHUTDOWN.
 pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> {
+    crate::memory::publish();
     let now = event_loop::now_ms();
     let mut srv = state::ServerState::new(config, config_file, now);
     crate::commands::keyspace::sync_access_clock(&mut srv);

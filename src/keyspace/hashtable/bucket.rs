@@ -366,10 +366,10 @@ pub(super) fn alloc_buckets<E>(n: usize) -> Box<[Bucket<E>]> {
 mod tests {
     use super::*;
 
-    struct K(Box<u64>);
+    struct K(Box<[u8; 1]>);
     impl Entry for K {
         fn key(&self) -> &[u8] {
-            &[]
+            &self.0[..]
         }
     }
 
@@ -382,7 +382,7 @@ mod tests {
             // Random secondary hashes from a small alphabet, so bytes repeat and are often 0.
             for i in 0..SLOTS {
                 if (state >> (i + 3)) & 1 == 1 {
-                    b.put(i, ((state >> (8 * i + 11)) & 3) as u8, K(Box::new(i as u64)));
+                    b.put(i, ((state >> (8 * i + 11)) & 3) as u8, K(Box::new([i as u8])));
                 }
             }
             for h2 in [0u8, 1, 2, 3, 0x80, 0xFF] {
@@ -399,9 +399,9 @@ mod tests {
     fn push_chains_and_repair_folds_back() {
         let mut head: Bucket<K> = Bucket::EMPTY;
         for i in 0..20u64 {
-            head.push(i as u8, K(Box::new(i)));
+            head.push(i as u8, K(Box::new([i as u8])));
         }
-        // 20 elements: 6 + 6 + 8? No: chains hold 6c + 1, so 4 buckets (6 + 6 + 6 + 2).
+        // A chain of c buckets holds 6c + 1 elements: 20 take 4 buckets (6 + 6 + 6 + 2).
         assert_eq!(head.chain_len(), 4);
         assert_eq!(head.chain_count(), 20);
         while let Some((e, _)) = head.pop() {

@@ -360,7 +360,7 @@ impl<E: Entry> Table<E> {
 
 impl<E: Entry> Drop for Table<E> {
     fn drop(&mut self) {
-        if self.child_buckets == 0 && (self.len() == 0 || !std::mem::needs_drop::<E>()) {
+        if self.child_buckets == 0 && (self.is_empty() || !std::mem::needs_drop::<E>()) {
             return; // Only the arrays to free, which their boxes do.
         }
         for t in 0..2 {

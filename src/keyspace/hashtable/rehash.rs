@@ -62,7 +62,7 @@ impl<E: Entry> Table<E> {
 
     /// After an element left: frees everything when empty, or starts a shrink when sparse.
     pub(super) fn after_remove(&mut self) {
-        if self.len() == 0 {
+        if self.is_empty() {
             debug_assert_eq!(self.child_buckets, 0, "an empty table has no child buckets");
             self.tables = [bucket::alloc_buckets(0), bucket::alloc_buckets(0)];
             self.rehash_idx = 0;

@@ -43,6 +43,15 @@ impl<E: Entry> Table<E> {
     pub fn find(&self, hash: u64, key: &[u8]) -> Option<&E> {
         debug_assert_eq!(hash, E::key_hash(key), "hash does not match key");
         let h2 = secondary_hash(hash);
+        if !self.is_rehashing() {
+            // The common case, without building `heads`.
+            let buckets = &self.tables[0];
+            if buckets.is_empty() {
+                return None;
+            }
+            let head = &buckets[bucket_index(hash, buckets.len())];
+            return find_in_chain(head, h2, key).map(|(_, _, e)| e);
+        }
         self.heads(hash)
             .into_iter()
             .flatten()

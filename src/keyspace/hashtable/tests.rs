@@ -328,3 +328,31 @@ fn memory_and_fill() {
     let with_capacity: Table<Plain> = Table::with_capacity(100_000);
     assert_eq!(with_capacity.head_buckets(), 1 << 15);
 }
+
+#[test]
+fn inserts_during_a_shrink_catch_up_before_the_new_table_overfills() {
+    let mut table: Table<Plain> = Table::new();
+    for n in 0..20_000 {
+        table.insert_new(hash_of::<false>(n), item(n, n));
+    }
+    let mut n = 20_000;
+    while !table.is_rehashing() {
+        n -= 1;
+        table.remove(hash_of::<false>(n), &key_of(n));
+    }
+    // Shrinking from 4,096 heads at 12.5% fill to 1,024 at 50%. A burst of inserts pushes the
+    // new table past its 77% limit before the old one is empty; the catch-up pace must finish
+    // the resize quickly (about 78% at most; without it, about 83%).
+    assert_eq!((table.tables[0].len(), table.tables[1].len()), (4_096, 1_024));
+    let mut fill_max: f64 = 0.0;
+    let mut fresh = 1 << 40;
+    while table.is_rehashing() {
+        table.insert_new(hash_of::<false>(fresh), item(fresh, 0));
+        fresh += 1;
+        if table.is_rehashing() {
+            fill_max = fill_max.max(table.len() as f64 / (7.0 * table.tables[1].len() as f64));
+        }
+    }
+    table.check_invariants();
+    assert!(fill_max < 0.79, "new table filled to {fill_max:.3}");
+}

@@ -6,7 +6,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::tests::{hash_of, item, key_of, Item, Plain, Rng};
+use super::tests::{hash_of, item, key_of, Colliding, Item, Plain, Rng};
 use super::{Drained, Entry, Table};
 
 /// Key numbers of the churned keys, far above the stable ones.
@@ -174,7 +174,7 @@ fn sample_spreads_over_the_table() {
     assert_eq!(all.len(), 5_000);
 }
 
-fn counted(n: u64, drops: &Arc<AtomicUsize>) -> Box<Item<true>> {
+fn counted(n: u64, drops: &Arc<AtomicUsize>) -> Colliding {
     let mut e = item::<true>(n, n);
     e.drops = Some(drops.clone());
     e
@@ -185,7 +185,7 @@ fn elements_are_dropped_exactly_once() {
     let drops = Arc::new(AtomicUsize::new(0));
     let dropped = || drops.load(Ordering::Relaxed);
     let mut created = 0;
-    let mut table: Table<Box<Item<true>>> = Table::new();
+    let mut table: Table<Colliding> = Table::new();
     // Colliding hashes: long chains, so drops go through child buckets too.
     for n in 0..3_000 {
         table.insert_new(hash_of::<true>(n), counted(n, &drops));
@@ -224,7 +224,7 @@ fn elements_are_dropped_exactly_once() {
     assert_eq!(dropped(), created);
 
     // Taken out, partly consumed, and dropped on another thread.
-    let mut table: Table<Box<Item<true>>> = Table::new();
+    let mut table: Table<Colliding> = Table::new();
     for n in 0..2_000 {
         table.insert_new(hash_of::<true>(n), counted(n, &drops));
         created += 1;
