@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         }
     }
     ferrokey::server::log::init(&config);
+    config.log_warnings();
     if !config.pidfile.is_empty() || config.daemonize {
         let path = if config.pidfile.is_empty() {
             "/var/run/ferrokey.pid".to_string()

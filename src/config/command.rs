@@ -267,6 +267,21 @@ mod tests {
         assert_eq!(c.get_value("notify-keyspace-events").unwrap(), "AKE");
         assert_eq!(set1(&mut c, "maxmemory-clients", "10%"), Ok(vec!["maxmemory-clients"]));
         assert_eq!(c.get_value("maxmemory-clients").unwrap(), "10%");
+        // Above i64::MAX a byte count wraps into a percentage, as in Valkey.
+        assert_eq!(
+            set1(&mut c, "maxmemory-clients", "18446744073709551615"),
+            Ok(vec!["maxmemory-clients"])
+        );
+        assert_eq!(c.get_value("maxmemory-clients").unwrap(), "1%");
+        assert_eq!(
+            set1(&mut c, "maxmemory-clients", "9223372036854775808"),
+            failed("maxmemory-clients", "percentage argument must be less or equal to 100")
+        );
+        // A memory value without digits is 0.
+        assert_eq!(set1(&mut c, "maxmemory-clients", "kb"), Ok(vec!["maxmemory-clients"]));
+        assert_eq!(c.get_value("maxmemory-clients").unwrap(), "0");
+        assert_eq!(set1(&mut c, "maxmemory", ""), Ok(vec!["maxmemory"]));
+        assert_eq!(c.maxmemory_bytes, 0);
         assert_eq!(set1(&mut c, "lua-time-limit", "100"), Ok(vec!["busy-reply-threshold"]));
         assert_eq!(c.busy_reply_threshold_ms, 100);
         // Setting the current value is accepted and reports no change.

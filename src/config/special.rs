@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use super::file::repr;
-use super::kind::{parse_memory_in, Arity, Special, Value};
+use super::kind::{Arity, Special, Value};
 use super::units;
 use super::values::{KeyspaceEvents, MaxmemoryClients, ObufClass, ObufLimit};
 use super::Config;
@@ -114,13 +114,17 @@ pub(crate) static MAXMEMORY_CLIENTS: Special = Special {
     arity: Arity::Single,
     parse: |args| {
         let arg = &args[0];
-        if units::parse_memory(arg).is_some() {
-            let Value::Memory(bytes) = parse_memory_in(arg, 0, i64::MAX as u64)? else {
-                unreachable!("parse_memory_in returns Value::Memory")
-            };
-            return Ok(Value::MemOrPercent(MaxmemoryClients::Bytes(bytes)));
-        }
-        match units::parse_percent(arg) {
+        let percent = match units::parse_memory(arg) {
+            Some(bytes) => match i64::try_from(bytes) {
+                Ok(_) => return Ok(Value::MemOrPercent(MaxmemoryClients::Bytes(bytes))),
+                // Valkey holds the value in a signed integer where a negative number stands
+                // for a percentage, so a byte count above i64::MAX wraps into one
+                // (18446744073709551615 is 1%).
+                Err(_) => Some((bytes as i64).unsigned_abs()),
+            },
+            None => units::parse_percent(arg).map(i64::unsigned_abs),
+        };
+        match percent {
             Some(p) if p > 100 => Err("percentage argument must be less or equal to 100".into()),
             Some(p) => Ok(Value::MemOrPercent(MaxmemoryClients::Percent(p as u32))),
             None => Err("argument must be a memory or percent value".to_string()),

@@ -13,7 +13,8 @@ const MEMORY_DIGITS_MAX: usize = 127;
 
 /// Parses a memory value as Valkey's `memtoull`: digits followed by an optional unit,
 /// case-insensitive: `b` (1), `k` (1000), `kb` (1024), `m`, `mb`, `g`, `gb`.
-/// Negative numbers, an empty digit run, unknown units and overflow are errors.
+/// Negative numbers, unknown units and overflow are errors. An empty digit run reads as 0
+/// (`""`, `kb`): `memtoull` hands it to `strtoull`, which returns 0 without an error.
 pub fn parse_memory(s: &str) -> Option<u64> {
     let digits_len = s.bytes().take_while(u8::is_ascii_digit).count();
     let (digits, unit) = s.split_at(digits_len);
@@ -27,8 +28,11 @@ pub fn parse_memory(s: &str) -> Option<u64> {
         "gb" => GB,
         _ => return None,
     };
-    if digits.is_empty() || digits.len() > MEMORY_DIGITS_MAX {
+    if digits.len() > MEMORY_DIGITS_MAX {
         return None;
+    }
+    if digits.is_empty() {
+        return Some(0);
     }
     digits.parse::<u64>().ok()?.checked_mul(mul)
 }
@@ -125,12 +129,16 @@ mod tests {
 
     #[test]
     fn memory_errors() {
-        for bad in ["", "b", "kb", "-1", "-1mb", "1tb", "1 mb", "1.5mb", "mb1", "+1", "1kbb"] {
+        for bad in ["-1", "-1mb", "1tb", "1 mb", "1.5mb", "mb1", "+1", "1kbb", "%", " 1"] {
             assert_eq!(parse_memory(bad), None, "{bad:?}");
         }
         assert_eq!(parse_memory("18446744073709551616"), None);
         assert_eq!(parse_memory("18446744073709551615kb"), None);
         assert_eq!(parse_memory(&"1".repeat(200)), None);
+        // No digits at all is 0, as in Valkey.
+        for zero in ["", "b", "kb", "GB"] {
+            assert_eq!(parse_memory(zero), Some(0), "{zero:?}");
+        }
     }
 
     #[test]

@@ -94,6 +94,11 @@ impl Conn {
                 Ok(got) => {
                     self.qbuf.extend_from_slice(&scratch[..got]);
                     total += got;
+                    if got < room {
+                        // A short read drained the socket: edge-triggered polling reports
+                        // whatever arrives next, so no extra read(2) to see EAGAIN.
+                        return Ok(ReadOutcome::Data { n: total, more: false });
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     return Ok(ReadOutcome::Data { n: total, more: false })

@@ -7,6 +7,8 @@ use crate::config::Config;
 use crate::server::client::{Client, ClientKind};
 use crate::server::state::ServerState;
 
+/// Reply bytes that never count toward client-output-buffer-limit (Valkey's PROTO_REPLY_CHUNK_BYTES).
+const REPLY_STATIC_BYTES: usize = 16 * 1024;
 /// Keys sampled per db per active-expire loop (Valkey's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP).
 const EXPIRE_KEYS_PER_LOOP: usize = 20;
 /// Share of a sample that must be expired to repeat the loop (percent).
@@ -106,7 +108,8 @@ pub fn output_over_limit(config: &Config, client: &mut Client, out_len: usize, n
         ClientKind::Normal | ClientKind::Monitor => 0,
     };
     let lim = &config.client_output_buffer_limit[class];
-    let len = out_len as u64;
+    // As Valkey, the first 16 KiB (its static reply buffer) do not count toward the limit.
+    let len = out_len.saturating_sub(REPLY_STATIC_BYTES) as u64;
     if lim.hard_bytes > 0 && len >= lim.hard_bytes {
         return true;
     }
