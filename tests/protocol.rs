@@ -75,10 +75,7 @@ fn protocol_errors_reply_exact_text_and_close_only_that_connection() {
 fn huge_lengths_are_refused_before_allocation() {
     // Longer than proto-max-bulk-len (default 512mb): refused at once.
     expect_protocol_error(b"*1\r\n$9999999999\r\n", "ERR Protocol error: invalid bulk length");
-    expect_protocol_error(
-        b"*99999999999999\r\n",
-        "ERR Protocol error: invalid multibulk length",
-    );
+    expect_protocol_error(b"*99999999999999\r\n", "ERR Protocol error: invalid multibulk length");
     // A lower configured limit applies too.
     let s = start(&["--proto-max-bulk-len", "1mb"]);
     let mut c = Client::connect(s.port);
@@ -152,14 +149,7 @@ fn output_buffer_limit_disconnects_a_client_that_does_not_read() {
 
 #[test]
 fn unknown_command_and_wrong_arity_errors() {
-    common::assert_same_as_redis(&[
-        "FOO a b",
-        "FOOBAR",
-        "GET",
-        "GET a b",
-        "SET a",
-        "PING a b",
-    ]);
+    common::assert_same_as_redis(&["FOO a b", "FOOBAR", "GET", "GET a b", "SET a", "PING a b"]);
 }
 
 #[test]

@@ -29,7 +29,10 @@ pub enum CmdError {
     /// `-ERR wrong number of arguments for '<cmd>' command`
     WrongArity(String),
     /// `-ERR unknown subcommand '<sub>'. Try <CMD> HELP.`
-    UnknownSubcommand { sub: String, cmd: String },
+    UnknownSubcommand {
+        sub: String,
+        cmd: String,
+    },
     /// `-NOAUTH Authentication required.`
     NoAuth,
     /// `-ERR Invalid command specified` (COMMAND GETKEYS of an unknown command)
@@ -84,7 +87,10 @@ pub enum CmdError {
     /// `-ERR maxage should be greater than 0`
     MaxAgeNotPositive,
     /// `-ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`
-    SubcommandSyntax { sub: String, cmd: String },
+    SubcommandSyntax {
+        sub: String,
+        cmd: String,
+    },
     /// `-ERR count should be greater than or equal to -1`
     SlowlogCount,
     /// `-ERR DEBUG command not allowed. If the enable-debug-command option is set to ...`
@@ -92,7 +98,10 @@ pub enum CmdError {
     /// `-ERR No shutdown in progress.`
     NoShutdownInProgress,
     /// `-ERR value is out of range, value must between <min> and <max>` (Valkey's wording)
-    OutOfRangeBetween { min: i64, max: i64 },
+    OutOfRangeBetween {
+        min: i64,
+        max: i64,
+    },
     /// `-ERR source and destination objects are the same`
     SameObject,
     /// `-ERR invalid cursor`
@@ -155,7 +164,9 @@ impl fmt::Display for CmdError {
             CmdError::NoSuchKey => f.write_str("ERR no such key"),
             CmdError::DbIndexOutOfRange => f.write_str("ERR DB index is out of range"),
             CmdError::InvalidExpire(cmd) => write!(f, "ERR invalid expire time in '{cmd}' command"),
-            CmdError::OutOfRangePositive => f.write_str("ERR value is out of range, must be positive"),
+            CmdError::OutOfRangePositive => {
+                f.write_str("ERR value is out of range, must be positive")
+            }
             CmdError::StringTooLong => {
                 f.write_str("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
             }
@@ -171,8 +182,12 @@ impl fmt::Display for CmdError {
             CmdError::GetKeysWrongArity => {
                 f.write_str("ERR Invalid number of arguments specified for command")
             }
-            CmdError::GetKeysInvalidArgs => f.write_str("ERR Invalid arguments specified for command"),
-            CmdError::NoConfigFile => f.write_str("ERR The server is running without a config file"),
+            CmdError::GetKeysInvalidArgs => {
+                f.write_str("ERR Invalid arguments specified for command")
+            }
+            CmdError::NoConfigFile => {
+                f.write_str("ERR The server is running without a config file")
+            }
             CmdError::AuthNoPassword => f.write_str(
                 "ERR AUTH <password> called without any password configured for the default \
                  user. Are you sure your configuration is correct?",
@@ -230,7 +245,9 @@ impl fmt::Display for CmdError {
             }
             CmdError::SameObject => f.write_str("ERR source and destination objects are the same"),
             CmdError::InvalidCursor => f.write_str("ERR invalid cursor"),
-            CmdError::InvalidDbIndex(DbIndexArg::First) => f.write_str("ERR invalid first DB index"),
+            CmdError::InvalidDbIndex(DbIndexArg::First) => {
+                f.write_str("ERR invalid first DB index")
+            }
             CmdError::InvalidDbIndex(DbIndexArg::Second) => {
                 f.write_str("ERR invalid second DB index")
             }

@@ -12,10 +12,12 @@ use crate::commands::command::reply_help;
 use crate::commands::table::{acl, flag, ks, range, Command, Handler};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::EnableDebugCommand;
-use crate::keyspace::db::{lru_clock, Obj, Value};
+use crate::keyspace::db::{lru_clock, ObjView, ValueRef};
+use crate::keyspace::entry::KeyEntry;
 use crate::server::client::ClientKind;
 use crate::server::state::ShutdownMode;
-use crate::types::string::{parse_i64, StrValue};
+use crate::types::string::parse_i64;
+use crate::types::string::StrRef;
 
 /// The server name and version that HELLO and INFO report. Valkey's, so that clients
 /// enable the features they know Valkey 8 has.
@@ -260,22 +262,10 @@ fn slowlog_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
 // ---------------------------------------------------------------------------------------
 // MEMORY
 
-/// Bytes a key costs besides its name and value: the table slot pointing at the entry and
-/// the entry header. An estimate until the keyspace reports exact allocation sizes.
-const ENTRY_OVERHEAD_BYTES: usize = 8 + 16;
-/// Bytes of an expire time stored in the entry.
-const EXPIRE_BYTES: usize = 8;
-
-/// Estimated bytes used by one key and its value, rounded to the allocator's 8-byte quantum.
-fn estimate_usage(key: &[u8], obj: &Obj) -> usize {
-    let value_bytes = match &obj.value {
-        Value::Str(StrValue::Int(_)) => 8,
-        Value::Str(StrValue::Raw(b)) => b.len(),
-        #[allow(unreachable_patterns)]
-        _ => 0,
-    };
-    let expire = if obj.expire_at_ms.is_some() { EXPIRE_BYTES } else { 0 };
-    (ENTRY_OVERHEAD_BYTES + key.len() + value_bytes + expire).next_multiple_of(8)
+/// Bytes one key costs: its entry (key, value and metadata in one allocation, at the
+/// allocator's size class, plus any out-of-line value) and its 8-byte slot in the table.
+fn usage_bytes(obj: &KeyEntry) -> usize {
+    obj.alloc_bytes() + std::mem::size_of::<usize>()
 }
 
 /// MEMORY USAGE key [SAMPLES count]. Options are checked before the key is looked up.
@@ -292,7 +282,7 @@ fn memory_usage(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
     match ctx.db().object(&argv[2], now) {
         Some(obj) => {
-            let n = estimate_usage(&argv[2], obj);
+            let n = usage_bytes(obj);
             ctx.out.int(n as i64);
         }
         None => ctx.out.null(),
@@ -428,9 +418,9 @@ fn rdb_len_bytes(n: usize) -> usize {
 }
 
 /// Bytes the value takes in an RDB file (strings without LZF compression).
-fn serialized_len(obj: &Obj) -> usize {
-    match &obj.value {
-        Value::Str(StrValue::Int(n)) => match *n {
+fn serialized_len(value: ValueRef<'_>) -> usize {
+    match value {
+        ValueRef::Str(StrRef::Int(n)) => match n {
             n if i8::try_from(n).is_ok() => 2,
             n if i16::try_from(n).is_ok() => 3,
             n if i32::try_from(n).is_ok() => 5,
@@ -439,9 +429,7 @@ fn serialized_len(obj: &Obj) -> usize {
                 rdb_len_bytes(digits) + digits
             }
         },
-        Value::Str(StrValue::Raw(b)) => rdb_len_bytes(b.len()) + b.len(),
-        #[allow(unreachable_patterns)]
-        _ => 0,
+        ValueRef::Str(StrRef::Raw(b)) => rdb_len_bytes(b.len()) + b.len(),
     }
 }
 
@@ -449,19 +437,20 @@ fn serialized_len(obj: &Obj) -> usize {
 fn debug_object(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
     let obj = ctx.db().object(&argv[2], now).ok_or(CmdError::NoSuchKey)?;
-    let refcount = match obj.value {
-        Value::Str(StrValue::Int(n)) if (0..SHARED_INTEGERS).contains(&n) => SHARED_REFCOUNT,
+    let refcount = match obj.value() {
+        StrRef::Int(n) if (0..SHARED_INTEGERS).contains(&n) => SHARED_REFCOUNT,
         _ => 1,
     };
     let clock = lru_clock(now);
-    let idle_s = if clock >= obj.lru { clock - obj.lru } else { clock + (1 << 24) - obj.lru };
+    let lru = obj.lru();
+    let idle_s = if clock >= lru { clock - lru } else { clock + (1 << 24) - lru };
     let line = format!(
         "Value at:{:p} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
-        obj as *const Obj,
+        obj as *const KeyEntry,
         refcount,
         obj.encoding(),
-        serialized_len(obj),
-        obj.lru,
+        serialized_len(obj.value_ref()),
+        lru,
         idle_s
     );
     ctx.out.simple(&line);
@@ -487,12 +476,12 @@ mod tests {
 
     #[test]
     fn rdb_lengths() {
-        let s = |v: StrValue| Obj { value: Value::Str(v), expire_at_ms: None, lru: 0 };
-        assert_eq!(serialized_len(&s(StrValue::Int(123))), 2);
-        assert_eq!(serialized_len(&s(StrValue::Int(1000))), 3);
-        assert_eq!(serialized_len(&s(StrValue::Int(100_000))), 5);
-        assert_eq!(serialized_len(&s(StrValue::Raw(b"v"[..].into()))), 2);
-        assert_eq!(serialized_len(&s(StrValue::Raw(vec![b'a'; 100].into()))), 102);
+        let s = |v: StrRef<'static>| ValueRef::Str(v);
+        assert_eq!(serialized_len(s(StrRef::Int(123))), 2);
+        assert_eq!(serialized_len(s(StrRef::Int(1000))), 3);
+        assert_eq!(serialized_len(s(StrRef::Int(100_000))), 5);
+        assert_eq!(serialized_len(s(StrRef::Raw(b"v"))), 2);
+        assert_eq!(serialized_len(s(StrRef::Raw(&[b'a'; 100]))), 102);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::commands::args::{int_arg, is, Args};
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
 use crate::commands::table::{acl, flag, range, specs, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::keyspace::db::{Db, Ttl, Value, ValueRef};
+use crate::keyspace::db::{Db, Ttl, ValueRef};
 use crate::resp::reply::Reply;
 use crate::types::string::{StrRef, StrValue};
 
@@ -145,20 +145,6 @@ fn read_str<'d>(db: &'d mut Db, key: &[u8], now_ms: i64) -> Result<Option<StrRef
     match db.get(key, now_ms) {
         None => Ok(None),
         Some(ValueRef::Str(s)) => Ok(Some(s)),
-        #[allow(unreachable_patterns)]
-        Some(_) => Err(CmdError::WrongType),
-    }
-}
-
-/// Look `key` up for modifying in place (no hit/miss counting, as Valkey's lookupKeyWrite).
-fn write_str<'d>(
-    db: &'d mut Db,
-    key: &[u8],
-    now_ms: i64,
-) -> Result<Option<&'d mut StrValue>, CmdError> {
-    match db.get_mut(key, now_ms) {
-        None => Ok(None),
-        Some(Value::Str(s)) => Ok(Some(s)),
         #[allow(unreachable_patterns)]
         Some(_) => Err(CmdError::WrongType),
     }

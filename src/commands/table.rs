@@ -235,10 +235,13 @@ pub fn key_positions(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf) -> bool {
             BeginSearch::Index(i) => i,
             BeginSearch::Keyword { keyword, start_from } => {
                 let found = if start_from >= 0 {
-                    (start_from..argc).find(|&i| argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
+                    (start_from..argc)
+                        .find(|&i| argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
                 } else {
                     let start = argc + start_from;
-                    (1..=start).rev().find(|&i| argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
+                    (1..=start)
+                        .rev()
+                        .find(|&i| argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
                 };
                 match found {
                     Some(i) => i + 1,
@@ -356,7 +359,13 @@ impl KeyBuf {
 
 impl Command {
     /// A command with a handler; documentation and key specs are added with the builders.
-    pub const fn new(name: &'static str, arity: i32, flags: u64, acl: u64, handler: Handler) -> Command {
+    pub const fn new(
+        name: &'static str,
+        arity: i32,
+        flags: u64,
+        acl: u64,
+        handler: Handler,
+    ) -> Command {
         Command {
             name,
             arity,
@@ -425,7 +434,11 @@ impl Command {
 /// A key spec starting at argument `begin`, with keys up to `last_key` (relative; -1 means
 /// the last argument) every `step`.
 pub const fn range(flags: u32, begin: i32, last_key: i32, step: i32) -> KeySpec {
-    KeySpec { flags, begin: BeginSearch::Index(begin), find: FindKeys::Range { last_key, step, limit: 0 } }
+    KeySpec {
+        flags,
+        begin: BeginSearch::Index(begin),
+        find: FindKeys::Range { last_key, step, limit: 0 },
+    }
 }
 
 /// Common key specs.

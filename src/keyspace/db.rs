@@ -1,12 +1,16 @@
-//! One logical database: keys to values, their expire times, lazy expiry on access and the
-//! sampling that active expiry and RANDOMKEY need.
+//! One logical database: keys to values, their expire times, lazy expiry on access, access
+//! clocks, and the sampling that active expiry and RANDOMKEY need.
 //!
-//! This is the API the command code sees; the storage behind it is private so that it can be
-//! swapped (the cache-line hashtable of `keyspace::hashtable`) without touching any command.
+//! This is the API the command code sees. The storage is [`Keys`] (the cache-line hashtable
+//! of one-allocation entries plus the expire index). A key is hashed once per call.
 //! Time is passed in (`now_ms`), never read here, so expiry is deterministic under test.
 
-use crate::keyspace::store::{is_expired, Store};
-pub use crate::keyspace::store::{Obj, Value, ValueRef};
+use crate::keyspace::clock::{accessed_clock, lfu_random, new_clock};
+pub use crate::keyspace::clock::{idle_ms, lfu_decayed, lru_clock, AccessClock, LFU_INIT_VAL};
+use crate::keyspace::entry::{KeyEntry, NewValue};
+use crate::keyspace::hashtable::hash_key;
+use crate::keyspace::keys::{Detached, Keys};
+pub use crate::keyspace::value::{is_expired, Obj, ObjView, Value, ValueRef};
 use crate::types::string::StrValue;
 
 /// What to do with an existing TTL when a key is written.
@@ -20,6 +24,15 @@ pub enum Ttl {
     At(i64),
 }
 
+/// How an in-place string edit leaves OBJECT ENCODING.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EditEncoding {
+    /// Modified in place (APPEND, SETRANGE): Valkey reports `raw` whatever the length.
+    Raw,
+    /// A new value (INCR, INCRBYFLOAT): encoded as a fresh value would be.
+    Fresh,
+}
+
 /// Counters a database keeps for INFO.
 #[derive(Default, Debug, Clone, Copy)]
 pub struct DbStats {
@@ -30,62 +43,24 @@ pub struct DbStats {
     pub keyspace_misses: u64,
 }
 
-/// How a read updates an object's access clock (`Obj::lru`). It follows maxmemory-policy:
-/// the server sets it on every db when the policy (or an lfu-* setting) changes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum AccessClock {
-    /// The LRU clock of the last access (every policy but the LFU ones).
-    #[default]
-    Lru,
-    /// Valkey's LFU: a logarithmic access counter that decays with time.
-    Lfu { log_factor: u32, decay_time_mins: u32 },
+/// Whether a read counts toward the hit/miss statistics and touches the access clock.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// GET-like: counts, touches.
+    Read,
+    /// EXISTS/TYPE/TTL/OBJECT-like: counts, does not touch.
+    ReadNoTouch,
+    /// Internal or write lookups: neither.
+    Quiet,
 }
 
 #[derive(Default)]
 pub struct Db {
-    store: Store,
+    keys: Keys,
     pub stats: DbStats,
     access: AccessClock,
     /// State of the generator behind the LFU counter's probabilistic increment.
     lfu_rng: u64,
-}
-
-/// Largest value of the 24-bit LRU clock.
-const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
-/// The LRU clock ticks once a second.
-const LRU_CLOCK_RESOLUTION_MS: i64 = 1000;
-/// The counter a new object starts with under LFU, so it is not evicted at once.
-pub const LFU_INIT_VAL: u32 = 5;
-/// Largest LFU counter (8 bits).
-const LFU_COUNTER_MAX: u32 = 255;
-
-/// The LRU clock: seconds resolution, 24 bits, as Valkey's `LRU_CLOCK`.
-pub fn lru_clock(now_ms: i64) -> u32 {
-    ((now_ms / LRU_CLOCK_RESOLUTION_MS) as u64 & LRU_CLOCK_MAX as u64) as u32
-}
-
-/// Milliseconds since the last access recorded in an LRU clock value (wrapping as Valkey's
-/// `estimateObjectIdleTime`; resolution one second).
-pub fn idle_ms(lru: u32, now_ms: i64) -> i64 {
-    let now = lru_clock(now_ms);
-    let ticks = if now >= lru { now - lru } else { now + (LRU_CLOCK_MAX - lru) };
-    ticks as i64 * LRU_CLOCK_RESOLUTION_MS
-}
-
-/// Minutes since the epoch, 16 bits: the time part of an LFU clock value.
-fn lfu_minutes(now_ms: i64) -> u32 {
-    ((now_ms / 60_000) as u64 & 0xffff) as u32
-}
-
-/// The LFU counter of a clock value after decay: one step per `decay_time_mins` elapsed
-/// since its time part (0 disables decay). This is what OBJECT FREQ reports.
-pub fn lfu_decayed(lru: u32, now_ms: i64, decay_time_mins: u32) -> u32 {
-    let last = lru >> 8;
-    let counter = lru & 0xff;
-    let now = lfu_minutes(now_ms);
-    let elapsed = if now >= last { now - last } else { 0xffff - last + now };
-    let periods = elapsed.checked_div(decay_time_mins).unwrap_or(0);
-    counter.saturating_sub(periods)
 }
 
 impl Db {
@@ -104,208 +79,241 @@ impl Db {
         self.access
     }
 
-    /// The clock value of an object created now.
-    fn new_clock(&self, now_ms: i64) -> u32 {
-        match self.access {
-            AccessClock::Lru => lru_clock(now_ms),
-            AccessClock::Lfu { .. } => (lfu_minutes(now_ms) << 8) | LFU_INIT_VAL,
-        }
-    }
-
-    /// The random draw the next access needs (only LFU's increment uses one).
-    fn access_draw(&mut self) -> f64 {
-        match self.access {
-            AccessClock::Lru => 0.0,
-            AccessClock::Lfu { .. } => self.lfu_random(),
-        }
-    }
-
-    /// A uniform number in [0, 1) (splitmix64), for the LFU counter's increment.
-    fn lfu_random(&mut self) -> f64 {
-        self.lfu_rng = self.lfu_rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.lfu_rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-
     /// Number of keys, including those logically expired but not yet reclaimed.
     pub fn len(&self) -> usize {
-        self.store.len()
+        self.keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.store.len() == 0
+        self.keys.is_empty()
     }
 
     /// Number of keys with a TTL.
     pub fn expires_len(&self) -> usize {
-        self.store.expires_len()
+        self.keys.expires_len()
     }
 
-    /// Delete `key` if it has expired at `now_ms`; true when it was deleted.
-    fn expire_if_needed(&mut self, key: &[u8], now_ms: i64) -> bool {
-        match self.store.expire_at(key) {
-            Some(at) if is_expired(at, now_ms) => {
-                self.store.remove(key);
+    /// The live entry of `key`, expiring it lazily first; counts and touches per `access`.
+    fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64, access: Access) -> Option<&KeyEntry> {
+        let expired = match self.keys.get(h, key) {
+            None => None,
+            Some(e) => Some(e.expire_at().is_some_and(|at| is_expired(at, now_ms))),
+        };
+        let found = match expired {
+            Some(true) => {
+                self.keys.remove(h, key);
                 self.stats.expired_keys += 1;
-                true
+                false
             }
-            _ => false,
+            Some(false) => true,
+            None => false,
+        };
+        if access != Access::Quiet {
+            if found {
+                self.stats.keyspace_hits += 1;
+            } else {
+                self.stats.keyspace_misses += 1;
+            }
         }
+        if !found {
+            return None;
+        }
+        if access == Access::Read {
+            let draw = match self.access {
+                AccessClock::Lru => 0.0,
+                AccessClock::Lfu { .. } => lfu_random(&mut self.lfu_rng),
+            };
+            let clock = self.access;
+            let e = self.keys.get_mut(h, key).expect("found above");
+            e.set_lru(accessed_clock(clock, e.lru(), now_ms, draw));
+        }
+        self.keys.get(h, key)
     }
 
     /// Look a key up for reading: counts a hit or miss and updates its access clock.
     pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<ValueRef<'_>> {
-        self.read_obj(key, now_ms).map(|o| o.value.as_ref())
+        self.lookup(hash_key(key), key, now_ms, Access::Read).map(|e| e.value_ref())
     }
 
-    /// Look an object up for reading: counts a hit or miss and records the access (TOUCH,
+    /// Look an entry up for reading: counts a hit or miss and records the access (TOUCH,
     /// the source of COPY).
-    pub fn read_obj(&mut self, key: &[u8], now_ms: i64) -> Option<&Obj> {
-        self.expire_if_needed(key, now_ms);
-        let (access, draw) = (self.access, self.access_draw());
-        match self.store.get_mut(key) {
-            Some(obj) => {
-                obj.lru = accessed_clock(access, obj.lru, now_ms, draw);
-                self.stats.keyspace_hits += 1;
-                Some(&*obj)
-            }
-            None => {
-                self.stats.keyspace_misses += 1;
-                None
-            }
-        }
+    pub fn read_obj(&mut self, key: &[u8], now_ms: i64) -> Option<&KeyEntry> {
+        self.lookup(hash_key(key), key, now_ms, Access::Read)
     }
 
-    /// Look an object up for reading its metadata: counts a hit or miss but leaves its
-    /// access clock alone (EXISTS, TYPE, TTL, OBJECT, as Valkey's `LOOKUP_NOTOUCH`).
-    pub fn read_obj_notouch(&mut self, key: &[u8], now_ms: i64) -> Option<&Obj> {
-        self.expire_if_needed(key, now_ms);
-        match self.store.get_mut(key) {
-            Some(obj) => {
-                self.stats.keyspace_hits += 1;
-                Some(&*obj)
-            }
-            None => {
-                self.stats.keyspace_misses += 1;
-                None
-            }
-        }
+    /// Look an entry up for its metadata: counts a hit or miss but leaves its access clock
+    /// alone (EXISTS, TYPE, TTL, OBJECT, as Valkey's `LOOKUP_NOTOUCH`).
+    pub fn read_obj_notouch(&mut self, key: &[u8], now_ms: i64) -> Option<&KeyEntry> {
+        self.lookup(hash_key(key), key, now_ms, Access::ReadNoTouch)
     }
 
-    /// Look a key up without counting a hit or touching its access clock (writes, TYPE...).
+    /// Look a key up without counting a hit or touching its access clock (writes).
     pub fn peek(&mut self, key: &[u8], now_ms: i64) -> Option<ValueRef<'_>> {
-        self.expire_if_needed(key, now_ms);
-        self.store.get_mut(key).map(|o| o.value.as_ref())
+        self.lookup(hash_key(key), key, now_ms, Access::Quiet).map(|e| e.value_ref())
     }
 
-    /// The stored object, for OBJECT and DEBUG OBJECT; does not touch the access clock.
-    pub fn object(&mut self, key: &[u8], now_ms: i64) -> Option<&Obj> {
-        self.expire_if_needed(key, now_ms);
-        self.store.get_mut(key).map(|o| &*o)
-    }
-
-    /// Mutable access to a stored value (aggregate types modify in place).
-    pub fn get_mut(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Value> {
-        self.expire_if_needed(key, now_ms);
-        let (access, draw) = (self.access, self.access_draw());
-        self.store.get_mut(key).map(|o| {
-            o.lru = accessed_clock(access, o.lru, now_ms, draw);
-            &mut o.value
-        })
+    /// The stored entry, for OBJECT and DEBUG OBJECT; counts nothing, touches nothing.
+    pub fn object(&mut self, key: &[u8], now_ms: i64) -> Option<&KeyEntry> {
+        self.lookup(hash_key(key), key, now_ms, Access::Quiet)
     }
 
     pub fn contains(&mut self, key: &[u8], now_ms: i64) -> bool {
-        self.expire_if_needed(key, now_ms);
-        self.store.get_mut(key).is_some()
+        self.lookup(hash_key(key), key, now_ms, Access::Quiet).is_some()
+    }
+
+    /// Edit the string at `key` in place: `f` gets the current value and may change it; the
+    /// result is stored back keeping the TTL. `Ok(None)` when the key does not exist (`f` is
+    /// not called); `Err` from `f` leaves the value unchanged.
+    pub fn update_str<R, E>(
+        &mut self,
+        key: &[u8],
+        now_ms: i64,
+        encoding: EditEncoding,
+        f: impl FnOnce(&mut StrValue) -> Result<R, E>,
+    ) -> Result<Option<R>, E> {
+        let h = hash_key(key);
+        let Some(e) = self.lookup(h, key, now_ms, Access::Quiet) else { return Ok(None) };
+        let ValueRef::Str(current) = e.value_ref();
+        let (expire, lru) = (e.expire_at(), e.lru());
+        let mut value = current.to_owned();
+        let r = f(&mut value)?;
+        let clock = accessed_clock(self.access, lru, now_ms, 0.0);
+        self.keys.insert(h, key, NewValue::from(&value), expire, clock);
+        if encoding == EditEncoding::Raw && matches!(value, StrValue::Raw(_)) {
+            self.keys.get_mut(h, key).expect("just inserted").set_raw();
+        }
+        Ok(Some(r))
     }
 
     /// Write `value` at `key` with the given TTL rule.
     pub fn set(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) {
-        self.expire_if_needed(key, now_ms);
-        let expire_at_ms = match ttl {
-            Ttl::Clear => None,
-            Ttl::Keep => self.store.expire_at(key),
-            Ttl::At(at) => Some(at),
-        };
-        let lru = self.new_clock(now_ms);
-        self.store.insert(key, Obj { value, expire_at_ms, lru });
+        match &value {
+            Value::Str(s) => self.set_str(key, s.clone(), ttl, now_ms),
+        }
     }
 
     /// Write a string value.
     pub fn set_str(&mut self, key: &[u8], value: StrValue, ttl: Ttl, now_ms: i64) {
-        self.set(key, Value::Str(value), ttl, now_ms);
+        let h = hash_key(key);
+        let expire_at_ms = match ttl {
+            Ttl::Clear => None,
+            Ttl::At(at) => Some(at),
+            Ttl::Keep => self.lookup(h, key, now_ms, Access::Quiet).and_then(|e| e.expire_at()),
+        };
+        let lru = new_clock(self.access, now_ms);
+        self.keys.insert(h, key, NewValue::from(&value), expire_at_ms, lru);
+    }
+
+    /// Write a string built by an edit (SETRANGE on a missing key): `raw` for OBJECT ENCODING.
+    pub fn set_str_edited(&mut self, key: &[u8], value: StrValue, now_ms: i64) {
+        let h = hash_key(key);
+        let lru = new_clock(self.access, now_ms);
+        self.keys.insert(h, key, NewValue::from(&value), None, lru);
+        if matches!(value, StrValue::Raw(_)) {
+            self.keys.get_mut(h, key).expect("just inserted").set_raw();
+        }
     }
 
     /// Remove a key; true when it existed (and had not expired).
     pub fn remove(&mut self, key: &[u8], now_ms: i64) -> bool {
-        if self.expire_if_needed(key, now_ms) {
-            return false;
+        self.take_entry(key, now_ms).is_some()
+    }
+
+    fn take_entry(&mut self, key: &[u8], now_ms: i64) -> Option<KeyEntry> {
+        let h = hash_key(key);
+        let e = self.keys.remove(h, key)?;
+        if e.expire_at().is_some_and(|at| is_expired(at, now_ms)) {
+            self.stats.expired_keys += 1;
+            return None;
         }
-        self.store.remove(key).is_some()
+        Some(e)
     }
 
     /// Remove a key and hand its object over (RENAME, MOVE, GETDEL).
     pub fn take(&mut self, key: &[u8], now_ms: i64) -> Option<Obj> {
-        if self.expire_if_needed(key, now_ms) {
-            return None;
-        }
-        self.store.remove(key)
+        self.take_entry(key, now_ms).map(|e| Obj::from_entry(&e))
+    }
+
+    /// Remove a key and hand the entry itself over, to be dropped elsewhere (UNLINK).
+    pub fn take_raw(&mut self, key: &[u8], now_ms: i64) -> Option<KeyEntry> {
+        self.take_entry(key, now_ms)
     }
 
     /// Insert a whole object as it is (RENAME, MOVE, COPY).
     pub fn put(&mut self, key: &[u8], obj: Obj) {
-        self.store.insert(key, obj);
+        let h = hash_key(key);
+        self.keys.insert(h, key, obj.value.as_ref().as_new(), obj.expire_at_ms, obj.lru);
+        if obj.raw {
+            if let Some(e) = self.keys.get_mut(h, key) {
+                e.set_raw();
+            }
+        }
     }
 
     /// The key's expire time, if it exists and has one.
     pub fn expire_at(&mut self, key: &[u8], now_ms: i64) -> Option<i64> {
-        self.expire_if_needed(key, now_ms);
-        self.store.expire_at(key)
+        self.lookup(hash_key(key), key, now_ms, Access::Quiet).and_then(|e| e.expire_at())
     }
 
     /// Set or clear the expire time of an existing key; false when the key does not exist.
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>, now_ms: i64) -> bool {
-        self.expire_if_needed(key, now_ms);
-        self.store.set_expire(key, at)
+        let h = hash_key(key);
+        if self.lookup(h, key, now_ms, Access::Quiet).is_none() {
+            return false;
+        }
+        self.keys.set_expire(h, key, at)
     }
 
     /// Drop every key; returns how many there were.
     pub fn clear(&mut self) -> usize {
-        let n = self.store.len();
-        self.store = Store::default();
+        let n = self.keys.len();
+        self.keys = Keys::default();
         n
     }
 
     /// Take the whole contents out, for freeing on another thread (lazyfree).
-    pub fn take_all(&mut self) -> Store {
-        std::mem::take(&mut self.store)
+    pub fn take_all(&mut self) -> Detached {
+        self.keys.detach()
     }
 
     /// One step of a SCAN: calls `f` for about `count` keys, returns the next cursor (0 when
-    /// done). Every key present for the whole scan is visited at least once; keys added or
-    /// removed meanwhile may or may not be; a key may be visited twice. Expired keys are
-    /// visited too (the caller filters them, see `is_live`).
-    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], &Obj)) -> u64 {
-        self.store.scan(cursor, count, &mut f)
+    /// done). Every key present for the whole scan is visited at least once, across resizes;
+    /// a key may be visited twice. Expired keys are visited too (the caller filters them,
+    /// see `ObjView::is_live`).
+    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], &KeyEntry)) -> u64 {
+        let mut cursor = cursor;
+        let mut visited = 0usize;
+        // As Valkey: at most 10 buckets per requested element, so a sparse table cannot
+        // make one call run long.
+        let mut buckets_left = count.max(1).saturating_mul(10);
+        loop {
+            cursor = self.keys.scan(cursor, |e| {
+                visited += 1;
+                f(e.key(), e);
+            });
+            buckets_left -= 1;
+            if cursor == 0 || visited >= count || buckets_left == 0 {
+                return cursor;
+            }
+        }
     }
 
     /// Whether an object visited by `scan` or `for_each` is alive (not expired) at `now_ms`.
-    pub fn is_live(obj: &Obj, now_ms: i64) -> bool {
-        !obj.expire_at_ms.is_some_and(|at| is_expired(at, now_ms))
+    pub fn is_live(obj: &impl ObjView, now_ms: i64) -> bool {
+        obj.is_live(now_ms)
     }
 
     /// Swap the contents (keys, values, expire times) of two databases (SWAPDB). Counters
     /// and settings stay with their database.
     pub fn swap_contents(a: &mut Db, b: &mut Db) {
-        std::mem::swap(&mut a.store, &mut b.store);
+        std::mem::swap(&mut a.keys, &mut b.keys);
     }
 
     /// Every key, in storage order (KEYS).
-    pub fn for_each(&self, mut f: impl FnMut(&[u8], &Obj)) {
-        self.store.for_each(&mut f)
+    pub fn for_each(&self, mut f: impl FnMut(&[u8], &KeyEntry)) {
+        for e in self.keys.iter() {
+            f(e.key(), e);
+        }
     }
 
     /// A random key that has not expired, or None when the db is empty or (after some
@@ -314,13 +322,13 @@ impl Db {
         let mut seed = seed;
         for _ in 0..100 {
             let (key, expired) = {
-                let (k, o) = self.store.random(seed)?;
-                (k.to_vec(), o.expire_at_ms.is_some_and(|at| is_expired(at, now_ms)))
+                let e = self.keys.random(seed)?;
+                (e.key().to_vec(), !e.is_live(now_ms))
             };
             if !expired {
                 return Some(key);
             }
-            self.store.remove(&key);
+            self.keys.remove(hash_key(&key), &key);
             self.stats.expired_keys += 1;
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         }
@@ -330,11 +338,10 @@ impl Db {
     /// Sample up to `n` keys with a TTL and delete those expired at `now_ms`.
     /// Returns (sampled, expired).
     pub fn expire_sample(&mut self, seed: u64, n: usize, now_ms: i64) -> (usize, usize) {
-        let victims = self.store.sample_expired(seed, n, now_ms);
-        let (sampled, keys) = victims;
+        let (sampled, keys) = self.keys.sample_expired(seed, n, now_ms);
         let expired = keys.len();
         for k in keys {
-            self.store.remove(&k);
+            self.keys.remove(hash_key(&k), &k);
         }
         self.stats.expired_keys += expired as u64;
         (sampled, expired)
@@ -342,34 +349,32 @@ impl Db {
 
     /// Average TTL in ms of the keys with one (for INFO keyspace), estimated on a sample.
     pub fn avg_ttl_ms(&self, now_ms: i64) -> i64 {
-        self.store.avg_ttl_ms(now_ms)
+        self.keys.avg_ttl_ms(now_ms)
     }
-}
 
-/// An object's access clock after an access at `now_ms` (Valkey's LRU stamp, or
-/// `updateLFU`: decay, then a probabilistic increment using `draw`).
-fn accessed_clock(access: AccessClock, lru: u32, now_ms: i64, draw: f64) -> u32 {
-    match access {
-        AccessClock::Lru => lru_clock(now_ms),
-        AccessClock::Lfu { log_factor, decay_time_mins } => {
-            let counter = lfu_decayed(lru, now_ms, decay_time_mins);
-            (lfu_minutes(now_ms) << 8) | lfu_log_incr(counter, log_factor, draw)
-        }
+    /// One incremental rehash step (time events); true while a resize is in progress.
+    pub fn rehash_step(&mut self, buckets: usize) -> bool {
+        self.keys.rehash_step(buckets)
     }
-}
 
-/// Valkey's `LFULogIncr`: the counter grows with probability 1 / ((counter - init) *
-/// log_factor + 1), so it tracks the logarithm of the access count. `r` is uniform in [0, 1).
-fn lfu_log_incr(counter: u32, log_factor: u32, r: f64) -> u32 {
-    if counter >= LFU_COUNTER_MAX {
-        return LFU_COUNTER_MAX;
+    /// Bytes of the table and the expire index (INFO memory overhead).
+    pub fn overhead_bytes(&self) -> usize {
+        self.keys.overhead_bytes()
     }
-    let base = counter.saturating_sub(LFU_INIT_VAL) as f64;
-    let p = 1.0 / (base * log_factor as f64 + 1.0);
-    if r < p {
-        counter + 1
-    } else {
-        counter
+
+    /// Prefetch what a lookup of `hash` will touch: first call for every key of a batch,
+    /// then [`Db::prefetch_entries`] for every key.
+    pub fn prefetch_bucket(&self, hash: u64) {
+        self.keys.prefetch_bucket(hash);
+    }
+
+    pub fn prefetch_entries(&self, hash: u64) {
+        self.keys.prefetch_matches(hash);
+    }
+
+    /// Check the storage invariants (tests).
+    pub fn check_invariants(&self) {
+        self.keys.check_invariants();
     }
 }
 
@@ -387,12 +392,13 @@ mod tests {
         assert!(!db.contains(b"k", T0 + 11));
         assert_eq!(db.len(), 0);
         assert_eq!(db.stats.expired_keys, 1);
+        db.check_invariants();
     }
 
     #[test]
-    fn scan_visits_every_key_despite_removals() {
+    fn scan_visits_every_key_despite_removals_and_resizes() {
         let mut db = Db::new();
-        for i in 0..100 {
+        for i in 0..1000 {
             db.set_str(format!("k{i}").as_bytes(), StrValue::Int(i), Ttl::Clear, T0);
         }
         let mut seen = std::collections::HashSet::new();
@@ -401,21 +407,25 @@ mod tests {
         loop {
             let mut batch = Vec::new();
             cursor = db.scan(cursor, 7, |k, _| batch.push(k.to_vec()));
-            // Every other step, delete a key the scan has already returned.
             for k in &batch {
                 seen.insert(k.clone());
             }
-            if step % 2 == 0 {
-                if let Some(k) = batch.first() {
-                    db.remove(k, T0);
-                }
+            // Delete keys already returned (shrinks the table) and add new ones.
+            for k in batch.iter().take(5) {
+                db.remove(k, T0);
+            }
+            if step % 3 == 0 {
+                db.set_str(format!("new{step}").as_bytes(), StrValue::Int(0), Ttl::Clear, T0);
             }
             step += 1;
             if cursor == 0 {
                 break;
             }
         }
-        assert_eq!(seen.len(), 100);
+        for i in 0..1000 {
+            assert!(seen.contains(format!("k{i}").as_bytes()), "k{i} missed");
+        }
+        db.check_invariants();
     }
 
     #[test]
@@ -425,9 +435,9 @@ mod tests {
         assert!(db.read_obj_notouch(b"k", T0 + 5000).is_some());
         assert!(db.read_obj_notouch(b"x", T0).is_none());
         assert_eq!((db.stats.keyspace_hits, db.stats.keyspace_misses), (1, 1));
-        assert_eq!(idle_ms(db.object(b"k", T0).unwrap().lru, T0 + 5000), 5000);
+        assert_eq!(idle_ms(db.object(b"k", T0).unwrap().lru(), T0 + 5000), 5000);
         db.read_obj(b"k", T0 + 5000);
-        assert_eq!(idle_ms(db.object(b"k", T0).unwrap().lru, T0 + 5000), 0);
+        assert_eq!(idle_ms(db.object(b"k", T0).unwrap().lru(), T0 + 5000), 0);
     }
 
     #[test]
@@ -435,26 +445,57 @@ mod tests {
         let mut db = Db::new();
         db.set_access_clock(AccessClock::Lfu { log_factor: 10, decay_time_mins: 1 });
         db.set_str(b"k", StrValue::Int(1), Ttl::Clear, T0);
-        let lru = db.object(b"k", T0).unwrap().lru;
+        let lru = db.object(b"k", T0).unwrap().lru();
         assert_eq!(lfu_decayed(lru, T0, 1), LFU_INIT_VAL);
-        // From the initial value the first increment is certain.
         db.read_obj(b"k", T0);
-        let lru = db.object(b"k", T0).unwrap().lru;
+        let lru = db.object(b"k", T0).unwrap().lru();
         assert_eq!(lfu_decayed(lru, T0, 1), LFU_INIT_VAL + 1);
         for _ in 0..1000 {
             db.read_obj(b"k", T0);
         }
-        let lru = db.object(b"k", T0).unwrap().lru;
+        let lru = db.object(b"k", T0).unwrap().lru();
         let c = lfu_decayed(lru, T0, 1);
         assert!(c > LFU_INIT_VAL + 1 && c < 40, "{c}");
-        // Three minutes later, with one step per minute, three steps were lost.
         assert_eq!(lfu_decayed(lru, T0 + 3 * 60_000, 1), c - 3);
         assert_eq!(lfu_decayed(lru, T0 + 3 * 60_000, 0), c);
-        assert_eq!(lfu_log_incr(255, 10, 0.0), 255);
     }
 
     #[test]
-    fn idle_time_wraps_with_the_clock() {
-        assert_eq!(idle_ms(LRU_CLOCK_MAX - 1, 0), 1000);
+    fn ttl_changes_keep_the_value_and_the_index_in_step() {
+        let mut db = Db::new();
+        db.set_str(b"k", StrValue::Raw(b"hello"[..].into()), Ttl::Clear, T0);
+        assert!(db.set_expire(b"k", Some(T0 + 100), T0));
+        assert_eq!(db.expires_len(), 1);
+        assert!(db.set_expire(b"k", Some(i64::MAX), T0));
+        assert!(db.set_expire(b"k", None, T0));
+        assert_eq!(db.expires_len(), 0);
+        assert_eq!(
+            db.get(b"k", T0),
+            Some(ValueRef::Str(crate::types::string::StrRef::Raw(b"hello")))
+        );
+        let r: Result<_, ()> = db.update_str(b"k", T0, EditEncoding::Raw, |s| {
+            *s = StrValue::Raw(b"hi"[..].into());
+            Ok(2)
+        });
+        assert_eq!(r, Ok(Some(2)));
+        assert_eq!(db.object(b"k", T0).unwrap().encoding(), "raw");
+        db.check_invariants();
+    }
+
+    #[test]
+    fn active_expiry_samples_only_keys_with_a_ttl() {
+        let mut db = Db::new();
+        for i in 0..100 {
+            let ttl = if i % 2 == 0 { Ttl::At(T0 + 1) } else { Ttl::Clear };
+            db.set_str(format!("k{i}").as_bytes(), StrValue::Int(i), ttl, T0);
+        }
+        let mut seed = 1;
+        while db.expires_len() > 0 {
+            db.expire_sample(seed, 20, T0 + 2);
+            seed += 1;
+        }
+        assert_eq!(db.len(), 50);
+        assert_eq!(db.stats.expired_keys, 50);
+        db.check_invariants();
     }
 }

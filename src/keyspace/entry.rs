@@ -189,7 +189,8 @@ impl KeyEntry {
             }
             NewValue::Str(b) => {
                 let heap = alloc_heap_str(b);
-                buf[vo..vo + 8].copy_from_slice(&(heap.as_ptr().expose_provenance() as u64).to_le_bytes());
+                buf[vo..vo + 8]
+                    .copy_from_slice(&(heap.as_ptr().expose_provenance() as u64).to_le_bytes());
             }
         }
         if let Some(at) = expire_at_ms {
@@ -244,7 +245,11 @@ impl KeyEntry {
     fn write(&mut self, offset: usize, bytes: &[u8]) {
         // SAFETY: as for `read`; `&mut self` gives unique access.
         unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.as_ptr().add(offset), bytes.len())
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.ptr.as_ptr().add(offset),
+                bytes.len(),
+            )
         };
     }
 
@@ -281,7 +286,8 @@ impl KeyEntry {
     /// Address of the out-of-line value, if any (for prefetching).
     pub fn value_addr(&self) -> Option<*const u8> {
         let s = self.shape();
-        (s.tag & ENC_MASK == ENC_HEAP).then(|| self.heap_ptr(s.value_offset()).as_ptr() as *const u8)
+        (s.tag & ENC_MASK == ENC_HEAP)
+            .then(|| self.heap_ptr(s.value_offset()).as_ptr() as *const u8)
     }
 
     pub fn expire_at(&self) -> Option<i64> {
@@ -456,10 +462,16 @@ mod tests {
         for key in [&b""[..], b"a", &long_key] {
             for exp in [None, Some(5), Some(1i64 << 50), Some(i64::MAX)] {
                 let e = KeyEntry::new(key, NewValue::Int(-42), exp, 0xABCDEF);
-                assert_eq!((e.key(), e.value(), e.expire_at(), e.lru()), (key, StrRef::Int(-42), exp, 0xABCDEF));
+                assert_eq!(
+                    (e.key(), e.value(), e.expire_at(), e.lru()),
+                    (key, StrRef::Int(-42), exp, 0xABCDEF)
+                );
                 assert_eq!(e.encoding(), "int");
                 let mut e = KeyEntry::new(key, NewValue::Str(&long_val), exp, 1);
-                assert_eq!((e.key(), e.value(), e.expire_at()), (key, StrRef::Raw(&long_val[..]), exp));
+                assert_eq!(
+                    (e.key(), e.value(), e.expire_at()),
+                    (key, StrRef::Raw(&long_val[..]), exp)
+                );
                 assert_eq!(e.encoding(), "raw");
                 if exp.is_some() {
                     e.set_expire_slot(99);

@@ -1,7 +1,20 @@
 //! The keyspace: databases of keys with their values and expire times.
 //!
 //! A library with no knowledge of connections, clients or RESP; tests drive it directly.
+//!
+//! - `hashtable`: the generic cache-line bucket hashtable (design essay there).
+//! - `entry`: the one-allocation key entry (byte layout and budget there).
+//! - `expire_index`: the entries that have a TTL, for active expiry's sampling.
+//! - `keys`: table plus expire index, kept in step.
+//! - `db`: the API commands use (lazy expiry, access clocks, statistics).
+//! - `clock`: LRU/LFU access clocks. `value`: value and object views. `lazyfree`: freeing
+//!   large values and whole databases off the main thread.
 
+pub mod clock;
 pub mod db;
+pub mod entry;
+pub mod expire_index;
+pub mod hashtable;
+pub mod keys;
 pub mod lazyfree;
-pub mod store;
+pub mod value;

@@ -103,7 +103,12 @@ pub fn rate(samples: &[(i64, u64); 16], idx: usize) -> f64 {
 
 /// Whether a client's output buffer broke the normal class limit (hard, or soft for longer
 /// than its time). Updates the soft-limit timer.
-pub fn output_over_limit(config: &Config, client: &mut Client, out_len: usize, now_ms: i64) -> bool {
+pub fn output_over_limit(
+    config: &Config,
+    client: &mut Client,
+    out_len: usize,
+    now_ms: i64,
+) -> bool {
     let class = match client.kind {
         ClientKind::Normal | ClientKind::Monitor => 0,
     };

@@ -189,7 +189,11 @@ fn feed_monitors(srv: &mut ServerState, token: usize, slot: &Slot, argv: &[Bytes
         now_ms / 1000,
         (now_ms % 1000) * 1000,
         slot.client.db,
-        if slot.client.unix { format!("unix:{}", slot.client.laddr) } else { slot.client.addr.clone() }
+        if slot.client.unix {
+            format!("unix:{}", slot.client.laddr)
+        } else {
+            slot.client.addr.clone()
+        }
     );
     for a in argv {
         line.push(' ');

@@ -45,7 +45,14 @@ impl EventLoop {
         let mut srv = srv;
         let listeners = Listeners::bind(&srv.config, poll.registry())?;
         srv.tcp_port = listeners.tcp_port.unwrap_or(srv.config.port);
-        Ok(EventLoop { poll, listeners, srv, scratch: vec![0; IOBUF_LEN], next_cron_ms: 0, again: Vec::new() })
+        Ok(EventLoop {
+            poll,
+            listeners,
+            srv,
+            scratch: vec![0; IOBUF_LEN],
+            next_cron_ms: 0,
+            again: Vec::new(),
+        })
     }
 
     /// Run until SHUTDOWN.
@@ -242,7 +249,10 @@ impl EventLoop {
                     Ok(None) => return false,
                     Err(e) => {
                         let msg = e.message();
-                        info!("Protocol error ({msg}) from client: id={} addr={}", slot.client.id, slot.client.addr);
+                        info!(
+                            "Protocol error ({msg}) from client: id={} addr={}",
+                            slot.client.id, slot.client.addr
+                        );
                         slot.out.error(&msg);
                         *self.srv.stats.errors.entry("ERR".into()).or_insert(0) += 1;
                         self.srv.stats.total_error_replies += 1;
@@ -275,8 +285,13 @@ impl EventLoop {
         if self.srv.pause.kind.is_some() && now_ms() < self.srv.pause.until_ms {
             return;
         }
-        let tokens: Vec<usize> =
-            self.srv.clients.iter().filter(|(_, s)| !s.pending.is_empty()).map(|(t, _)| t).collect();
+        let tokens: Vec<usize> = self
+            .srv
+            .clients
+            .iter()
+            .filter(|(_, s)| !s.pending.is_empty())
+            .map(|(t, _)| t)
+            .collect();
         for t in tokens {
             let Some(mut slot) = self.srv.clients.slots[t].take() else { continue };
             if let Some(mut conn) = slot.conn.take() {
@@ -329,8 +344,11 @@ impl EventLoop {
             let want_write = !done && !close;
             if want_write != conn.want_write {
                 conn.want_write = want_write;
-                let interest =
-                    if want_write { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+                let interest = if want_write {
+                    Interest::READABLE | Interest::WRITABLE
+                } else {
+                    Interest::READABLE
+                };
                 let _ = self.poll.registry().reregister(conn.sock.source(), Token(t), interest);
             }
             if close {

@@ -198,8 +198,8 @@ pub fn protected_mode_denial(config: &Config, acc: &Accepted) -> Option<String> 
     if !config.protected_mode || !config.requirepass.is_empty() {
         return None;
     }
-    let default_bind = config.bind.is_empty()
-        || config.bind.iter().all(|b| b == "*" || b == "-::*" || b == "::*");
+    let default_bind =
+        config.bind.is_empty() || config.bind.iter().all(|b| b == "*" || b == "-::*" || b == "::*");
     if !default_bind {
         return None;
     }

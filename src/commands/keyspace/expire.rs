@@ -3,6 +3,7 @@
 //!
 //! Expire times are absolute unix milliseconds. A time already past deletes the key.
 
+use crate::keyspace::db::ObjView;
 use bytes::Bytes;
 
 use crate::commands::args::int_arg;
@@ -188,7 +189,7 @@ fn reply_expire(ctx: &mut Ctx, key: &[u8], unit: Unit, base: Base) -> CmdResult 
     let now = ctx.now_ms;
     let reply = match ctx.db().read_obj_notouch(key, now) {
         None => -2,
-        Some(obj) => match obj.expire_at_ms {
+        Some(obj) => match obj.expire_at_ms() {
             None => -1,
             Some(at) => {
                 let ms = match base {

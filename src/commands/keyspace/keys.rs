@@ -1,6 +1,7 @@
 //! Commands on named keys of any type: DEL, UNLINK, EXISTS, TYPE, TOUCH, RENAME, RENAMENX,
 //! COPY, MOVE.
 
+use crate::keyspace::db::ObjView;
 use bytes::Bytes;
 
 use super::{db_index_arg, db_position, two_dbs};
@@ -32,7 +33,7 @@ fn delete_keys(ctx: &mut Ctx, keys: &[Bytes], mode: FreeMode) -> CmdResult {
     let db = &mut ctx.srv.dbs[ctx.client.db];
     let mut deleted = 0;
     for key in keys {
-        let Some(obj) = db.take(key, now) else { continue };
+        let Some(obj) = db.take_raw(key, now) else { continue };
         deleted += 1;
         if mode == FreeMode::Lazy && obj.free_effort() > lazyfree::LAZYFREE_THRESHOLD {
             lazyfree::free_async(obj, 1);
@@ -55,7 +56,7 @@ pub fn exists(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 pub fn type_cmd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
     let name = match ctx.db().read_obj_notouch(&argv[1], now) {
-        Some(obj) => obj.value.as_ref().type_name(),
+        Some(obj) => obj.value_ref().type_name(),
         None => "none",
     };
     ctx.out.simple(name);
@@ -149,8 +150,9 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Err(CmdError::SameObject);
     }
     let now = ctx.now_ms;
-    let Some((value, expire_at_ms)) =
-        ctx.srv.dbs[src_pos].read_obj(src_key, now).map(|o| (o.value.clone(), o.expire_at_ms))
+    let Some((value, expire_at_ms)) = ctx.srv.dbs[src_pos]
+        .read_obj(src_key, now)
+        .map(|o| (o.value_ref().to_owned(), o.expire_at_ms()))
     else {
         ctx.out.int(0);
         return Ok(());

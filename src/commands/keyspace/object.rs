@@ -1,15 +1,16 @@
 //! OBJECT: ENCODING, FREQ, IDLETIME, REFCOUNT and HELP. Lookups do not touch the access
 //! clock (reading it must not change it); a missing key replies null.
 
+use crate::keyspace::entry::KeyEntry;
 use bytes::Bytes;
 
 use crate::commands::table::ks::RO;
 use crate::commands::table::{acl, flag, range, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::MaxmemoryPolicy;
-use crate::keyspace::db::{idle_ms, lfu_decayed, Obj, Value};
+use crate::keyspace::db::{idle_ms, lfu_decayed};
 use crate::resp::reply::Reply;
-use crate::types::string::StrValue;
+use crate::types::string::StrRef;
 
 /// The key of OBJECT subcommands is argv[2].
 const OBJECT_KEY: &[KeySpec] = &[range(RO, 2, 0, 1)];
@@ -75,7 +76,7 @@ fn help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
 
 /// The object at argv[2] without touching its access clock, and the reply buffer; replies
 /// null and yields None when the key does not exist.
-fn lookup<'c>(ctx: &'c mut Ctx, argv: &[Bytes]) -> Option<(&'c Obj, &'c mut Reply)> {
+fn lookup<'c>(ctx: &'c mut Ctx, argv: &[Bytes]) -> Option<(&'c KeyEntry, &'c mut Reply)> {
     let now = ctx.now_ms;
     let obj = ctx.srv.dbs[ctx.client.db].read_obj_notouch(&argv[2], now);
     if obj.is_none() {
@@ -109,7 +110,7 @@ fn freq(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         if !is_lfu(policy) {
             return Err(CmdError::LfuNotSelected);
         }
-        out.int(lfu_decayed(obj.lru, now, decay) as i64);
+        out.int(lfu_decayed(obj.lru(), now, decay) as i64);
     }
     Ok(())
 }
@@ -121,7 +122,7 @@ fn idletime(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         if is_lfu(policy) {
             return Err(CmdError::LfuSelected);
         }
-        out.int(idle_ms(obj.lru, now) / 1000);
+        out.int(idle_ms(obj.lru(), now) / 1000);
     }
     Ok(())
 }
@@ -132,10 +133,9 @@ fn refcount(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let cfg = &ctx.srv.config;
     let sharing = !(cfg.maxmemory_bytes > 0 && uses_access_clock(cfg.maxmemory_policy));
     if let Some((obj, out)) = lookup(ctx, argv) {
-        let shared = match obj.value {
-            Value::Str(StrValue::Int(n)) => sharing && (0..SHARED_INTEGERS).contains(&n),
-            #[allow(unreachable_patterns)]
-            _ => false,
+        let shared = match obj.value() {
+            StrRef::Int(n) => sharing && (0..SHARED_INTEGERS).contains(&n),
+            StrRef::Raw(_) => false,
         };
         out.int(if shared { SHARED_REFCOUNT } else { 1 });
     }

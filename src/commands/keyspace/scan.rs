@@ -1,5 +1,6 @@
 //! Iterating the keyspace: SCAN (cursor, MATCH, COUNT, TYPE), KEYS and RANDOMKEY.
 
+use crate::keyspace::db::ObjView;
 use bytes::Bytes;
 
 use crate::commands::args::int_arg;
@@ -111,7 +112,7 @@ pub fn scan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         None => db.contains(key, now),
         Some(t) => db
             .read_obj_notouch(key, now)
-            .is_some_and(|obj| t.eq_ignore_ascii_case(obj.value.as_ref().type_name().as_bytes())),
+            .is_some_and(|obj| t.eq_ignore_ascii_case(obj.value_ref().type_name().as_bytes())),
     });
     ctx.out.array(2);
     ctx.out.bulk(next.to_string().as_bytes());

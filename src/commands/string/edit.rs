@@ -8,10 +8,10 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::{read_str, write_str};
+use super::read_str;
 use crate::commands::args::int_arg;
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::keyspace::db::Ttl;
+use crate::keyspace::db::{EditEncoding, Ttl, ValueRef};
 use crate::types::string::{LongDouble, StrValue};
 
 /// Refuse a string of `len + extra` bytes beyond `proto-max-bulk-len` (or beyond u64).
@@ -27,14 +27,15 @@ pub(super) fn append(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now_ms = ctx.now_ms;
     let max_bytes = ctx.srv.config.proto_max_bulk_len;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let len = match write_str(db, key, now_ms)? {
+    let appended = db.update_str(key, now_ms, EditEncoding::Raw, |s| {
+        check_len(s.as_ref().len() as u64, tail.len() as u64, max_bytes)?;
+        Ok::<_, CmdError>(s.append(tail))
+    })?;
+    let len = match appended {
+        Some(len) => len,
         None => {
             db.set_str(key, StrValue::from_bytes(tail), Ttl::Clear, now_ms);
             tail.len()
-        }
-        Some(s) => {
-            check_len(s.as_ref().len() as u64, tail.len() as u64, max_bytes)?;
-            s.append(tail)
         }
     };
     ctx.srv.dirty += 1;
@@ -51,24 +52,29 @@ pub(super) fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now_ms = ctx.now_ms;
     let max_bytes = ctx.srv.config.proto_max_bulk_len;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let len = match write_str(db, key, now_ms)? {
+    if bytes.is_empty() {
         // Writing nothing changes nothing (and creates no key).
-        None if bytes.is_empty() => 0,
-        Some(s) if bytes.is_empty() => s.as_ref().len(),
+        let len = match db.peek(key, now_ms) {
+            None => 0,
+            Some(ValueRef::Str(s)) => s.len(),
+        };
+        ctx.out.int(len as i64);
+        return Ok(());
+    }
+    check_len(offset as u64, bytes.len() as u64, max_bytes)?;
+    let edited = db.update_str(key, now_ms, EditEncoding::Raw, |s| {
+        Ok::<_, CmdError>(s.set_range(offset as usize, bytes))
+    })?;
+    let len = match edited {
+        Some(len) => len,
         None => {
-            check_len(offset as u64, bytes.len() as u64, max_bytes)?;
             let mut value = StrValue::Raw(Box::default());
             let len = value.set_range(offset as usize, bytes);
-            db.set_str(key, value, Ttl::Clear, now_ms);
-            ctx.srv.dirty += 1;
+            db.set_str_edited(key, value, now_ms);
             len
         }
-        Some(s) => {
-            check_len(offset as u64, bytes.len() as u64, max_bytes)?;
-            ctx.srv.dirty += 1;
-            s.set_range(offset as usize, bytes)
-        }
     };
+    ctx.srv.dirty += 1;
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -138,16 +144,17 @@ pub(super) fn decrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let value = match write_str(db, key, now_ms)? {
+    let updated = db.update_str(key, now_ms, EditEncoding::Fresh, |s| {
+        let current = s.as_ref().as_i64().ok_or(CmdError::NotInteger)?;
+        let next = current.checked_add(delta).ok_or(CmdError::IncrOverflow)?;
+        *s = StrValue::Int(next);
+        Ok(next)
+    })?;
+    let value = match updated {
+        Some(v) => v,
         None => {
             db.set_str(key, StrValue::Int(delta), Ttl::Clear, now_ms);
             delta
-        }
-        Some(s) => {
-            let current = s.as_ref().as_i64().ok_or(CmdError::NotInteger)?;
-            let next = current.checked_add(delta).ok_or(CmdError::IncrOverflow)?;
-            *s = StrValue::Int(next);
-            next
         }
     };
     ctx.srv.dirty += 1;
@@ -161,19 +168,25 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let key = &argv[1];
     let now_ms = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let slot = write_str(db, key, now_ms)?;
-    let current = match &slot {
-        None => LongDouble::ZERO,
-        Some(s) => s.as_ref().as_long_double().ok_or(CmdError::NotFloat)?,
+    let add = |current: LongDouble| -> Result<String, CmdError> {
+        let incr = LongDouble::parse(&argv[2]).ok_or(CmdError::NotFloat)?;
+        let sum = current.checked_add(incr).ok_or(CmdError::NanOrInfinity)?;
+        Ok(sum.to_human_string())
     };
-    let incr = LongDouble::parse(&argv[2]).ok_or(CmdError::NotFloat)?;
-    let sum = current.checked_add(incr).ok_or(CmdError::NanOrInfinity)?;
-    let text = sum.to_human_string();
-    let value = StrValue::Raw(text.as_bytes().into());
-    match slot {
-        Some(s) => *s = value,
-        None => db.set_str(key, value, Ttl::Clear, now_ms),
-    }
+    let updated = db.update_str(key, now_ms, EditEncoding::Fresh, |s| {
+        let current = s.as_ref().as_long_double().ok_or(CmdError::NotFloat)?;
+        let text = add(current)?;
+        *s = StrValue::Raw(text.as_bytes().into());
+        Ok(text)
+    })?;
+    let text = match updated {
+        Some(text) => text,
+        None => {
+            let text = add(LongDouble::ZERO)?;
+            db.set_str(key, StrValue::Raw(text.as_bytes().into()), Ttl::Clear, now_ms);
+            text
+        }
+    };
     ctx.srv.dirty += 1;
     ctx.out.bulk(text.as_bytes());
     Ok(())
