@@ -95,10 +95,8 @@ impl Db {
 
     /// The live entry of `key`, expiring it lazily first; counts and touches per `access`.
     fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64, access: Access) -> Option<&KeyEntry> {
-        let expired = match self.keys.get(h, key) {
-            None => None,
-            Some(e) => Some(e.expire_at().is_some_and(|at| is_expired(at, now_ms))),
-        };
+        let expired =
+            self.keys.get(h, key).map(|e| e.expire_at().is_some_and(|at| is_expired(at, now_ms)));
         let found = match expired {
             Some(true) => {
                 self.keys.remove(h, key);

@@ -84,7 +84,7 @@ impl ExpireIndex {
         }
         self.set(last, None);
         self.len = last;
-        if self.len % CHUNK == 0 && self.chunks.len() > self.len / CHUNK + 1 {
+        if self.len.is_multiple_of(CHUNK) && self.chunks.len() > self.len / CHUNK + 1 {
             // Keep one empty chunk of slack so a key flapping at a boundary does not
             // allocate and free a chunk each time.
             self.chunks.pop();
