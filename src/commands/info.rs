@@ -360,7 +360,7 @@ fn stats_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "expired_keys" => expired,
         "expired_stale_perc" => format!("{:.2}", ratio(stale as usize, sampled as usize) * 100.0),
         "expired_time_cap_reached_count" => 0,
-        "expire_cycle_cpu_milliseconds" => st.expire_cycle_cpu_ms,
+        "expire_cycle_cpu_milliseconds" => st.expire_cycle_cpu_us / 1000,
         "evicted_keys" => 0,
         "evicted_clients" => 0,
         "evicted_scripts" => 0,

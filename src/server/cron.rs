@@ -22,7 +22,10 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
         srv.pause.kind = None;
     }
     if srv.active_expire_enabled {
-        active_expire(srv, now_ms);
+        active_expire(srv, now_ms, ExpireCycle::Slow);
+    }
+    if srv.config.activerehashing {
+        rehash_dbs(srv);
     }
     close_idle_clients(srv, now_ms);
     sample_metrics(srv, now_ms);
@@ -33,13 +36,60 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     srv.hz = srv.config.hz;
 }
 
-/// Valkey's slow expire cycle: per db, sample keys with a TTL, delete the expired ones,
-/// and repeat while more than 10% of a sample was stale, within a time budget.
-fn active_expire(srv: &mut ServerState, now_ms: i64) {
+/// Buckets moved per rehash step in the time events, and the time one cron may spend.
+const REHASH_BUCKETS_PER_STEP: usize = 100;
+const REHASH_BUDGET_US: u128 = 1000;
+
+/// Move resizing tables forward a bounded amount (Valkey's `activerehashing`), so a table
+/// that stopped receiving writes still finishes its resize.
+fn rehash_dbs(srv: &mut ServerState) {
+    let started = std::time::Instant::now();
+    for db in srv.dbs.iter_mut() {
+        while db.rehash_step(REHASH_BUCKETS_PER_STEP) {
+            if started.elapsed().as_micros() >= REHASH_BUDGET_US {
+                return;
+            }
+        }
+    }
+}
+
+/// Which expire cycle runs: the slow one from the time events, or the fast one from
+/// before-sleep when the last slow cycle ran out of time with many keys still stale.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ExpireCycle {
+    Slow,
+    Fast,
+}
+
+/// Budget of one fast cycle, and the minimum gap between two (Valkey's 1000 µs and 2 ms).
+const FAST_CYCLE_US: u64 = 1000;
+const FAST_CYCLE_GAP_MS: i64 = 2;
+
+/// The fast expire cycle, called before the event loop sleeps.
+pub fn before_sleep_expire(srv: &mut ServerState, now_ms: i64) {
+    if !srv.active_expire_enabled || !srv.expire_fast_wanted {
+        return;
+    }
+    if now_ms - srv.expire_fast_last_ms < FAST_CYCLE_GAP_MS {
+        return;
+    }
+    srv.expire_fast_last_ms = now_ms;
+    active_expire(srv, now_ms, ExpireCycle::Fast);
+}
+
+/// Valkey's active expire cycle: per db, sample keys with a TTL, delete the expired ones,
+/// and repeat while more than 10% of a sample was stale, within a time budget (25% of a
+/// cron tick for the slow cycle, 1 ms for the fast one). When the slow cycle runs out of
+/// time, a fast cycle is wanted before the loop sleeps.
+pub fn active_expire(srv: &mut ServerState, now_ms: i64, cycle: ExpireCycle) {
     let started = std::time::Instant::now();
     let effort = srv.config.active_expire_effort.clamp(1, 10) as usize;
     let per_loop = EXPIRE_KEYS_PER_LOOP + EXPIRE_KEYS_PER_LOOP / 4 * (effort - 1);
-    let budget_us = 1_000_000 * EXPIRE_CPU_PCT / 100 / srv.config.hz.max(1) as u64;
+    let budget_us = match cycle {
+        ExpireCycle::Slow => 1_000_000 * EXPIRE_CPU_PCT / 100 / srv.config.hz.max(1) as u64,
+        ExpireCycle::Fast => FAST_CYCLE_US,
+    };
+    let mut timed_out = false;
     let stale_pct = EXPIRE_ACCEPTABLE_STALE_PCT.saturating_sub(effort - 1);
     let ndb = srv.dbs.len();
     'dbs: for i in 0..ndb {
@@ -53,6 +103,7 @@ fn active_expire(srv: &mut ServerState, now_ms: i64) {
             db.stats.expired_samples += sampled as u64;
             db.stats.expired_stale_samples += expired as u64;
             if started.elapsed().as_micros() as u64 > budget_us {
+                timed_out = true;
                 break 'dbs;
             }
             if sampled == 0 || expired * 100 <= sampled * stale_pct {
@@ -60,7 +111,10 @@ fn active_expire(srv: &mut ServerState, now_ms: i64) {
             }
         }
     }
-    srv.stats.expire_cycle_cpu_ms += started.elapsed().as_millis() as u64;
+    srv.stats.expire_cycle_cpu_us += started.elapsed().as_micros() as u64;
+    if cycle == ExpireCycle::Slow {
+        srv.expire_fast_wanted = timed_out;
+    }
 }
 
 fn close_idle_clients(srv: &mut ServerState, now_ms: i64) {

@@ -61,6 +61,7 @@ impl EventLoop {
         let mut readable: Vec<usize> = Vec::new();
         let mut writable: Vec<usize> = Vec::new();
         loop {
+            cron::before_sleep_expire(&mut self.srv, now_ms());
             crate::memory::publish();
             let now = now_ms();
             let timeout_ms = if self.has_pending_work() {

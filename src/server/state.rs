@@ -36,7 +36,7 @@ pub struct Stats {
     pub unexpected_error_replies: u64,
     pub client_qbuf_limit_disconnections: u64,
     pub client_outbuf_limit_disconnections: u64,
-    pub expire_cycle_cpu_ms: u64,
+    pub expire_cycle_cpu_us: u64,
     pub cmd: HashMap<&'static str, CmdStat>,
     pub errors: HashMap<String, u64>,
     /// Ring of (ms, commands processed) samples for instantaneous_ops_per_sec.
@@ -167,6 +167,9 @@ pub struct ServerState {
     pub dirty: u64,
     pub hz: u32,
     pub cron_loops: u64,
+    /// The last slow expire cycle ran out of time: run fast cycles before sleeping.
+    pub expire_fast_wanted: bool,
+    pub expire_fast_last_ms: i64,
 }
 
 impl ServerState {
@@ -201,6 +204,8 @@ impl ServerState {
             dirty: 0,
             hz,
             cron_loops: 0,
+            expire_fast_wanted: false,
+            expire_fast_last_ms: 0,
         }
     }
 
