@@ -354,7 +354,7 @@ mod tests {
     use std::thread;
 
     use super::*;
-    use crate::memory::{allocator_stats, size_class, PROCESS_WIDE_TESTS};
+    use crate::memory::{size_class, PROCESS_WIDE_TESTS};
 
     /// Slack for assertions on `used_memory`, which other threads of the test process also
     /// move a little (the harness, thread spawning); each such test moves tens of MiB.
@@ -635,46 +635,5 @@ mod tests {
         });
         assert!(shared_count >= THREADS - SLOT_COUNT, "only {shared_count} threads shared");
         assert_near(used_memory(), before, USED_MEMORY_SLACK_BYTES, "all threads exited");
-    }
-
-    /// Returns this thread's cached free regions to their arenas, where `stats.allocated` no
-    /// longer counts them. Fails (harmlessly) when the thread cache is off (`MALLOC_CONF`).
-    fn flush_thread_cache() {
-        // SAFETY: the name is NUL-terminated; thread.tcache.flush takes and returns no value.
-        let _ = unsafe {
-            jemalloc::mallctl(
-                c"thread.tcache.flush".as_ptr(),
-                ptr::null_mut(),
-                ptr::null_mut(),
-                ptr::null_mut(),
-                0,
-            )
-        };
-    }
-
-    /// A seeded mix of allocations, frees, grows and shrinks that leaves about 150 MiB live.
-    fn mixed_load(slots: &mut [Vec<u8>], operations: usize) {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as usize
-        };
-        for _ in 0..operations {
-            let slot = next() % slots.len();
-            let size = match next() % 100 {
-                0..60 => 1 + next() % 256,
-                60..90 => 257 + next() % 16_128,
-                90..99 => (16 << 10) + next() % (240 << 10),
-                _ => (256 << 10) + next() % (3840 << 10),
-            };
-            match next() % 10 {
-                0..5 => slots[slot] = Vec::with_capacity(size),
-                5..7 => slots[slot].reserve_exact(size),
-                7 => slots[slot].shrink_to(slots[slot].capacity() / 2),
-                _ => slots[slot] = Vec::new(),
-            }
-        }
     }
 }
