@@ -12,17 +12,17 @@ use tracing::{info, warn};
 
 use crate::resp::parse::ParseLimits;
 use crate::resp::reply::{Proto, Reply};
+use crate::server::batch::{Batcher, CMDS_PER_TURN_MAX};
 use crate::server::client::Client;
 use crate::server::conn::{Conn, ReadOutcome, Sock, IOBUF_LEN};
 use crate::server::cron;
-use crate::server::dispatch::{self, Flow};
 use crate::server::listener::{Accepted, Listeners};
 use crate::server::state::{ServerState, Slot};
 
 /// Events handled per poll.
 const EVENTS_MAX: usize = 1024;
-/// Commands executed for one client per turn before others get theirs (fairness).
-const CMDS_PER_TURN_MAX: usize = 1024;
+/// Parsed commands a client may have waiting; parsing stops there until they run.
+const PENDING_CMDS_MAX: usize = CMDS_PER_TURN_MAX;
 
 pub fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
@@ -34,9 +34,14 @@ pub struct EventLoop {
     pub srv: ServerState,
     scratch: Vec<u8>,
     next_cron_ms: i64,
-    /// Clients to serve again next turn without waiting for an event: their socket was not
-    /// drained, or they have more buffered commands than one turn executes.
+    /// Clients to read again next turn without waiting for an event: their socket was not
+    /// drained (fairness cap, or their parsed-command queue was full).
     again: Vec<usize>,
+    /// Clients with parsed commands to execute this turn.
+    ready: Vec<usize>,
+    /// Clients with commands held back by CLIENT PAUSE.
+    paused: Vec<usize>,
+    batcher: Batcher,
 }
 
 impl EventLoop {
@@ -52,6 +57,9 @@ impl EventLoop {
             scratch: vec![0; IOBUF_LEN],
             next_cron_ms: 0,
             again: Vec::new(),
+            ready: Vec::new(),
+            paused: Vec::new(),
+            batcher: Batcher::default(),
         })
     }
 
@@ -96,7 +104,8 @@ impl EventLoop {
             for &t in &readable {
                 self.read_client(t);
             }
-            self.resume_pending();
+            self.resume_paused();
+            self.execute_ready();
             self.flush_writes();
             self.close_pending();
             let now = now_ms();
@@ -115,9 +124,7 @@ impl EventLoop {
     }
 
     fn has_pending_work(&self) -> bool {
-        !self.again.is_empty()
-            || (self.srv.pause.kind.is_none()
-                && self.srv.clients.iter().any(|(_, s)| !s.pending.is_empty()))
+        !self.again.is_empty() || !self.ready.is_empty()
     }
 
     fn accept_all(&mut self, which: usize) {
@@ -165,6 +172,7 @@ impl EventLoop {
             out: Reply::new(Proto::Resp2),
             conn: None,
             pending: Default::default(),
+            proto_error: None,
         });
         let token = srv.clients.insert(slot);
         if let Err(e) =
@@ -202,7 +210,10 @@ impl EventLoop {
             Err(_) => closed = true,
         }
         if !closed {
-            again |= self.process_input(token, &mut slot, &mut conn);
+            again |= self.parse_input(&mut slot, &mut conn);
+            if !slot.pending.is_empty() || slot.proto_error.is_some() {
+                self.ready.push(token);
+            }
             if conn.qbuf.len() >= limit && !slot.client.close_after_reply {
                 warn!(
                     "Closing client that reached max query buffer length: id={} addr={}",
@@ -231,77 +242,79 @@ impl EventLoop {
         slot.client.tot_net_in += n as u64;
     }
 
-    /// Parse and execute what the client sent, in order, until its buffer has no complete
-    /// command, the client must close, or the clients are paused. Returns true when it
-    /// stopped at the per-turn cap with commands left.
-    fn process_input(&mut self, token: usize, slot: &mut Slot, conn: &mut Conn) -> bool {
+    /// Parse what the client sent into its queue of pending commands, up to the queue's
+    /// limit. Returns true when it stopped at the limit with bytes left to parse. A protocol
+    /// error is kept and answered after the commands before it have run.
+    fn parse_input(&mut self, slot: &mut Slot, conn: &mut Conn) -> bool {
         let limits = ParseLimits {
             bulk_len_max: self.srv.config.proto_max_bulk_len as usize,
             authenticated: slot.client.authenticated,
         };
-        for _ in 0..CMDS_PER_TURN_MAX {
-            if slot.client.close_after_reply || slot.client.close_asap {
-                return false;
+        while slot.proto_error.is_none() {
+            if slot.pending.len() >= PENDING_CMDS_MAX {
+                return true;
             }
-            let argv = match slot.pending.pop_front() {
-                Some(a) => a,
-                None => match conn.parser.parse(&mut conn.qbuf, &limits) {
-                    Ok(Some(a)) => a,
-                    Ok(None) => return false,
-                    Err(e) => {
-                        let msg = e.message();
-                        info!(
-                            "Protocol error ({msg}) from client: id={} addr={}",
-                            slot.client.id, slot.client.addr
-                        );
-                        slot.out.error(&msg);
-                        *self.srv.stats.errors.entry("ERR".into()).or_insert(0) += 1;
-                        self.srv.stats.total_error_replies += 1;
-                        slot.client.close_after_reply = true;
-                        return false;
-                    }
-                },
-            };
-            let now = now_ms();
-            if dispatch::execute(&mut self.srv, token, slot, &argv, now) == Flow::Paused {
-                slot.pending.push_front(argv);
-                return false;
-            }
-            if cron::output_over_limit(&self.srv.config, &mut slot.client, slot.out.len(), now) {
-                warn!(
-                    "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                    slot.client.id, slot.client.addr
-                );
-                self.srv.stats.client_outbuf_limit_disconnections += 1;
-                slot.client.close_asap = true;
-                self.srv.to_close.push(token);
-                return false;
+            match conn.parser.parse(&mut conn.qbuf, &limits) {
+                Ok(Some(argv)) => slot.pending.push_back(argv),
+                Ok(None) => return false,
+                Err(e) => slot.proto_error = Some(e),
             }
         }
-        true
+        false
     }
 
-    /// Retry clients with commands held back (pause ended, or fairness cut).
-    fn resume_pending(&mut self) {
+    /// Execute every ready client's pending commands in batches, then answer protocol
+    /// errors whose preceding commands have all run, and keep leftovers for the next turn.
+    fn execute_ready(&mut self) {
+        if self.ready.is_empty() {
+            return;
+        }
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.sort_unstable();
+        ready.dedup();
+        self.batcher.run(&mut self.srv, &ready);
+        for &t in &ready {
+            let Some(slot) = self.srv.clients.get_mut(t) else { continue };
+            if slot.pending.is_empty() {
+                if let Some(e) = slot.proto_error.take() {
+                    let msg = e.message();
+                    info!(
+                        "Protocol error ({msg}) from client: id={} addr={}",
+                        slot.client.id, slot.client.addr
+                    );
+                    slot.out.error(&msg);
+                    slot.client.close_after_reply = true;
+                    *self.srv.stats.errors.entry("ERR".into()).or_insert(0) += 1;
+                    self.srv.stats.total_error_replies += 1;
+                    self.srv.to_write.push(t);
+                }
+                // The queue drained: parse what may be left in the query buffer (it was
+                // full), from the next turn's read.
+                continue;
+            }
+            if slot.client.close_after_reply || slot.client.close_asap {
+                slot.pending.clear();
+            } else if self.srv.pause.kind.is_some() {
+                self.paused.push(t);
+            } else {
+                self.ready.push(t);
+            }
+        }
+        ready.clear();
+        if self.ready.is_empty() {
+            self.ready = ready;
+        }
+    }
+
+    /// When CLIENT PAUSE has ended, run the commands it held back.
+    fn resume_paused(&mut self) {
+        if self.paused.is_empty() {
+            return;
+        }
         if self.srv.pause.kind.is_some() && now_ms() < self.srv.pause.until_ms {
             return;
         }
-        let tokens: Vec<usize> = self
-            .srv
-            .clients
-            .iter()
-            .filter(|(_, s)| !s.pending.is_empty())
-            .map(|(t, _)| t)
-            .collect();
-        for t in tokens {
-            let Some(mut slot) = self.srv.clients.slots[t].take() else { continue };
-            if let Some(mut conn) = slot.conn.take() {
-                self.process_input(t, &mut slot, &mut conn);
-                slot.conn = Some(conn);
-            }
-            self.srv.clients.slots[t] = Some(slot);
-            self.srv.to_write.push(t);
-        }
+        self.ready.append(&mut self.paused);
     }
 
     fn write_client(&mut self, token: usize) {

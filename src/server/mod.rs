@@ -3,6 +3,7 @@
 //!
 //! It must not contain command logic (that is `commands/`) nor storage logic (`keyspace/`).
 
+pub mod batch;
 pub mod client;
 pub mod conn;
 pub mod cron;

@@ -36,6 +36,8 @@ pub struct Stats {
     pub unexpected_error_replies: u64,
     pub client_qbuf_limit_disconnections: u64,
     pub client_outbuf_limit_disconnections: u64,
+    pub prefetch_batches: u64,
+    pub prefetch_keys: u64,
     pub expire_cycle_cpu_us: u64,
     pub cmd: HashMap<&'static str, CmdStat>,
     pub errors: HashMap<String, u64>,
@@ -84,8 +86,10 @@ pub struct Slot {
     pub out: Reply,
     /// None while the connection is away (on an I/O thread).
     pub conn: Option<Conn>,
-    /// Parsed commands not executed yet (client paused, or batch cut).
+    /// Parsed commands not executed yet, in order.
     pub pending: std::collections::VecDeque<Vec<Bytes>>,
+    /// A protocol error met after the pending commands: answered, then the client closes.
+    pub proto_error: Option<crate::resp::parse::ProtoError>,
 }
 
 /// The client table: slots indexed by mio token. A slot is `None` when free or while its

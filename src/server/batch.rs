@@ -1,0 +1,158 @@
+//! Batched execution with prefetching.
+//!
+//! Once per turn the event loop hands over the clients that have parsed commands waiting.
+//! Their commands are gathered into batches of at most `prefetch-batch-max-size` commands
+//! (each client's in order, clients in arrival order), and for each batch:
+//!
+//! 1. the key arguments of every command are found from the command table's key specs and
+//!    hashed, and the bucket of each key is prefetched in the client's database;
+//! 2. for every key, the entries whose secondary hash matches are prefetched (the bucket
+//!    lines requested in step 1 have arrived or are arriving by now);
+//! 3. the commands run, in batch order.
+//!
+//! Each step issues independent loads for the whole batch, so the cache misses of different
+//! keys overlap instead of being paid one after the other inside the handlers. A prefetch
+//! that turns out stale (a SELECT or a write earlier in the batch changed things) is only a
+//! wasted load: prefetching never reads data the execution relies on.
+//!
+//! A client whose command is held back by CLIENT PAUSE keeps that command and the ones after
+//! it, in order, for a later turn; a client being closed has its remaining commands dropped.
+
+use bytes::Bytes;
+
+use crate::commands::{self, table::key_positions, table::KeyBuf};
+use crate::keyspace::hashtable::hash_key;
+use crate::server::cron;
+use crate::server::dispatch::{self, Flow};
+use crate::server::event_loop::now_ms;
+use crate::server::state::ServerState;
+
+/// Commands executed for one client per turn before others get theirs (fairness).
+pub const CMDS_PER_TURN_MAX: usize = 1024;
+
+/// Reusable buffers of the batch runner (kept across turns so a turn allocates nothing).
+#[derive(Default)]
+pub struct Batcher {
+    batch: Vec<(usize, Vec<Bytes>)>,
+    hashes: Vec<(usize, u64)>,
+    keys: KeyBuf,
+    /// Clients stopped in this turn (paused or closing): their later commands wait.
+    stopped: Vec<usize>,
+    requeue: Vec<(usize, Vec<Bytes>)>,
+}
+
+impl Batcher {
+    /// Execute the pending commands of `tokens`' clients. Returns nothing; clients left with
+    /// pending commands (fairness cap, pause) are found by the caller from their queues.
+    pub fn run(&mut self, srv: &mut ServerState, tokens: &[usize]) {
+        let batch_max = srv.config.prefetch_batch_max_size as usize;
+        let flush_at = batch_max.max(1);
+        self.stopped.clear();
+        for &t in tokens {
+            if self.stopped.contains(&t) {
+                continue;
+            }
+            let Some(slot) = srv.clients.get_mut(t) else { continue };
+            let n = slot.pending.len().min(CMDS_PER_TURN_MAX);
+            for _ in 0..n {
+                let Some(slot) = srv.clients.get_mut(t) else { break };
+                let Some(argv) = slot.pending.pop_front() else { break };
+                self.batch.push((t, argv));
+                if self.batch.len() >= flush_at {
+                    self.flush(srv, batch_max > 0);
+                    if self.stopped.contains(&t) {
+                        break;
+                    }
+                }
+            }
+        }
+        self.flush(srv, batch_max > 0);
+    }
+
+    fn flush(&mut self, srv: &mut ServerState, prefetch: bool) {
+        if self.batch.is_empty() {
+            return;
+        }
+        if prefetch {
+            self.prefetch(srv);
+        }
+        let mut batch = std::mem::take(&mut self.batch);
+        for (t, argv) in batch.drain(..) {
+            if self.stopped.contains(&t) {
+                self.requeue.push((t, argv));
+                continue;
+            }
+            if !self.execute_one(srv, t, argv) {
+                self.stopped.push(t);
+            }
+        }
+        // Put held-back commands back at the front of their queues, in order.
+        for (t, argv) in self.requeue.drain(..).rev() {
+            if let Some(slot) = srv.clients.get_mut(t) {
+                if !slot.client.close_after_reply && !slot.client.close_asap {
+                    slot.pending.push_front(argv);
+                }
+            }
+        }
+        // Keep the (now empty) vector's allocation for the next batch.
+        self.batch = batch;
+    }
+
+    /// Run one command; false when the client must not run more commands this turn.
+    fn execute_one(&mut self, srv: &mut ServerState, t: usize, argv: Vec<Bytes>) -> bool {
+        let Some(mut slot) = srv.clients.slots.get_mut(t).and_then(|s| s.take()) else {
+            return false;
+        };
+        let mut go_on = true;
+        if slot.client.close_after_reply || slot.client.close_asap {
+            go_on = false;
+        } else {
+            let now = now_ms();
+            if dispatch::execute(srv, t, &mut slot, &argv, now) == Flow::Paused {
+                self.requeue.push((t, argv));
+                go_on = false;
+            } else if cron::output_over_limit(&srv.config, &mut slot.client, slot.out.len(), now) {
+                tracing::warn!(
+                    "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                    slot.client.id,
+                    slot.client.addr
+                );
+                srv.stats.client_outbuf_limit_disconnections += 1;
+                slot.client.close_asap = true;
+                srv.to_close.push(t);
+                go_on = false;
+            } else if slot.client.close_after_reply {
+                go_on = false;
+            }
+        }
+        srv.clients.slots[t] = Some(slot);
+        srv.to_write.push(t);
+        go_on
+    }
+
+    /// Steps 1 and 2 of the module documentation for the current batch.
+    fn prefetch(&mut self, srv: &mut ServerState) {
+        self.hashes.clear();
+        for (t, argv) in &self.batch {
+            let Some(slot) = srv.clients.get_mut(*t) else { continue };
+            let db = slot.client.db;
+            let Some(cmd) = commands::lookup(&argv[0]) else { continue };
+            if cmd.key_specs.is_empty() || !cmd.arity_ok(argv.len()) {
+                continue;
+            }
+            if !key_positions(cmd, argv, &mut self.keys) {
+                continue;
+            }
+            for i in self.keys.iter() {
+                let h = hash_key(&argv[i as usize]);
+                srv.dbs[db].prefetch_bucket(h);
+                self.hashes.push((db, h));
+            }
+        }
+        for &(db, h) in &self.hashes {
+            srv.dbs[db].prefetch_entries(h);
+        }
+        srv.stats.prefetch_batches += 1;
+        srv.stats.prefetch_keys += self.hashes.len() as u64;
+    }
+}
