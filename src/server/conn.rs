@@ -1,7 +1,7 @@
 //! A connection: the socket, the query buffer and its parse state. This is the part of a
 //! client that can move to an I/O thread; it holds no command state.
 
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, Read, Write};
 
 use bytes::BytesMut;
 use mio::net::{TcpStream, UnixStream};
@@ -33,10 +33,10 @@ impl Sock {
         }
     }
 
-    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Sock::Tcp(s) => s.write_vectored(bufs),
-            Sock::Unix(s) => s.write_vectored(bufs),
+            Sock::Tcp(s) => s.write(buf),
+            Sock::Unix(s) => s.write(buf),
         }
     }
 
@@ -114,7 +114,7 @@ impl Conn {
     pub fn write_pending(&mut self, out: &[u8]) -> io::Result<usize> {
         let mut written = 0;
         while self.wpos < out.len() {
-            match self.sock.write_vectored(&[IoSlice::new(&out[self.wpos..])]) {
+            match self.sock.write(&out[self.wpos..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
                     self.wpos += n;

@@ -237,14 +237,38 @@ fn elements_are_dropped_exactly_once() {
     assert_eq!(dropped(), created);
 }
 
-/// A non-owning handle, like the expire index's pointer to a keyspace entry.
+/// An owning entry over a raw pointer, like the keyspace's `KeyEntry`. (A `Box` would assert
+/// unique ownership each time the table moves it, invalidating the handles to it.)
+struct Owned(NonNull<Item<false>>);
+
+impl Owned {
+    fn new(item: Box<Item<false>>) -> Self {
+        Owned(NonNull::from(Box::leak(item)))
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from `Box::leak` in `new` and only this `Owned` frees it.
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
+}
+
+impl Entry for Owned {
+    fn key(&self) -> &[u8] {
+        // SAFETY: the item lives until this `Owned` is dropped, and `&self` outlives the borrow.
+        unsafe { &self.0.as_ref().key }
+    }
+}
+
+/// A non-owning handle, like an expire index's pointer to a keyspace entry.
 #[derive(Clone, Copy)]
 struct Handle(NonNull<Item<false>>);
 
 impl Entry for Handle {
     fn key(&self) -> &[u8] {
-        // SAFETY: the test removes every handle from its table before the owning table frees
-        // the item it points to.
+        // SAFETY: the test removes or drops every handle before the owning table frees the item
+        // it points to.
         unsafe { &self.0.as_ref().key }
     }
 }
@@ -252,12 +276,13 @@ impl Entry for Handle {
 #[test]
 fn non_owning_index_drops_nothing() {
     let drops = Arc::new(AtomicUsize::new(0));
-    let mut owner: Table<Plain> = Table::new();
+    let mut owner: Table<Owned> = Table::new();
     let mut index: Table<Handle> = Table::new();
     for n in 0..1_000 {
         let mut e = item::<false>(n, n);
         e.drops = Some(drops.clone());
-        let handle = Handle(NonNull::from(&*e));
+        let e = Owned::new(e);
+        let handle = Handle(e.0);
         owner.insert_new(hash_of::<false>(n), e);
         if n % 2 == 0 {
             index.insert_new(hash_of::<false>(n), handle);
@@ -266,6 +291,7 @@ fn non_owning_index_drops_nothing() {
     for n in (0..1_000).step_by(4) {
         assert!(index.remove(hash_of::<false>(n), &key_of(n)).is_some());
     }
+    owner.check_invariants();
     index.check_invariants();
     assert_eq!(index.len(), 250);
     let k = key_of(2);
