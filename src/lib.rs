@@ -15,9 +15,11 @@
 //! - [`keyspace`]: databases, the hashtable, entries, expiry. No connections, no RESP.
 //! - [`types`]: value types and their rules (strings now). No I/O, no RESP.
 //! - [`memory`]: the counting global allocator and allocator statistics.
+//! - [`io_threads`]: the I/O thread pool (generic jobs; the server defines read and write).
 
 pub mod commands;
 pub mod config;
+pub mod io_threads;
 pub mod keyspace;
 pub mod memory;
 pub mod resp;

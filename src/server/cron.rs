@@ -1,5 +1,6 @@
-//! Time events, run `hz` times a second: active expiry, idle-client timeouts, the
-//! instantaneous metrics, the peak-memory mark, and the end of CLIENT PAUSE.
+//! Time events, run `hz` times a second: active expiry, idle-client timeouts, eviction
+//! (maxmemory, maxmemory-clients), the instantaneous metrics, the peak-memory mark, and the
+//! end of CLIENT PAUSE.
 
 use tracing::info;
 
@@ -28,6 +29,8 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
         rehash_dbs(srv);
     }
     close_idle_clients(srv, now_ms);
+    // maxmemory-clients, then key eviction while over maxmemory (memory::evict).
+    crate::memory::evict::time_event(srv, now_ms);
     sample_metrics(srv, now_ms);
     let used = crate::memory::used_memory();
     if used > srv.stats.peak_memory {

@@ -107,6 +107,17 @@ pub fn execute(
         finish_reply_mode(slot, reply_mark);
         return Flow::Continue;
     }
+    // maxmemory (memory::evict): evict before every command while a limit is set; when
+    // nothing more can be evicted, refuse the commands that may grow memory.
+    if srv.config.maxmemory_bytes != 0 {
+        let outcome = crate::memory::evict::perform_evictions(srv, now_ms);
+        if outcome == crate::memory::evict::Outcome::Failed && cmd.flags & flag::DENYOOM != 0 {
+            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+            reply_error(srv, slot, &CmdError::Oom);
+            finish_reply_mode(slot, reply_mark);
+            return Flow::Continue;
+        }
+    }
     if srv.pause.kind.is_some() && srv.paused(cmd.is_write() || is_may_replicate(cmd), now_ms) {
         return Flow::Paused;
     }

@@ -4,13 +4,18 @@
 //! client, closes what must be closed, runs the time events, and publishes the memory
 //! counters before it polls again.
 
+use std::collections::VecDeque;
 use std::io;
+
+use bytes::Bytes;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mio::{Events, Interest, Poll, Token};
 use tracing::{info, warn};
 
+use crate::io_threads::{Pool, Worker};
 use crate::resp::parse::ParseLimits;
+use crate::resp::parse::ProtoError;
 use crate::resp::reply::{Proto, Reply};
 use crate::server::batch::{Batcher, CMDS_PER_TURN_MAX};
 use crate::server::client::Client;
@@ -42,6 +47,8 @@ pub struct EventLoop {
     /// Clients with commands held back by CLIENT PAUSE.
     paused: Vec<usize>,
     batcher: Batcher,
+    /// The I/O threads (io-threads > 1).
+    io: Option<Pool<IoJob, IoDone>>,
 }
 
 impl EventLoop {
@@ -50,6 +57,9 @@ impl EventLoop {
         let mut srv = srv;
         let listeners = Listeners::bind(&srv.config, poll.registry())?;
         srv.tcp_port = listeners.tcp_port.unwrap_or(srv.config.port);
+        let threads = srv.config.io_threads.max(1) as usize - 1;
+        let io = (threads > 0).then(|| Pool::new(threads, IOBUF_LEN, io_work));
+        srv.io_threads_active = threads > 0;
         Ok(EventLoop {
             poll,
             listeners,
@@ -60,6 +70,7 @@ impl EventLoop {
             ready: Vec::new(),
             paused: Vec::new(),
             batcher: Batcher::default(),
+            io,
         })
     }
 
@@ -101,9 +112,7 @@ impl EventLoop {
             for &t in &writable {
                 self.write_client(t);
             }
-            for &t in &readable {
-                self.read_client(t);
-            }
+            self.read_clients(&readable);
             self.resume_paused();
             self.execute_ready();
             self.flush_writes();
@@ -186,6 +195,27 @@ impl EventLoop {
         s.conn = Some(Conn::new(sock));
     }
 
+    /// Read and parse every readable client: on the I/O threads when there are some and
+    /// more than one client to serve, else here.
+    fn read_clients(&mut self, tokens: &[usize]) {
+        if self.io.is_some() && tokens.len() > 1 {
+            self.read_clients_threaded(tokens);
+        } else {
+            for &t in tokens {
+                self.read_client(t);
+            }
+        }
+    }
+
+    fn read_limits(&self, slot: &Slot) -> (usize, ParseLimits) {
+        let qlimit = (self.srv.config.client_query_buffer_limit as usize).max(1);
+        let plimits = ParseLimits {
+            bulk_len_max: self.srv.config.proto_max_bulk_len as usize,
+            authenticated: slot.client.authenticated,
+        };
+        (qlimit, plimits)
+    }
+
     fn read_client(&mut self, token: usize) {
         let Some(mut slot) = self.srv.clients.slots.get_mut(token).and_then(|s| s.take()) else {
             return;
@@ -194,14 +224,65 @@ impl EventLoop {
             self.srv.clients.slots[token] = Some(slot);
             return;
         };
-        let limit = self.srv.config.client_query_buffer_limit as usize;
-        let outcome = conn.read_available(&mut self.scratch, limit.max(1));
+        let (qlimit, plimits) = self.read_limits(&slot);
+        let outcome = conn.read_available(&mut self.scratch, qlimit);
+        let mut capped = false;
+        if matches!(outcome, Ok(ReadOutcome::Data { .. })) {
+            let room = PENDING_CMDS_MAX.saturating_sub(slot.pending.len());
+            capped =
+                parse_into(&mut conn, &plimits, room, &mut slot.pending, &mut slot.proto_error);
+        }
+        self.finish_read(token, slot, conn, outcome, capped);
+    }
+
+    /// Hand every readable connection to the I/O threads, then take the results back.
+    fn read_clients_threaded(&mut self, tokens: &[usize]) {
+        let mut sent = 0;
+        for &t in tokens {
+            let Some(slot) = self.srv.clients.get_mut(t) else { continue };
+            let Some(conn) = slot.conn.take() else { continue };
+            let room = PENDING_CMDS_MAX.saturating_sub(slot.pending.len());
+            let (qlimit, plimits) =
+                self.read_limits(self.srv.clients.slots[t].as_ref().expect("present"));
+            let io = self.io.as_mut().expect("threaded path");
+            io.submit(IoJob::Read { token: t, conn, qlimit, plimits, room });
+            sent += 1;
+        }
+        for _ in 0..sent {
+            let io = self.io.as_mut().expect("threaded path");
+            let Some(IoDone::Read { token, conn, outcome, cmds, error, capped }) = io.recv() else {
+                unreachable!("only read jobs are in flight");
+            };
+            self.srv.stats.io_threaded_reads += 1;
+            let Some(mut slot) = self.srv.clients.slots.get_mut(token).and_then(|s| s.take())
+            else {
+                continue;
+            };
+            slot.pending.extend(cmds);
+            if slot.proto_error.is_none() {
+                slot.proto_error = error;
+            }
+            self.finish_read(token, slot, conn, outcome, capped);
+        }
+    }
+
+    /// Account for a read, queue the client for execution, enforce the query buffer limit,
+    /// and put the connection back (or close it).
+    fn finish_read(
+        &mut self,
+        token: usize,
+        mut slot: Box<Slot>,
+        conn: Conn,
+        outcome: io::Result<ReadOutcome>,
+        capped: bool,
+    ) {
+        let qlimit = (self.srv.config.client_query_buffer_limit as usize).max(1);
         let mut closed = false;
-        let mut again = false;
+        let mut again = capped;
         match outcome {
             Ok(ReadOutcome::Data { n, more }) => {
                 self.account_input(&mut slot, n);
-                again = more;
+                again |= more;
             }
             Ok(ReadOutcome::Closed(n)) => {
                 self.account_input(&mut slot, n);
@@ -210,11 +291,10 @@ impl EventLoop {
             Err(_) => closed = true,
         }
         if !closed {
-            again |= self.parse_input(&mut slot, &mut conn);
             if !slot.pending.is_empty() || slot.proto_error.is_some() {
                 self.ready.push(token);
             }
-            if conn.qbuf.len() >= limit && !slot.client.close_after_reply {
+            if conn.qbuf.len() >= qlimit && !slot.client.close_after_reply {
                 warn!(
                     "Closing client that reached max query buffer length: id={} addr={}",
                     slot.client.id, slot.client.addr
@@ -229,38 +309,14 @@ impl EventLoop {
         self.srv.clients.slots[token] = Some(slot);
         if closed {
             self.close_client(token);
-        } else {
-            self.srv.to_write.push(token);
-            if again {
-                self.again.push(token);
-            }
+        } else if again {
+            self.again.push(token);
         }
     }
 
     fn account_input(&mut self, slot: &mut Slot, n: usize) {
         self.srv.stats.net_input_bytes += n as u64;
         slot.client.tot_net_in += n as u64;
-    }
-
-    /// Parse what the client sent into its queue of pending commands, up to the queue's
-    /// limit. Returns true when it stopped at the limit with bytes left to parse. A protocol
-    /// error is kept and answered after the commands before it have run.
-    fn parse_input(&mut self, slot: &mut Slot, conn: &mut Conn) -> bool {
-        let limits = ParseLimits {
-            bulk_len_max: self.srv.config.proto_max_bulk_len as usize,
-            authenticated: slot.client.authenticated,
-        };
-        while slot.proto_error.is_none() {
-            if slot.pending.len() >= PENDING_CMDS_MAX {
-                return true;
-            }
-            match conn.parser.parse(&mut conn.qbuf, &limits) {
-                Ok(Some(argv)) => slot.pending.push_back(argv),
-                Ok(None) => return false,
-                Err(e) => slot.proto_error = Some(e),
-            }
-        }
-        false
     }
 
     /// Execute every ready client's pending commands in batches, then answer protocol
@@ -323,53 +379,88 @@ impl EventLoop {
         }
     }
 
-    /// Write every client's pending replies: one write attempt per client per turn.
+    /// Write every client's pending replies: one write attempt per client per turn, on the
+    /// I/O threads when there are some and more than one client to write to.
     fn flush_writes(&mut self) {
         let mut tokens = std::mem::take(&mut self.srv.to_write);
         tokens.sort_unstable();
         tokens.dedup();
-        for t in tokens.drain(..) {
-            let Some(slot) = self.srv.clients.get_mut(t) else { continue };
-            let Some(conn) = slot.conn.as_mut() else { continue };
-            if slot.client.close_asap {
-                continue;
+        tokens.retain(|&t| {
+            self.srv.clients.get_mut(t).is_some_and(|s| {
+                s.conn.is_some()
+                    && !s.client.close_asap
+                    && (!s.out.buf.is_empty() || s.client.close_after_reply)
+            })
+        });
+        if self.io.is_some() && tokens.len() > 1 {
+            let mut sent = 0;
+            for &t in &tokens {
+                let slot = self.srv.clients.get_mut(t).expect("retained above");
+                let conn = slot.conn.take().expect("retained above");
+                let out = std::mem::take(&mut slot.out.buf);
+                self.io.as_mut().expect("threaded").submit(IoJob::Write { token: t, conn, out });
+                sent += 1;
             }
-            let res = conn.write_pending(&slot.out.buf);
-            let mut close = false;
-            match res {
-                Ok(n) => {
-                    self.srv.stats.net_output_bytes += n as u64;
-                    slot.client.tot_net_out += n as u64;
-                }
-                Err(_) => close = true,
-            }
-            let done = conn.wpos >= slot.out.buf.len();
-            if done {
-                conn.wpos = 0;
-                slot.out.buf.clear();
-                if slot.out.buf.capacity() > 64 * 1024 {
-                    slot.out.buf.shrink_to(16 * 1024);
-                }
-                slot.client.obuf_soft_since_ms = 0;
-                if slot.client.close_after_reply {
-                    close = true;
-                }
-            }
-            let want_write = !done && !close;
-            if want_write != conn.want_write {
-                conn.want_write = want_write;
-                let interest = if want_write {
-                    Interest::READABLE | Interest::WRITABLE
-                } else {
-                    Interest::READABLE
+            for _ in 0..sent {
+                let io = self.io.as_mut().expect("threaded path");
+                let Some(IoDone::Write { token, conn, out, result }) = io.recv() else {
+                    unreachable!("only write jobs are in flight");
                 };
-                let _ = self.poll.registry().reregister(conn.sock.source(), Token(t), interest);
+                self.srv.stats.io_threaded_writes += 1;
+                let slot = self.srv.clients.get_mut(token).expect("slots stay while writing");
+                slot.out.buf = out;
+                slot.conn = Some(conn);
+                self.finish_write(token, result);
             }
-            if close {
-                self.srv.to_close.push(t);
+        } else {
+            for &t in &tokens {
+                let slot = self.srv.clients.get_mut(t).expect("retained above");
+                let conn = slot.conn.as_mut().expect("retained above");
+                let result = conn.write_pending(&slot.out.buf);
+                self.finish_write(t, result);
             }
         }
+        tokens.clear();
         self.srv.to_write = tokens;
+    }
+
+    /// After a write attempt: account, reset a drained buffer, follow writability.
+    fn finish_write(&mut self, t: usize, result: io::Result<usize>) {
+        let slot = self.srv.clients.get_mut(t).expect("written client is present");
+        let conn = slot.conn.as_mut().expect("written connection is back");
+        let mut close = false;
+        match result {
+            Ok(n) => {
+                self.srv.stats.net_output_bytes += n as u64;
+                slot.client.tot_net_out += n as u64;
+            }
+            Err(_) => close = true,
+        }
+        let done = conn.wpos >= slot.out.buf.len();
+        if done {
+            conn.wpos = 0;
+            slot.out.buf.clear();
+            if slot.out.buf.capacity() > 64 * 1024 {
+                slot.out.buf.shrink_to(16 * 1024);
+            }
+            slot.client.obuf_soft_since_ms = 0;
+            if slot.client.close_after_reply {
+                close = true;
+            }
+        }
+        let want_write = !done && !close;
+        if want_write != conn.want_write {
+            conn.want_write = want_write;
+            let interest = if want_write {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            let _ = self.poll.registry().reregister(conn.sock.source(), Token(t), interest);
+        }
+        if close {
+            self.srv.to_close.push(t);
+        }
     }
 
     fn close_pending(&mut self) {
@@ -384,5 +475,76 @@ impl EventLoop {
             let _ = self.poll.registry().deregister(conn.sock.source());
         }
         self.srv.monitors.retain(|&m| m != token);
+    }
+}
+
+/// Parse what the connection's query buffer holds into `pending`, at most `room` commands.
+/// Returns true when it stopped at `room` with bytes left to parse. A protocol error is
+/// kept in `error` and parsing stops there.
+fn parse_into(
+    conn: &mut Conn,
+    limits: &ParseLimits,
+    room: usize,
+    pending: &mut VecDeque<Vec<Bytes>>,
+    error: &mut Option<ProtoError>,
+) -> bool {
+    let mut parsed = 0;
+    while error.is_none() {
+        if parsed >= room {
+            return !conn.qbuf.is_empty();
+        }
+        match conn.parser.parse(&mut conn.qbuf, limits) {
+            Ok(Some(argv)) => {
+                pending.push_back(argv);
+                parsed += 1;
+            }
+            Ok(None) => return false,
+            Err(e) => *error = Some(e),
+        }
+    }
+    false
+}
+
+/// A job for an I/O thread: the connection travels inside it.
+pub enum IoJob {
+    Read { token: usize, conn: Conn, qlimit: usize, plimits: ParseLimits, room: usize },
+    Write { token: usize, conn: Conn, out: Vec<u8> },
+}
+
+/// What comes back from an I/O thread.
+pub enum IoDone {
+    Read {
+        token: usize,
+        conn: Conn,
+        outcome: io::Result<ReadOutcome>,
+        cmds: VecDeque<Vec<Bytes>>,
+        error: Option<ProtoError>,
+        capped: bool,
+    },
+    Write {
+        token: usize,
+        conn: Conn,
+        out: Vec<u8>,
+        result: io::Result<usize>,
+    },
+}
+
+/// The I/O threads' work: read and parse, or write. Never touches the keyspace.
+fn io_work(worker: &mut Worker, job: IoJob) -> IoDone {
+    match job {
+        IoJob::Read { token, mut conn, qlimit, plimits, room } => {
+            let outcome = conn.read_available(&mut worker.scratch, qlimit);
+            let mut cmds = VecDeque::new();
+            let mut error = None;
+            let mut capped = false;
+            if matches!(outcome, Ok(ReadOutcome::Data { .. })) {
+                capped = parse_into(&mut conn, &plimits, room, &mut cmds, &mut error);
+            }
+            IoDone::Read { token, conn, outcome, cmds, error, capped }
+        }
+        IoJob::Write { token, mut conn, out } => {
+            let result = conn.write_pending(&out);
+            IoDone::Write { token, conn, out, result }
+        }
     }
 }

@@ -37,6 +37,8 @@ pub struct Stats {
     pub client_qbuf_limit_disconnections: u64,
     pub client_outbuf_limit_disconnections: u64,
     pub prefetch_batches: u64,
+    pub io_threaded_reads: u64,
+    pub io_threaded_writes: u64,
     pub prefetch_keys: u64,
     pub expire_cycle_cpu_us: u64,
     pub cmd: HashMap<&'static str, CmdStat>,
@@ -174,6 +176,8 @@ pub struct ServerState {
     /// The last slow expire cycle ran out of time: run fast cycles before sleeping.
     pub expire_fast_wanted: bool,
     pub expire_fast_last_ms: i64,
+    /// Whether I/O threads run (io-threads > 1).
+    pub io_threads_active: bool,
 }
 
 impl ServerState {
@@ -210,6 +214,7 @@ impl ServerState {
             cron_loops: 0,
             expire_fast_wanted: false,
             expire_fast_last_ms: 0,
+            io_threads_active: false,
         }
     }
 
