@@ -14,6 +14,8 @@ use crate::commands::server_cmd::{REDIS_COMPAT_VERSION, SERVER_VERSION};
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdResult, Ctx};
 use crate::keyspace::db::lru_clock;
+use crate::keyspace::lazyfree;
+use crate::memory::evict;
 use crate::server::cron::rate;
 use crate::server::state::ServerState;
 
@@ -83,12 +85,19 @@ struct Now {
     us: i64,
     own_qbuf: usize,
     own_out: usize,
+    /// What the executing client holds (`evict::client_memory_bytes`).
+    own_mem: usize,
 }
 
 fn info(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let sel = Selection::parse(&argv[1..]);
-    let now =
-        Now { ms: ctx.now_ms, us: now_us(), own_qbuf: ctx.client.qbuf_len, own_out: ctx.out.len() };
+    let now = Now {
+        ms: ctx.now_ms,
+        us: now_us(),
+        own_qbuf: ctx.client.qbuf_len,
+        own_out: ctx.out.len(),
+        own_mem: evict::client_memory_bytes(ctx.client, ctx.out),
+    };
     let text = render(ctx.srv, &sel, &now);
     ctx.out.verbatim("txt", text.as_bytes());
     Ok(())
@@ -166,7 +175,7 @@ fn server_section(s: &mut String, srv: &ServerState, now: &Now) {
         "lru_clock" => lru_clock(now.ms),
         "executable" => srv.executable,
         "config_file" => config_file,
-        "io_threads_active" => u8::from(srv.config.io_threads > 1),
+        "io_threads_active" => u8::from(srv.io_threads_active),
     );
     let mut n = 0;
     if srv.tcp_port != 0 {
@@ -223,18 +232,60 @@ fn ratio(a: usize, b: usize) -> f64 {
     }
 }
 
-fn memory_section(s: &mut String, srv: &ServerState, _now: &Now) {
-    let used = crate::memory::used_memory();
-    let peak = srv.stats.peak_memory.max(used);
+/// Where the memory goes, as INFO memory and MEMORY STATS break it down.
+pub struct MemoryBreakdown {
+    pub used: usize,
+    pub peak: usize,
+    pub startup: usize,
+    /// Every client's struct and buffers (`mem_clients_normal`).
+    pub clients_normal: usize,
+    /// Per database: bytes of the hashtable and of the expire index.
+    pub dbs: Vec<(usize, usize)>,
+    /// startup + clients + the databases' tables and indexes.
+    pub overhead: usize,
+    /// used - overhead: keys and values.
+    pub dataset: usize,
+}
+
+impl MemoryBreakdown {
+    /// `own_client_bytes`: the executing client, lent out of the client table.
+    pub fn now(srv: &ServerState, own_client_bytes: usize) -> MemoryBreakdown {
+        crate::memory::publish();
+        let used = crate::memory::used_memory();
+        let startup = srv.used_memory_startup.min(used);
+        let clients_normal = evict::clients_memory_bytes(srv) + own_client_bytes;
+        let dbs: Vec<(usize, usize)> =
+            srv.dbs.iter().map(|db| (db.table_bytes(), db.expires_bytes())).collect();
+        let overhead = startup + clients_normal + dbs.iter().map(|(t, e)| t + e).sum::<usize>();
+        MemoryBreakdown {
+            used,
+            peak: srv.stats.peak_memory.max(used),
+            startup,
+            clients_normal,
+            dbs,
+            overhead,
+            dataset: used.saturating_sub(overhead),
+        }
+    }
+
+    /// The dataset as a share of what was allocated since start-up (percent).
+    pub fn dataset_perc(&self) -> f64 {
+        ratio(self.dataset, self.used.saturating_sub(self.startup).max(1)) * 100.0
+    }
+
+    /// Used memory as a share of the peak (percent).
+    pub fn peak_perc(&self) -> f64 {
+        ratio(self.used, self.peak) * 100.0
+    }
+}
+
+fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
+    let mem = MemoryBreakdown::now(srv, now.own_mem);
+    let (used, peak, startup, clients_normal) = (mem.used, mem.peak, mem.startup, mem.clients_normal);
+    let (overhead, dataset) = (mem.overhead, mem.dataset);
     let alloc = mem_source::allocator_stats();
     let rss = mem_source::rss_bytes();
     let total_system = mem_source::total_system_memory();
-    let startup = srv.used_memory_startup.min(used);
-    let clients_normal: usize =
-        srv.clients.iter().map(|(_, slot)| slot.client.qbuf_cap + slot.out.buf.capacity()).sum();
-    let overhead = startup + clients_normal;
-    let dataset = used.saturating_sub(overhead);
-    let net = used.saturating_sub(startup).max(1);
     let maxmemory = srv.config.maxmemory_bytes;
     s.push_str("# Memory\r\n");
     fields!(s,
@@ -244,11 +295,11 @@ fn memory_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "used_memory_rss_human" => bytes_to_human(rss as u64),
         "used_memory_peak" => peak,
         "used_memory_peak_human" => bytes_to_human(peak as u64),
-        "used_memory_peak_perc" => format!("{:.2}%", ratio(used, peak) * 100.0),
+        "used_memory_peak_perc" => format!("{:.2}%", mem.peak_perc()),
         "used_memory_overhead" => overhead,
         "used_memory_startup" => startup,
         "used_memory_dataset" => dataset,
-        "used_memory_dataset_perc" => format!("{:.2}%", ratio(dataset, net) * 100.0),
+        "used_memory_dataset_perc" => format!("{:.2}%", mem.dataset_perc()),
         "allocator_allocated" => alloc.allocated,
         "allocator_active" => alloc.active,
         "allocator_resident" => alloc.resident,
@@ -287,8 +338,8 @@ fn memory_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "mem_aof_buffer" => 0,
         "mem_allocator" => "jemalloc-5.3.0",
         "active_defrag_running" => 0,
-        "lazyfree_pending_objects" => 0,
-        "lazyfreed_objects" => 0,
+        "lazyfree_pending_objects" => lazyfree::pending_objects(),
+        "lazyfreed_objects" => lazyfree::freed_objects(),
     );
 }
 
@@ -328,10 +379,13 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
     );
 }
 
-fn stats_section(s: &mut String, srv: &ServerState, _now: &Now) {
+fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
     let st = &srv.stats;
+    let eviction = evict::stats(now.ms);
     let (mut expired, mut hits, mut misses, mut stale, mut sampled) = (0, 0, 0, 0, 0);
+    let mut evicted = 0;
     for db in &srv.dbs {
+        evicted += db.stats.evicted_keys;
         expired += db.stats.expired_keys;
         hits += db.stats.keyspace_hits;
         misses += db.stats.keyspace_misses;
@@ -361,11 +415,11 @@ fn stats_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "expired_stale_perc" => format!("{:.2}", ratio(stale as usize, sampled as usize) * 100.0),
         "expired_time_cap_reached_count" => 0,
         "expire_cycle_cpu_milliseconds" => st.expire_cycle_cpu_us / 1000,
-        "evicted_keys" => 0,
-        "evicted_clients" => 0,
+        "evicted_keys" => evicted,
+        "evicted_clients" => eviction.evicted_clients,
         "evicted_scripts" => 0,
-        "total_eviction_exceeded_time" => 0,
-        "current_eviction_exceeded_time" => 0,
+        "total_eviction_exceeded_time" => eviction.exceeded_total_ms,
+        "current_eviction_exceeded_time" => eviction.exceeded_current_ms,
         "keyspace_hits" => hits,
         "keyspace_misses" => misses,
         "pubsub_channels" => 0,
@@ -387,8 +441,10 @@ fn stats_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "unexpected_error_replies" => st.unexpected_error_replies,
         "total_error_replies" => st.total_error_replies,
         "dump_payload_sanitizations" => 0,
-        "io_threaded_reads_processed" => 0,
-        "io_threaded_writes_processed" => 0,
+        "io_threaded_reads_processed" => st.io_threaded_reads,
+        "io_threaded_writes_processed" => st.io_threaded_writes,
+        "prefetch_batches" => st.prefetch_batches,
+        "prefetch_keys" => st.prefetch_keys,
         "client_query_buffer_limit_disconnections" => st.client_qbuf_limit_disconnections,
         "client_output_buffer_limit_disconnections" => st.client_outbuf_limit_disconnections,
         "reply_buffer_shrinks" => 0,
