@@ -253,16 +253,46 @@ impl KeyEntry {
         };
     }
 
-    /// The key bytes.
+    /// The key bytes. The common entry (no TTL, short key) takes the fast path: the key
+    /// starts right after the header and its length is the header's `key_len` byte.
+    #[inline]
     pub fn key(&self) -> &[u8] {
+        let p = self.ptr.as_ptr();
+        // SAFETY: every entry has at least the 6-byte header.
+        let (tag, len) = unsafe { (*p, *p.add(4) as usize) };
+        if tag & (F_EXPIRE | F_KEY_LONG) == 0 {
+            // SAFETY: without a TTL or a long key, the key lies right after the header for
+            // `key_len` bytes inside the allocation, which lives as long as `self`.
+            return unsafe { std::slice::from_raw_parts(p.add(HEADER_BYTES), len) };
+        }
+        self.key_slow()
+    }
+
+    fn key_slow(&self) -> &[u8] {
         let s = self.shape();
         // SAFETY: the key lies at key_offset for key_len bytes inside the allocation, which
         // lives as long as `self`.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(s.key_offset()), s.key_len) }
     }
 
-    /// A view of the value.
+    /// A view of the value. Fast path for the common entry: an inline string, no TTL, a
+    /// short key (value right after the key, length in the header's `val_len` byte).
+    #[inline]
     pub fn value(&self) -> StrRef<'_> {
+        let p = self.ptr.as_ptr();
+        // SAFETY: every entry has at least the 6-byte header.
+        let (tag, klen, vlen) = unsafe { (*p, *p.add(4) as usize, *p.add(5) as usize) };
+        if tag & (ENC_MASK | F_EXPIRE | F_KEY_LONG) == ENC_INLINE {
+            // SAFETY: such an entry is header, key, then `val_len` inline value bytes, all
+            // inside the allocation, which lives as long as `self`.
+            return StrRef::Raw(unsafe {
+                std::slice::from_raw_parts(p.add(HEADER_BYTES + klen), vlen)
+            });
+        }
+        self.value_slow()
+    }
+
+    fn value_slow(&self) -> StrRef<'_> {
         let s = self.shape();
         let vo = s.value_offset();
         match s.tag & ENC_MASK {
@@ -400,6 +430,7 @@ impl Drop for KeyEntry {
 }
 
 impl hashtable::Entry for KeyEntry {
+    #[inline]
     fn key(&self) -> &[u8] {
         KeyEntry::key(self)
     }
