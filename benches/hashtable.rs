@@ -1,67 +1,93 @@
-//! The cache-line hashtable against `std::collections::HashMap` at 1M keys.
+//! The keyspace's table, `Table<KeyEntry>`, against `std::collections::HashMap` at 1M keys.
 //!
-//! Keys are `key:%012d` (16 bytes), values 16 bytes. The table's element is
-//! `Box<Kv { key: Box<[u8]>, value: Box<[u8]> }>`, i.e. `Box<(Box<[u8]>, Box<[u8]>)>`: the
-//! same two boxes `HashMap<Box<[u8]>, Box<[u8]>>` holds inline, plus one indirection the
-//! one-allocation keyspace entry does not have (`lookup_hit/table_1alloc` measures a 32-byte
-//! one-allocation element instead). Both hash with ahash (the table through
-//! `hash_key`, the map through its own `ahash::RandomState`), so the difference is the table
-//! layout, not the hash function. Each op benchmark does 1M operations per iteration.
+//! Keys are `key:%012d` (16 bytes), values `val:%012d` (16 bytes). The table's element is the
+//! real keyspace entry, [`KeyEntry`]: one allocation of 6 + 16 + 16 = 38 bytes (the 40-byte
+//! size class) holding header, key and value. The map is `HashMap<Box<[u8]>, Box<[u8]>,
+//! ahash::RandomState>`: a 32-byte slot per bucket pointing at two 16-byte boxes. Every row
+//! does 1M operations per iteration; the two structures run in the same process, one after
+//! the other, on the same key order.
 //!
-//! Run: `cargo bench --bench hashtable -- --warm-up-time 1 --measurement-time 3`.
+//! # Keeping it fair
+//!
+//! - **Hashing is timed on both sides, with the same function.** The table's rows call
+//!   [`hash_key`] (ahash, random seed) on each key inside the timed loop; the map hashes
+//!   through its own `ahash::RandomState` inside `insert` / `get` / `remove_entry`. Both hash
+//!   a `[u8]` through `Hash` (length, then bytes), so the difference is the layout, not the
+//!   hash.
+//! - **The query keys are hot on both sides**: lookups and deletes take their keys from one
+//!   contiguous `Vec<[u8; 16]>` in a fixed shuffled order (as a server finds them in its query
+//!   buffer), so reading the query key is not a cache miss for either structure, and the
+//!   elements are visited in an order unrelated to where they were allocated.
+//! - **A hit reads the value**, as GET would: the table reads the first value byte from the
+//!   entry, the map from the value box. The map's value is a separate allocation, though here
+//!   it usually shares the key box's cache line: the setup allocates each pair's two 16-byte
+//!   boxes back to back (in a long-running server they scatter). Scan and iteration
+//!   read the last byte of each key (KEYS reads them): the table from the entry, the map from
+//!   the key box.
+//! - **Allocation is outside the insert and delete timings on both sides.** Insert rows get
+//!   their elements (1M `KeyEntry`s, or 1M pairs of boxes) built in the untimed setup and time
+//!   hashing, inserting and growing from empty; delete rows time hashing and removing, and the
+//!   removed elements are freed after the timer stops. (So the one allocation per key against
+//!   the map's two shows in the memory report, not in the insert time.) Both start empty and
+//!   grow; both re-read every key to rehash it when they grow (neither stores hashes). The
+//!   table also shrinks as deletes empty it, moving the survivors (and re-reading their keys)
+//!   a bucket per remove; `HashMap::remove` never shrinks. That work is part of the table's
+//!   delete time, as it is in the server.
+//! - **Batched lookups** do what `src/server/batch.rs` does with `prefetch-batch-max-size` 16:
+//!   for each group of 16 keys, hash each and call [`Table::prefetch_bucket`], then
+//!   [`Table::prefetch_matches`] for the 16 hashes, then the 16 `find`s. The map has no
+//!   prefetch API, so its `*_batch16` rows are the same plain `get`s of the same keys in the
+//!   same order (a second measurement of the plain rows, which also shows the run's noise).
+//! - The table has finished rehashing before the read-only rows; the map never rehashes
+//!   incrementally. Scan has no map counterpart (`HashMap` has no cursor): compare
+//!   `scan_full/table` with `iter_full/hashmap`.
+//!
+//! # Memory
+//!
+//! Printed once before the timed rows, as bytes per key:
+//! - table: `memory_bytes()` (head and child buckets) + each entry's size class
+//!   ([`KeyEntry::alloc_bytes`]: `size_class(38)` = 40);
+//! - map: the bucket array, `buckets × 32` slot bytes + `buckets + 16` control bytes
+//!   (hashbrown's layout; `capacity()` is 7/8 of `buckets`), + `size_class(16)` for each of the
+//!   two boxes of every pair;
+//! - and, as a cross-check of both formulas, what jemalloc charged the thread for building each
+//!   structure ([`thread_allocated`] before and after; it includes jemalloc's rounding of the
+//!   large bucket arrays to their size class).
+//!
+//! Run (3 to 4 minutes on a busy 2-core machine):
+//! `cargo bench --bench hashtable -- --warm-up-time 1 --measurement-time 3`.
 
 use std::collections::HashMap;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use ferrokey::keyspace::hashtable::{hash_key, Entry, Table};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, SamplingMode, Throughput,
+};
+use ferrokey::keyspace::entry::{KeyEntry, NewValue};
+use ferrokey::keyspace::hashtable::{hash_key, Table};
+use ferrokey::memory::{size_class, thread_allocated};
+use ferrokey::types::string::StrRef;
 
 const KEYS: usize = 1_000_000;
-
-struct Kv {
-    key: Box<[u8]>,
-    value: Box<[u8]>,
-}
-
-impl Entry for Box<Kv> {
-    fn key(&self) -> &[u8] {
-        &self.key
-    }
-
-    fn prefetch_addr(&self) -> *const u8 {
-        std::ptr::from_ref::<Kv>(self).cast()
-    }
-}
-
-/// A one-allocation element (32 bytes), like the keyspace's entries: every bench key is 16 bytes.
-struct Inline {
-    key: [u8; 16],
-    value: [u8; 16],
-}
-
-impl Entry for Box<Inline> {
-    fn key(&self) -> &[u8] {
-        &self.key
-    }
-
-    fn prefetch_addr(&self) -> *const u8 {
-        std::ptr::from_ref::<Inline>(self).cast()
-    }
-}
+/// Keys per prefetch batch: the server's default `prefetch-batch-max-size`.
+const BATCH: usize = 16;
+const KEY_LEN: usize = 16;
 
 type Map = HashMap<Box<[u8]>, Box<[u8]>, ahash::RandomState>;
 type Pair = (Box<[u8]>, Box<[u8]>);
+type Key = [u8; KEY_LEN];
 
-fn key(i: usize) -> Box<[u8]> {
-    format!("key:{i:012}").into_bytes().into_boxed_slice()
+fn key(i: usize) -> Key {
+    format!("key:{i:012}").into_bytes().try_into().expect("keys are 16 bytes")
 }
 
-fn value(i: usize) -> Box<[u8]> {
-    format!("val:{i:012}").into_bytes().into_boxed_slice()
+fn value(i: usize) -> Key {
+    format!("val:{i:012}").into_bytes().try_into().expect("values are 16 bytes")
 }
 
 /// Keys `from..to` in a fixed pseudo-random order (so lookups do not walk memory in order).
-fn shuffled_keys(from: usize, to: usize) -> Vec<Box<[u8]>> {
-    let mut keys: Vec<_> = (from..to).map(key).collect();
+fn shuffled_keys(from: usize, to: usize) -> Vec<Key> {
+    let mut keys: Vec<Key> = (from..to).map(key).collect();
     let mut state = 0x2545_F491_4F6C_DD1Du64;
     for i in (1..keys.len()).rev() {
         state ^= state << 13;
@@ -72,18 +98,15 @@ fn shuffled_keys(from: usize, to: usize) -> Vec<Box<[u8]>> {
     keys
 }
 
-// The boxes are the table's elements, allocated outside the timed routine.
-#[allow(clippy::vec_box)]
-fn entries() -> Vec<Box<Kv>> {
-    (0..KEYS).map(|i| Box::new(Kv { key: key(i), value: value(i) })).collect()
+fn entries() -> Vec<KeyEntry> {
+    (0..KEYS).map(|i| KeyEntry::new(&key(i), NewValue::Str(&value(i)), None, 0)).collect()
 }
 
 fn pairs() -> Vec<Pair> {
-    (0..KEYS).map(|i| (key(i), value(i))).collect()
+    (0..KEYS).map(|i| (Box::from(&key(i)[..]), Box::from(&value(i)[..]))).collect()
 }
 
-#[allow(clippy::vec_box)]
-fn fill_table(entries: Vec<Box<Kv>>) -> Table<Box<Kv>> {
+fn fill_table(entries: Vec<KeyEntry>) -> Table<KeyEntry> {
     let mut table = Table::new();
     for e in entries {
         let hash = hash_key(e.key());
@@ -100,95 +123,89 @@ fn fill_map(pairs: Vec<Pair>) -> Map {
     map
 }
 
-fn report_memory(table: &Table<Box<Kv>>, map: &Map) {
-    let slot = std::mem::size_of::<Pair>() + 1;
-    let map_bytes = map.capacity() * slot;
-    let table_bytes = table.memory_bytes();
+/// What GET would read: the first byte of the value.
+fn first_value_byte(e: &KeyEntry) -> usize {
+    match e.value() {
+        StrRef::Raw(b) => b[0] as usize,
+        StrRef::Int(n) => n as usize,
+    }
+}
+
+fn lookup_table(table: &Table<KeyEntry>, keys: &[Key]) -> usize {
+    keys.iter().filter_map(|k| table.find(hash_key(k), k)).map(first_value_byte).sum()
+}
+
+/// The server's batched lookup (`src/server/batch.rs`): prefetch the 16 head buckets, then
+/// the 16 keys' matching entries, then look the 16 keys up. Each key is hashed once.
+fn lookup_table_batched(table: &Table<KeyEntry>, keys: &[Key]) -> usize {
+    let mut hashes = [0u64; BATCH];
+    let mut sum = 0;
+    for group in keys.chunks(BATCH) {
+        for (h, k) in hashes.iter_mut().zip(group) {
+            *h = hash_key(k);
+            table.prefetch_bucket(*h);
+        }
+        for &h in &hashes[..group.len()] {
+            table.prefetch_matches(h);
+        }
+        for (&h, k) in hashes.iter().zip(group) {
+            sum += table.find(h, k).map_or(0, first_value_byte);
+        }
+    }
+    sum
+}
+
+fn lookup_map(map: &Map, keys: &[Key]) -> usize {
+    keys.iter().filter_map(|k| map.get(&k[..])).map(|v| v[0] as usize).sum()
+}
+
+/// Bytes per key of each structure; see the module documentation for the formulas.
+fn report_memory(table: &Table<KeyEntry>, table_charged: isize, map: &Map, map_charged: isize) {
+    let per_key = |bytes: f64| bytes / KEYS as f64;
+    let table_buckets = table.memory_bytes();
+    let table_entries: usize = table.iter().map(KeyEntry::alloc_bytes).sum();
+    // hashbrown: capacity() is buckets / 8 * 7 for tables of 8 buckets or more.
+    let map_buckets = map.capacity() / 7 * 8;
+    let map_array = map_buckets * std::mem::size_of::<Pair>() + map_buckets + 16;
+    let map_boxes: usize = map.iter().map(|(k, v)| size_class(k.len()) + size_class(v.len())).sum();
     eprintln!(
-        "memory at {KEYS} keys: table {table_bytes} B ({:.1} B/key, {} head buckets), \
-         HashMap capacity {} x {slot} B = {map_bytes} B ({:.1} B/key); the table's elements \
-         also cost a {} B Kv box per key that the map stores inline",
-        table_bytes as f64 / KEYS as f64,
+        "memory at {KEYS} keys, bytes per key:\n\
+         \x20 table:   {:5.1} buckets ({} heads + children) + {:4.1} entries = {:5.1} \
+         (jemalloc charged {:5.1})\n\
+         \x20 hashmap: {:5.1} array ({map_buckets} buckets)     + {:4.1} boxes   = {:5.1} \
+         (jemalloc charged {:5.1})\n\
+         \x20 table / hashmap = {:.3}",
+        per_key(table_buckets as f64),
         table.head_buckets(),
-        map.capacity(),
-        map_bytes as f64 / KEYS as f64,
-        std::mem::size_of::<Kv>(),
+        per_key(table_entries as f64),
+        per_key((table_buckets + table_entries) as f64),
+        per_key(table_charged as f64),
+        per_key(map_array as f64),
+        per_key(map_boxes as f64),
+        per_key((map_array + map_boxes) as f64),
+        per_key(map_charged as f64),
+        (table_buckets + table_entries) as f64 / (map_array + map_boxes) as f64,
     );
 }
 
-fn bench(c: &mut Criterion) {
-    let mut group = c.benchmark_group("1M");
-    group.sample_size(10).throughput(Throughput::Elements(KEYS as u64));
-
+fn bench_insert(group: &mut BenchmarkGroup<'_, WallTime>) {
     group.bench_function("insert/table", |b| {
         b.iter_batched(entries, fill_table, BatchSize::PerIteration)
     });
     group.bench_function("insert/hashmap", |b| {
         b.iter_batched(pairs, fill_map, BatchSize::PerIteration)
     });
+}
 
-    let mut table = fill_table(entries());
-    while table.rehash_step(1 << 20) {}
-    let map = fill_map(pairs());
-    report_memory(&table, &map);
-    let hits = shuffled_keys(0, KEYS);
-    let misses = shuffled_keys(KEYS, 2 * KEYS);
-
-    let mut inline: Table<Box<Inline>> = Table::new();
-    for i in 0..KEYS {
-        let e = Box::new(Inline { key: (*key(i)).try_into().unwrap(), value: [b'v'; 16] });
-        inline.insert(hash_key(&e.key), e);
-    }
-    group.bench_function("lookup_hit/table_1alloc", |b| {
-        b.iter(|| {
-            hits.iter()
-                .filter_map(|k| inline.find(hash_key(k), k))
-                .map(|e| e.value[0] as usize)
-                .sum::<usize>()
-        })
-    });
-    drop(inline);
-
-    for (name, keys) in [("hit", &hits), ("miss", &misses)] {
-        group.bench_function(format!("lookup_{name}/table"), |b| {
-            b.iter(|| {
-                keys.iter()
-                    .filter_map(|k| table.find(hash_key(k), k))
-                    .map(|e| e.value.len())
-                    .sum::<usize>()
-            })
-        });
-        group.bench_function(format!("lookup_{name}/hashmap"), |b| {
-            b.iter(|| keys.iter().filter_map(|k| map.get(&**k)).map(|v| v.len()).sum::<usize>())
-        });
-    }
-
-    group.bench_function("scan_full/table", |b| {
-        b.iter(|| {
-            let (mut cursor, mut bytes) = (0, 0);
-            loop {
-                cursor = table.scan(cursor, |e| bytes += e.key().len());
-                if cursor == 0 {
-                    return bytes;
-                }
-            }
-        })
-    });
-    group.bench_function("iter_full/table", |b| {
-        b.iter(|| table.iter().map(|e| e.key().len()).sum::<usize>())
-    });
-    group.bench_function("iter_full/hashmap", |b| {
-        b.iter(|| map.keys().map(|k| k.len()).sum::<usize>())
-    });
-
+fn bench_delete(group: &mut BenchmarkGroup<'_, WallTime>, keys: &[Key]) {
     group.bench_function("delete/table", |b| {
         b.iter_batched(
             || (fill_table(entries()), Vec::with_capacity(KEYS)),
             |(mut table, mut removed)| {
-                for k in &hits {
+                for k in keys {
                     removed.push(table.remove(hash_key(k), k));
                 }
-                (table, removed) // Dropped outside the timing.
+                (table, removed) // Freed after the timer stops.
             },
             BatchSize::PerIteration,
         )
@@ -197,14 +214,68 @@ fn bench(c: &mut Criterion) {
         b.iter_batched(
             || (fill_map(pairs()), Vec::with_capacity(KEYS)),
             |(mut map, mut removed)| {
-                for k in &hits {
-                    removed.push(map.remove_entry(&**k));
+                for k in keys {
+                    removed.push(map.remove_entry(&k[..]));
                 }
                 (map, removed)
             },
             BatchSize::PerIteration,
         )
     });
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("1M");
+    // One iteration takes tens to hundreds of milliseconds: flat sampling keeps the run to
+    // about 10 iterations per row instead of the 55 linear sampling needs.
+    group.sample_size(10).sampling_mode(SamplingMode::Flat);
+    group.throughput(Throughput::Elements(KEYS as u64));
+
+    let before = thread_allocated();
+    let mut table = fill_table(entries());
+    while table.rehash_step(1 << 20) {}
+    let table_charged = thread_allocated() - before;
+    let before = thread_allocated();
+    let map = fill_map(pairs());
+    let map_charged = thread_allocated() - before;
+    report_memory(&table, table_charged, &map, map_charged);
+    let hits = shuffled_keys(0, KEYS);
+    let misses = shuffled_keys(KEYS, 2 * KEYS);
+
+    bench_insert(&mut group);
+    for (name, keys) in [("hit", &hits), ("miss", &misses)] {
+        group.bench_function(format!("lookup_{name}/table"), |b| {
+            b.iter(|| lookup_table(&table, keys))
+        });
+        group.bench_function(format!("lookup_{name}/hashmap"), |b| {
+            b.iter(|| lookup_map(&map, keys))
+        });
+        group.bench_function(format!("lookup_{name}_batch16/table"), |b| {
+            b.iter(|| lookup_table_batched(&table, keys))
+        });
+        group.bench_function(format!("lookup_{name}_batch16/hashmap"), |b| {
+            b.iter(|| lookup_map(&map, keys))
+        });
+    }
+    group.bench_function("scan_full/table", |b| {
+        b.iter(|| {
+            let (mut cursor, mut sum) = (0, 0);
+            loop {
+                cursor = table.scan(cursor, |e| sum += e.key()[KEY_LEN - 1] as usize);
+                if cursor == 0 {
+                    return sum;
+                }
+            }
+        })
+    });
+    group.bench_function("iter_full/table", |b| {
+        b.iter(|| table.iter().map(|e| e.key()[KEY_LEN - 1] as usize).sum::<usize>())
+    });
+    group.bench_function("iter_full/hashmap", |b| {
+        b.iter(|| map.keys().map(|k| k[KEY_LEN - 1] as usize).sum::<usize>())
+    });
+    drop((table, map));
+    bench_delete(&mut group, &hits);
     group.finish();
 }
 

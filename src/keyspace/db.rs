@@ -10,6 +10,7 @@ pub use crate::keyspace::clock::{idle_ms, lfu_decayed, lru_clock, AccessClock, L
 use crate::keyspace::entry::{KeyEntry, NewValue};
 use crate::keyspace::hashtable::hash_key;
 use crate::keyspace::keys::{Detached, Keys};
+pub use crate::keyspace::keys::{KeySet, TableGrowth};
 pub use crate::keyspace::value::{is_expired, Obj, ObjView, Value, ValueRef};
 use crate::types::string::StrValue;
 
@@ -41,6 +42,8 @@ pub struct DbStats {
     pub expired_samples: u64,
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
+    /// Keys deleted by maxmemory eviction (INFO `evicted_keys` sums them over the dbs).
+    pub evicted_keys: u64,
 }
 
 /// Whether a read counts toward the hit/miss statistics and touches the access clock.
@@ -345,6 +348,47 @@ impl Db {
         (sampled, expired)
     }
 
+    /// How many keys eviction could draw from `set`.
+    pub fn count(&self, set: KeySet) -> usize {
+        self.keys.count(set)
+    }
+
+    /// Calls `f` on up to `n` sampled entries of `set` (eviction's candidates; see
+    /// [`Keys::sample`]). Expired keys are included: evicting one frees memory all the same.
+    pub fn eviction_sample(&self, set: KeySet, seed: u64, n: usize, f: impl FnMut(&KeyEntry)) {
+        self.keys.sample(set, seed, n, f);
+    }
+
+    /// Calls `f` on a random entry of `set` (the random eviction policies).
+    pub fn eviction_random<R>(
+        &self,
+        set: KeySet,
+        seed: u64,
+        f: impl FnOnce(&KeyEntry) -> R,
+    ) -> Option<R> {
+        self.keys.with_random(set, seed, f)
+    }
+
+    /// When this database's table grows next and what it will allocate (see
+    /// [`Keys::table_growth`]).
+    pub fn table_growth(&self) -> Option<TableGrowth> {
+        self.keys.table_growth()
+    }
+
+    /// The stored entry of `key` as it is: no lazy expiry, no statistics, no clock update.
+    /// For eviction, to check that a pooled candidate still exists and still qualifies.
+    pub fn stored(&self, key: &[u8]) -> Option<&KeyEntry> {
+        self.keys.get(hash_key(key), key)
+    }
+
+    /// Delete `key` for maxmemory (counted in `evicted_keys`) and hand its entry over, for
+    /// the caller to free here or on the lazyfree thread. None when it does not exist.
+    pub fn evict(&mut self, key: &[u8]) -> Option<KeyEntry> {
+        let e = self.keys.remove(hash_key(key), key)?;
+        self.stats.evicted_keys += 1;
+        Some(e)
+    }
+
     /// Average TTL in ms of the keys with one (for INFO keyspace), estimated on a sample.
     pub fn avg_ttl_ms(&self, now_ms: i64) -> i64 {
         self.keys.avg_ttl_ms(now_ms)
@@ -360,6 +404,16 @@ impl Db {
         self.keys.overhead_bytes()
     }
 
+    /// Bytes of the hashtable alone (MEMORY STATS `overhead.hashtable.main`).
+    pub fn table_bytes(&self) -> usize {
+        self.keys.table_bytes()
+    }
+
+    /// Bytes of the expire index alone (MEMORY STATS `overhead.hashtable.expires`).
+    pub fn expires_bytes(&self) -> usize {
+        self.keys.expires_bytes()
+    }
+
     /// Prefetch what a lookup of `hash` will touch: first call for every key of a batch,
     /// then [`Db::prefetch_entries`] for every key.
     pub fn prefetch_bucket(&self, hash: u64) {
@@ -368,6 +422,14 @@ impl Db {
 
     pub fn prefetch_entries(&self, hash: u64) {
         self.keys.prefetch_matches(hash);
+    }
+
+    /// Prefetch the out-of-line value of `key` (after `prefetch_entries`: the entry is in
+    /// cache by now, so finding it is cheap). Nothing for inline values.
+    pub fn prefetch_value(&self, hash: u64, key: &[u8]) {
+        if let Some(addr) = self.keys.get(hash, key).and_then(|e| e.value_addr()) {
+            crate::keyspace::hashtable::prefetch_read(addr);
+        }
     }
 
     /// Check the storage invariants (tests).

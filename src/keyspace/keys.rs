@@ -21,6 +21,40 @@ pub struct Detached {
     _expires: ExpireIndex,
 }
 
+/// A set of keys eviction can draw from: every key (allkeys-* policies) or the keys with a
+/// TTL (volatile-* policies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeySet {
+    All,
+    Volatile,
+}
+
+/// What the table will do to memory when it next grows (see [`Keys::table_growth`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableGrowth {
+    /// New keys that still fit before an insert starts a resize.
+    pub inserts_left: usize,
+    /// Bytes of the bucket array that resize allocates (the old one lives on until the
+    /// rehash ends).
+    pub bytes: usize,
+}
+
+/// The hashtable's growth rule, restated for [`Keys::table_growth`] (hashtable/mod.rs:
+/// 7 slots per 64-byte bucket, grow past 77% fill, to a power of two of buckets at 50% fill or
+/// less). `table_growth_matches_the_table` pins these to what the table really does.
+const BUCKET_SLOTS: usize = 7;
+const BUCKET_BYTES: usize = 64;
+const GROW_FILL_PERCENT: usize = 77;
+const GROWN_FILL_PERCENT: usize = 50;
+
+/// One step of xorshift64 (never 0 from a non-zero state).
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
 impl Keys {
     pub fn len(&self) -> usize {
         self.table.len()
@@ -141,10 +175,7 @@ impl Keys {
         let draws = n.min(len);
         let mut s = seed | 1;
         for _ in 0..draws {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let p = self.expires.random(s).expect("index is not empty");
+            let p = self.expires.random(xorshift(&mut s)).expect("index is not empty");
             // SAFETY: every pointer in the index is a live entry of this table, and `&self`
             // keeps the table from changing while the view is used.
             let e = unsafe { KeyEntry::view(p) };
@@ -156,6 +187,73 @@ impl Keys {
             }
         }
         (draws, out)
+    }
+
+    /// When the table grows next, and what that costs: the one large allocation a write can
+    /// make, which maxmemory eviction must see coming (a table of 2^17 buckets allocates 16
+    /// MiB at once when it grows). None while a resize is running (no other starts then) and
+    /// for an empty table.
+    pub fn table_growth(&self) -> Option<TableGrowth> {
+        if self.table.is_rehashing() || self.table.head_buckets() == 0 {
+            return None;
+        }
+        let heads = self.table.head_buckets();
+        let fits = heads * BUCKET_SLOTS * GROW_FILL_PERCENT / 100;
+        let wanted = (fits + 1) * 100;
+        let buckets = wanted.div_ceil(BUCKET_SLOTS * GROWN_FILL_PERCENT).next_power_of_two();
+        Some(TableGrowth {
+            inserts_left: fits.saturating_sub(self.table.len()),
+            bytes: buckets * BUCKET_BYTES,
+        })
+    }
+
+    /// How many keys `set` holds.
+    pub fn count(&self, set: KeySet) -> usize {
+        match set {
+            KeySet::All => self.table.len(),
+            KeySet::Volatile => self.expires.len(),
+        }
+    }
+
+    /// Calls `f` on up to `n` entries of `set`, for eviction's candidate pool. From the whole
+    /// table: the entries of consecutive buckets after a random start (Valkey's
+    /// `dictGetSomeKeys`: cache-friendly, distinct). From the expire index: `n` uniform draws
+    /// of its dense array (a key may come twice; the pool keeps one copy).
+    pub fn sample(&self, set: KeySet, seed: u64, n: usize, mut f: impl FnMut(&KeyEntry)) {
+        match set {
+            KeySet::All => {
+                let mut picked: Vec<&KeyEntry> = Vec::with_capacity(n.min(self.table.len()));
+                self.table.sample(seed, n, &mut picked);
+                picked.into_iter().for_each(f);
+            }
+            KeySet::Volatile => {
+                let mut s = seed | 1;
+                for _ in 0..n.min(self.expires.len()) {
+                    let p = self.expires.random(xorshift(&mut s)).expect("index is not empty");
+                    // SAFETY: every pointer in the index is a live entry of this table, and
+                    // `&self` keeps the table from changing while the view is used.
+                    f(&*unsafe { KeyEntry::view(p) });
+                }
+            }
+        }
+    }
+
+    /// Calls `f` on one random entry of `set` (the random eviction policies); None when `set`
+    /// is empty.
+    pub fn with_random<R>(
+        &self,
+        set: KeySet,
+        seed: u64,
+        f: impl FnOnce(&KeyEntry) -> R,
+    ) -> Option<R> {
+        match set {
+            KeySet::All => self.table.random(seed).map(f),
+            KeySet::Volatile => {
+                let p = self.expires.random(xorshift(&mut (seed | 1)))?;
+                // SAFETY: as in `sample`.
+                Some(f(&*unsafe { KeyEntry::view(p) }))
+            }
+        }
     }
 
     /// Average remaining TTL in ms over (up to) the first 1024 keys of the expire index.
@@ -181,7 +279,17 @@ impl Keys {
 
     /// Bytes of the table and index structures (not the entries).
     pub fn overhead_bytes(&self) -> usize {
-        self.table.memory_bytes() + self.expires.memory_bytes()
+        self.table_bytes() + self.expires_bytes()
+    }
+
+    /// Bytes of the hashtable's buckets (head arrays and child buckets).
+    pub fn table_bytes(&self) -> usize {
+        self.table.memory_bytes()
+    }
+
+    /// Bytes of the expire index's chunks.
+    pub fn expires_bytes(&self) -> usize {
+        self.expires.memory_bytes()
     }
 
     /// Prefetch the bucket of `hash` (batched lookups).
@@ -229,6 +337,26 @@ mod tests {
         *s ^= *s >> 7;
         *s ^= *s << 17;
         *s
+    }
+
+    /// `table_growth` restates the table's growth rule; this holds it to the table: the
+    /// insert it predicts starts the resize it predicts, and no other insert starts one.
+    #[test]
+    fn table_growth_matches_the_table() {
+        let mut keys = Keys::default();
+        for i in 0..200_000u32 {
+            let key = i.to_le_bytes();
+            let before = keys.table_growth();
+            let heads_before = keys.table.head_buckets();
+            keys.insert(hash_key(&key), &key, NewValue::Int(1), None, 0);
+            let Some(growth) = before else { continue };
+            let started = keys.table.head_buckets() > heads_before;
+            assert_eq!(started, growth.inserts_left == 0, "insert {i}: {growth:?}");
+            if started {
+                let allocated = (keys.table.head_buckets() - heads_before) * BUCKET_BYTES;
+                assert_eq!(allocated, growth.bytes, "insert {i}");
+            }
+        }
     }
 
     /// A seeded random model test against a HashMap, with TTLs set, changed, cleared and

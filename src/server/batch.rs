@@ -8,7 +8,11 @@
 //!    hashed, and the bucket of each key is prefetched in the client's database;
 //! 2. for every key, the entries whose secondary hash matches are prefetched (the bucket
 //!    lines requested in step 1 have arrived or are arriving by now);
-//! 3. the commands run, in batch order.
+//! 3. for every key, the out-of-line value of its entry (a long string) is prefetched;
+//! 4. the commands run, in batch order.
+//!
+//! The key hashes come with the parsed command ([`Parsed`]): they were computed where it was
+//! parsed, on an I/O thread when there are some, so the main thread only issues the loads.
 //!
 //! Each step issues independent loads for the whole batch, so the cache misses of different
 //! keys overlap instead of being paid one after the other inside the handlers. A prefetch
@@ -18,14 +22,12 @@
 //! A client whose command is held back by CLIENT PAUSE keeps that command and the ones after
 //! it, in order, for a later turn; a client being closed has its remaining commands dropped.
 
-use bytes::Bytes;
-
 use crate::commands::{self, table::key_positions, table::KeyBuf};
 use crate::keyspace::hashtable::hash_key;
 use crate::server::cron;
 use crate::server::dispatch::{self, Flow};
 use crate::server::event_loop::now_ms;
-use crate::server::state::ServerState;
+use crate::server::state::{Parsed, ServerState};
 
 /// Commands executed for one client per turn before others get theirs (fairness).
 pub const CMDS_PER_TURN_MAX: usize = 1024;
@@ -33,12 +35,12 @@ pub const CMDS_PER_TURN_MAX: usize = 1024;
 /// Reusable buffers of the batch runner (kept across turns so a turn allocates nothing).
 #[derive(Default)]
 pub struct Batcher {
-    batch: Vec<(usize, Vec<Bytes>)>,
+    batch: Vec<(usize, Parsed)>,
     hashes: Vec<(usize, u64)>,
     keys: KeyBuf,
     /// Clients stopped in this turn (paused or closing): their later commands wait.
     stopped: Vec<usize>,
-    requeue: Vec<(usize, Vec<Bytes>)>,
+    requeue: Vec<(usize, Parsed)>,
 }
 
 impl Batcher {
@@ -56,8 +58,8 @@ impl Batcher {
             let n = slot.pending.len().min(CMDS_PER_TURN_MAX);
             for _ in 0..n {
                 let Some(slot) = srv.clients.get_mut(t) else { break };
-                let Some(argv) = slot.pending.pop_front() else { break };
-                self.batch.push((t, argv));
+                let Some(cmd) = slot.pending.pop_front() else { break };
+                self.batch.push((t, cmd));
                 if self.batch.len() >= flush_at {
                     self.flush(srv, batch_max > 0);
                     if self.stopped.contains(&t) {
@@ -77,20 +79,20 @@ impl Batcher {
             self.prefetch(srv);
         }
         let mut batch = std::mem::take(&mut self.batch);
-        for (t, argv) in batch.drain(..) {
+        for (t, cmd) in batch.drain(..) {
             if self.stopped.contains(&t) {
-                self.requeue.push((t, argv));
+                self.requeue.push((t, cmd));
                 continue;
             }
-            if !self.execute_one(srv, t, argv) {
+            if !self.execute_one(srv, t, cmd) {
                 self.stopped.push(t);
             }
         }
         // Put held-back commands back at the front of their queues, in order.
-        for (t, argv) in self.requeue.drain(..).rev() {
+        for (t, cmd) in self.requeue.drain(..).rev() {
             if let Some(slot) = srv.clients.get_mut(t) {
                 if !slot.client.close_after_reply && !slot.client.close_asap {
-                    slot.pending.push_front(argv);
+                    slot.pending.push_front(cmd);
                 }
             }
         }
@@ -99,7 +101,7 @@ impl Batcher {
     }
 
     /// Run one command; false when the client must not run more commands this turn.
-    fn execute_one(&mut self, srv: &mut ServerState, t: usize, argv: Vec<Bytes>) -> bool {
+    fn execute_one(&mut self, srv: &mut ServerState, t: usize, cmd: Parsed) -> bool {
         let Some(mut slot) = srv.clients.slots.get_mut(t).and_then(|s| s.take()) else {
             return false;
         };
@@ -108,8 +110,8 @@ impl Batcher {
             go_on = false;
         } else {
             let now = now_ms();
-            if dispatch::execute(srv, t, &mut slot, &argv, now) == Flow::Paused {
-                self.requeue.push((t, argv));
+            if dispatch::execute(srv, t, &mut slot, &cmd.argv, now) == Flow::Paused {
+                self.requeue.push((t, cmd));
                 go_on = false;
             } else if cron::output_over_limit(&srv.config, &mut slot.client, slot.out.len(), now) {
                 tracing::warn!(
@@ -130,29 +132,50 @@ impl Batcher {
         go_on
     }
 
-    /// Steps 1 and 2 of the module documentation for the current batch.
+    /// Steps 1 to 3 of the module documentation for the current batch.
     fn prefetch(&mut self, srv: &mut ServerState) {
         self.hashes.clear();
-        for (t, argv) in &self.batch {
+        for (t, cmd) in &self.batch {
             let Some(slot) = srv.clients.get_mut(*t) else { continue };
             let db = slot.client.db;
-            let Some(cmd) = commands::lookup(&argv[0]) else { continue };
-            if cmd.key_specs.is_empty() || !cmd.arity_ok(argv.len()) {
-                continue;
-            }
-            if !key_positions(cmd, argv, &mut self.keys) {
-                continue;
-            }
-            for i in self.keys.iter() {
-                let h = hash_key(&argv[i as usize]);
+            for &h in cmd.hashes() {
                 srv.dbs[db].prefetch_bucket(h);
                 self.hashes.push((db, h));
+            }
+            if cmd.more_keys {
+                hash_remaining_keys(srv, db, cmd, &mut self.keys, &mut self.hashes);
             }
         }
         for &(db, h) in &self.hashes {
             srv.dbs[db].prefetch_entries(h);
         }
+        for (t, cmd) in &self.batch {
+            let Some(slot) = srv.clients.get_mut(*t) else { continue };
+            let db = &srv.dbs[slot.client.db];
+            for (h, key) in cmd.hashed_keys() {
+                db.prefetch_value(h, key);
+            }
+        }
         srv.stats.prefetch_batches += 1;
         srv.stats.prefetch_keys += self.hashes.len() as u64;
+    }
+}
+
+/// Keys beyond what parsing hashed (MSET with many pairs): hash and prefetch them here.
+fn hash_remaining_keys(
+    srv: &ServerState,
+    db: usize,
+    cmd: &Parsed,
+    keys: &mut KeyBuf,
+    hashes: &mut Vec<(usize, u64)>,
+) {
+    let Some(c) = commands::lookup(&cmd.argv[0]) else { return };
+    if !key_positions(c, &cmd.argv, keys) {
+        return;
+    }
+    for i in keys.iter().skip(cmd.hashes().len()) {
+        let h = hash_key(&cmd.argv[i as usize]);
+        srv.dbs[db].prefetch_bucket(h);
+        hashes.push((db, h));
     }
 }

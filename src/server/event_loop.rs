@@ -7,7 +7,6 @@
 use std::collections::VecDeque;
 use std::io;
 
-use bytes::Bytes;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mio::{Events, Interest, Poll, Token};
@@ -22,7 +21,8 @@ use crate::server::client::Client;
 use crate::server::conn::{Conn, ReadOutcome, Sock, IOBUF_LEN};
 use crate::server::cron;
 use crate::server::listener::{Accepted, Listeners};
-use crate::server::state::{ServerState, Slot};
+use crate::commands::table::KeyBuf;
+use crate::server::state::{Parsed, ServerState, Slot};
 
 /// Events handled per poll.
 const EVENTS_MAX: usize = 1024;
@@ -485,9 +485,10 @@ fn parse_into(
     conn: &mut Conn,
     limits: &ParseLimits,
     room: usize,
-    pending: &mut VecDeque<Vec<Bytes>>,
+    pending: &mut VecDeque<Parsed>,
     error: &mut Option<ProtoError>,
 ) -> bool {
+    let mut keys = KeyBuf::new();
     let mut parsed = 0;
     while error.is_none() {
         if parsed >= room {
@@ -495,7 +496,7 @@ fn parse_into(
         }
         match conn.parser.parse(&mut conn.qbuf, limits) {
             Ok(Some(argv)) => {
-                pending.push_back(argv);
+                pending.push_back(Parsed::new(argv, &mut keys));
                 parsed += 1;
             }
             Ok(None) => return false,
@@ -517,7 +518,7 @@ pub enum IoDone {
         token: usize,
         conn: Conn,
         outcome: io::Result<ReadOutcome>,
-        cmds: VecDeque<Vec<Bytes>>,
+        cmds: VecDeque<Parsed>,
         error: Option<ProtoError>,
         capped: bool,
     },

@@ -171,6 +171,7 @@ use std::sync::OnceLock;
 
 use bucket::Bucket;
 pub use iter::{Drained, Iter};
+pub use prefetch::prefetch_read;
 
 /// An element of a [`Table`]: a pointer-sized handle that can show its key.
 ///

@@ -8,7 +8,7 @@ use super::{secondary_hash, Entry, Table};
 
 /// Hints the CPU to load the cache line holding `addr` into all cache levels. Null is ignored.
 #[inline(always)]
-pub(super) fn prefetch_read<T>(addr: *const T) {
+pub fn prefetch_read<T>(addr: *const T) {
     if addr.is_null() {
         return;
     }
