@@ -4,61 +4,8 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-use common::{parse_val, start, start_redis, Client, Server, Val};
-
-/// Ours and a real redis-server, each with a client speaking `proto` (2 or 3).
-struct Pair {
-    _ours: Server,
-    _theirs: Server,
-    a: Client,
-    b: Client,
-}
-
-fn pair(proto: u8) -> Pair {
-    let ours = start(&[]);
-    let theirs = start_redis(&[]);
-    let mut a = Client::connect(ours.port);
-    let mut b = Client::connect(theirs.port);
-    if proto == 3 {
-        for c in [&mut a, &mut b] {
-            let hello = c.cmd(&["HELLO", "3"]);
-            assert!(matches!(hello, Val::Map(_)), "HELLO 3: {hello:?}");
-        }
-    }
-    Pair { _ours: ours, _theirs: theirs, a, b }
-}
-
-fn words(line: &str) -> Vec<&str> {
-    line.split(' ').filter(|w| !w.is_empty()).collect()
-}
-
-impl Pair {
-    fn both_raw(&mut self, line: &str) -> (Vec<u8>, Vec<u8>) {
-        let w = words(line);
-        (self.a.cmd_raw(&w), self.b.cmd_raw(&w))
-    }
-
-    /// The exact reply bytes must be equal.
-    fn same(&mut self, line: &str) {
-        let (ours, theirs) = self.both_raw(line);
-        assert_eq!(
-            String::from_utf8_lossy(&ours),
-            String::from_utf8_lossy(&theirs),
-            "reply to {line:?} differs (left: ferrokey, right: redis-server)"
-        );
-    }
-
-    /// Equal after `normalize` of both parsed replies.
-    fn same_normalized(&mut self, line: &str, normalize: fn(Val) -> Val) {
-        let (ours, theirs) = self.both_raw(line);
-        let ours = normalize(parse_val(&mut &ours[..]));
-        let theirs = normalize(parse_val(&mut &theirs[..]));
-        assert_eq!(ours, theirs, "reply to {line:?} differs (left: ferrokey, right: redis-server)");
-    }
-}
+use common::diff::{words, Pair};
+use common::{parse_val, run_tool, start, Client, Val};
 
 fn sort_key(v: &Val) -> String {
     format!("{v:?}")
@@ -130,7 +77,7 @@ fn count_matches_the_number_of_entries() {
 #[test]
 fn info_shapes_match_redis() {
     for proto in [2, 3] {
-        let mut p = pair(proto);
+        let mut p = Pair::start(proto, &[]);
         for name in [
             "get",
             "ping",
@@ -140,12 +87,12 @@ fn info_shapes_match_redis() {
             "command|getkeys",
             "command|info",
         ] {
-            p.same(&format!("COMMAND INFO {name}"));
+            p.same_line(&format!("COMMAND INFO {name}"));
         }
         for name in ["set", "mset", "del"] {
             p.same_normalized(&format!("COMMAND INFO {name}"), normalize_info);
         }
-        p.same("COMMAND INFO nosuch GET get|x config|get|x CONFIG|GET");
+        p.same_line("COMMAND INFO nosuch GET get|x config|get|x CONFIG|GET");
         p.same_normalized("COMMAND INFO config command", normalize_info);
     }
 }
@@ -153,7 +100,7 @@ fn info_shapes_match_redis() {
 #[test]
 fn docs_parse_and_cover_every_command() {
     for proto in [2, 3] {
-        let mut p = pair(proto);
+        let mut p = Pair::start(proto, &[]);
         let count = p.a.cmd(&["COMMAND", "COUNT"]).as_int() as usize;
         let all = p.a.cmd(&["COMMAND", "DOCS"]);
         let entries = doc_entries(&all);
@@ -178,7 +125,7 @@ fn docs_parse_and_cover_every_command() {
         // Unknown names are left out; the map keys are the canonical lower-case names.
         let two = doc_entries(&p.a.cmd(&["COMMAND", "DOCS", "nosuch", "GET", "config|GET"]));
         assert_eq!(two.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["get", "config|get"]);
-        p.same("COMMAND DOCS nosuch");
+        p.same_line("COMMAND DOCS nosuch");
     }
 }
 
@@ -197,7 +144,7 @@ fn doc_entries(v: &Val) -> Vec<(String, Val)> {
 #[test]
 fn getkeys_matches_redis() {
     for proto in [2, 3] {
-        let mut p = pair(proto);
+        let mut p = Pair::start(proto, &[]);
         for line in [
             "COMMAND GETKEYS get a",
             "COMMAND GETKEYS GET a",
@@ -221,14 +168,14 @@ fn getkeys_matches_redis() {
             "COMMAND GETKEYSANDFLAGS nosuch a",
             "COMMAND GETKEYSANDFLAGS get",
         ] {
-            p.same(line);
+            p.same_line(line);
         }
     }
 }
 
 #[test]
 fn list_filters_match_redis() {
-    let mut p = pair(2);
+    let mut p = Pair::start(2, &[]);
     for line in [
         "COMMAND LIST FILTERBY PATTERN config*",
         "COMMAND LIST FILTERBY pattern COMMAND*",
@@ -245,15 +192,15 @@ fn list_filters_match_redis() {
         "COMMAND LIST x",
         "COMMAND LIST FILTERBY PATTERN a b",
     ] {
-        p.same(line);
+        p.same_line(line);
     }
     // Every command we list for a category that redis-server 7.0 also has (Valkey has a
     // few newer ones), redis-server lists for that category too.
-    let (_, everything) = p.both_raw("COMMAND LIST");
+    let (_, everything) = p.both(&words("COMMAND LIST"));
     let redis_has = bulk_strings(&parse_val(&mut &everything[..]));
     for cat in ["connection", "read", "write", "admin", "FAST", "slow", "keyspace", "string"] {
         let line = format!("COMMAND LIST FILTERBY ACLCAT {cat}");
-        let (ours, theirs) = p.both_raw(&line);
+        let (ours, theirs) = p.both(&words(&line));
         let theirs = bulk_strings(&parse_val(&mut &theirs[..]));
         let ours = bulk_strings(&parse_val(&mut &ours[..]));
         for name in ours.iter().filter(|n| redis_has.contains(n)) {
@@ -271,7 +218,7 @@ fn list_filters_match_redis() {
 #[test]
 fn help_and_errors_match_redis() {
     for proto in [2, 3] {
-        let mut p = pair(proto);
+        let mut p = Pair::start(proto, &[]);
         for line in [
             "COMMAND HELP",
             "COMMAND help",
@@ -280,23 +227,14 @@ fn help_and_errors_match_redis() {
             "COMMAND FOO",
             "COMMAND GETKEYS",
         ] {
-            p.same(line);
+            p.same_line(line);
         }
     }
 }
 
 fn redis_cli(port: u16, args: &[&str], stdin: &str) -> (bool, String, String) {
-    let mut child = Command::new("redis-cli")
-        .arg("-p")
-        .arg(port.to_string())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("redis-cli is installed with redis-server");
-    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
-    let out = child.wait_with_output().expect("redis-cli output");
+    let port = port.to_string();
+    let out = run_tool("redis-cli", &[&["-p", &port][..], args].concat(), stdin.as_bytes());
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -4,13 +4,12 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::ops::{Deref, DerefMut};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
-use common::{free_port, parse_val, start, start_redis, Client, Server, Val};
+use common::diff::Pair;
+use common::{free_port, parse_val, start, unique_dir, wait_ready, Client, Val};
 
 /// Directives Valkey 8 has and redis-server 7.0 lacks (they may appear in our CONFIG GET
 /// replies only).
@@ -30,43 +29,33 @@ fn pairs(v: &Val) -> Vec<(String, String)> {
     out
 }
 
-struct Pair {
-    _ours: Server,
-    _theirs: Server,
-    a: Client,
-    b: Client,
-    /// Every directive name (and alias) we know, from `CONFIG GET *`.
+/// A [`Pair`] that also knows every directive name (and alias) we have, from
+/// `CONFIG GET *`.
+struct ConfigPair {
+    pair: Pair,
     known: Vec<String>,
 }
 
-fn pair(proto: u8) -> Pair {
-    let ours = start(&[]);
-    let theirs = start_redis(&[]);
-    let mut a = Client::connect(ours.port);
-    let mut b = Client::connect(theirs.port);
-    if proto == 3 {
-        for c in [&mut a, &mut b] {
-            assert!(matches!(c.cmd(&["HELLO", "3"]), Val::Map(_)));
-        }
+impl Deref for ConfigPair {
+    type Target = Pair;
+    fn deref(&self) -> &Pair {
+        &self.pair
     }
-    let known = pairs(&a.cmd(&["CONFIG", "GET", "*"])).into_iter().map(|(k, _)| k).collect();
-    Pair { _ours: ours, _theirs: theirs, a, b, known }
 }
 
-impl Pair {
-    fn both(&mut self, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
-        (self.a.cmd_raw(args), self.b.cmd_raw(args))
+impl DerefMut for ConfigPair {
+    fn deref_mut(&mut self) -> &mut Pair {
+        &mut self.pair
     }
+}
 
-    fn same(&mut self, args: &[&str]) {
-        let (ours, theirs) = self.both(args);
-        assert_eq!(
-            String::from_utf8_lossy(&ours),
-            String::from_utf8_lossy(&theirs),
-            "reply to {args:?} differs (left: ferrokey, right: redis-server)"
-        );
-    }
+fn pair(proto: u8) -> ConfigPair {
+    let mut pair = Pair::start(proto, &[]);
+    let known = pairs(&pair.a.cmd(&["CONFIG", "GET", "*"])).into_iter().map(|(k, _)| k).collect();
+    ConfigPair { pair, known }
+}
 
+impl ConfigPair {
     /// CONFIG GET: the same pairs in any order, over the directives both servers have
     /// (ours may lack some of redis-server's and add a few newer ones).
     fn same_get(&mut self, args: &[&str]) {
@@ -77,7 +66,7 @@ impl Pair {
             ours.into_iter().filter(|(k, _)| !NEWER_THAN_REDIS_7_0.contains(&k.as_str())).collect();
         let known = |k: &str| self.known.iter().any(|n| n.eq_ignore_ascii_case(k));
         let theirs: Vec<_> = theirs.into_iter().filter(|(k, _)| known(k)).collect();
-        assert_eq!(ours, theirs, "reply to {args:?} differs (left: ferrokey, right: redis-server)");
+        self.assert_equal(args, ours, theirs);
     }
 }
 
@@ -292,13 +281,6 @@ impl Drop for FileServer {
     }
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ferrokey-config-test-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
-
 fn start_with_file(conf: &Path, dir: &Path) -> FileServer {
     let port = free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_ferrokey-server"))
@@ -310,27 +292,16 @@ fn start_with_file(conf: &Path, dir: &Path) -> FileServer {
         .spawn()
         .expect("spawn ferrokey-server");
     let mut server = FileServer { child, port };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if let Ok(Some(status)) = server.child.try_wait() {
-            panic!("ferrokey-server exited: {status}");
-        }
-        if let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) {
-            let _ = c.write_all(b"PING\r\n");
-            let mut b = [0u8; 7];
-            c.set_read_timeout(Some(Duration::from_secs(2))).ok();
-            if c.read_exact(&mut b).is_ok() && &b == b"+PONG\r\n" {
-                return server;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    match wait_ready(&mut server.child, port) {
+        Ok(()) => server,
+        Err(Some(status)) => panic!("ferrokey-server exited: {status}"),
+        Err(None) => panic!("ferrokey-server with {} did not start", conf.display()),
     }
-    panic!("ferrokey-server with {} did not start", conf.display());
 }
 
 #[test]
 fn rewrite_keeps_comments_and_round_trips() {
-    let dir = temp_dir("rewrite");
+    let dir = unique_dir("config-rewrite");
     let conf = dir.join("ferrokey.conf");
     let original = "# A comment that must survive\n\nhz 20\n# maxmemory is set below\nmaxmemory 1mb\nsave \"\"\n";
     std::fs::write(&conf, original).unwrap();
@@ -370,7 +341,7 @@ fn rewrite_keeps_comments_and_round_trips() {
 
 #[test]
 fn bad_config_file_is_fatal_like_redis() {
-    let dir = temp_dir("fatal");
+    let dir = unique_dir("config-fatal");
     let conf = dir.join("bad.conf");
     std::fs::write(&conf, "# comment\nport 0\nmaxmemory 1x\n").unwrap();
     let run = |bin: &str| {

@@ -6,29 +6,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{assert_same_as_redis, start, start_redis, Client, Val};
-
-/// Compare the raw replies of two servers to `lines`, sent on one new connection each.
-fn compare(ours: u16, theirs: u16, lines: &[&str]) {
-    let mut a = Client::connect(ours);
-    let mut b = Client::connect(theirs);
-    for line in lines {
-        let argv: Vec<&[u8]> =
-            line.split(' ').filter(|w| !w.is_empty()).map(str::as_bytes).collect();
-        a.send(&argv);
-        b.send(&argv);
-        let (ra, rb) = (a.read_raw(), b.read_raw());
-        assert_eq!(
-            String::from_utf8_lossy(&ra),
-            String::from_utf8_lossy(&rb),
-            "reply to {line:?} differs (left: ferrokey, right: redis-server)"
-        );
-    }
-}
-
-fn err(s: &str) -> Val {
-    Val::Err(s.to_string())
-}
+use common::diff::Pair;
+use common::{assert_same_as_redis, err, monitor_and_client, start, start_redis, Client, Val};
 
 /// The `field=value` pairs of one CLIENT LIST line.
 fn fields(line: &str) -> Vec<(String, String)> {
@@ -134,10 +113,7 @@ fn hello_shape(c: &mut Client, args: &[&str]) -> Val {
 
 #[test]
 fn hello_matches_redis_except_server_and_version() {
-    let ours = start(&[]);
-    let theirs = start_redis(&[]);
-    let mut a = Client::connect(ours.port);
-    let mut b = Client::connect(theirs.port);
+    let mut p = Pair::start(2, &[]);
     for args in [
         &["HELLO"][..],
         &["HELLO", "2"],
@@ -145,7 +121,7 @@ fn hello_matches_redis_except_server_and_version() {
         &["HELLO", "3", "SETNAME", "x"],
         &["HELLO", "2", "AUTH", "default", "pw"],
     ] {
-        assert_eq!(hello_shape(&mut a, args), hello_shape(&mut b, args), "{args:?}");
+        assert_eq!(hello_shape(&mut p.a, args), hello_shape(&mut p.b, args), "{args:?}");
     }
     assert_same_as_redis(&[
         "HELLO 4",
@@ -177,31 +153,28 @@ fn requirepass_matches_redis() {
     let theirs = start_redis(&[]);
     require_password(ours.port, "secret");
     require_password(theirs.port, "secret");
-    compare(
-        ours.port,
-        theirs.port,
-        &[
-            "PING",
-            "ECHO x",
-            "CLIENT ID",
-            "HELLO 3",
-            "HELLO 4",
-            "HELLO x",
-            "HELLO 3 SETNAME a\tb",
-            "HELLO 3 AUTH default wrong",
-            "AUTH wrong",
-            "AUTH foo secret",
-            "AUTH default wrong",
-            "AUTH secret",
-            "PING",
-            "AUTH wrong",
-            "PING",
-            "RESET",
-            "PING",
-            "AUTH default secret",
-            "ECHO ok",
-        ],
-    );
+    // New connections, made after the password is set.
+    Pair::connect(ours, theirs, 2).same_lines(&[
+        "PING",
+        "ECHO x",
+        "CLIENT ID",
+        "HELLO 3",
+        "HELLO 4",
+        "HELLO x",
+        "HELLO 3 SETNAME a\tb",
+        "HELLO 3 AUTH default wrong",
+        "AUTH wrong",
+        "AUTH foo secret",
+        "AUTH default wrong",
+        "AUTH secret",
+        "PING",
+        "AUTH wrong",
+        "PING",
+        "RESET",
+        "PING",
+        "AUTH default secret",
+        "ECHO ok",
+    ]);
 }
 
 #[test]
@@ -249,9 +222,7 @@ fn reset_restores_a_fresh_connection() {
 #[test]
 fn reset_ends_monitor_mode() {
     let s = start(&[]);
-    let mut m = Client::connect(s.port);
-    let mut c = Client::connect(s.port);
-    assert_eq!(m.cmd(&["MONITOR"]), Val::ok());
+    let (mut m, mut c) = monitor_and_client(s.port);
     assert_eq!(m.cmd(&["RESET"]), Val::Simple("RESET".into()));
     assert_eq!(c.cmd(&["SET", "k", "v"]), Val::ok());
     // The next thing the former monitor reads is its own reply, not a feed line.

@@ -14,76 +14,14 @@ mod diff;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use common::{sorted_reply, start, start_redis, Client, Val};
-
-fn err(s: &str) -> Val {
-    Val::Err(s.to_string())
-}
-
-fn int(n: i64) -> Val {
-    Val::Int(n)
-}
-
-fn bulk(s: &str) -> Val {
-    Val::bulk(s)
-}
-
-fn simple(s: &str) -> Val {
-    Val::Simple(s.to_string())
-}
+use common::diff::{same_as_redis, same_as_redis_with, Pair};
+use common::{bulk, err, int, simple, start, Client, Val};
 
 const NOT_INT: &str = "ERR value is not an integer or out of range";
 const INT_RANGE: &str = "ERR value is out of range, value must between -2147483648 and 2147483647";
 const DB_RANGE: &str = "ERR DB index is out of range";
 const SAME: &str = "ERR source and destination objects are the same";
 const SYNTAX: &str = "ERR syntax error";
-
-/// The arguments of a script line: split on spaces; `""` is the empty string.
-fn words(line: &str) -> Vec<&[u8]> {
-    line.split(' ')
-        .filter(|w| !w.is_empty())
-        .map(|w| if w == "\"\"" { &b""[..] } else { w.as_bytes() })
-        .collect()
-}
-
-/// Run `lines` against ferrokey and redis-server, both started with `args` and speaking RESP
-/// `proto` (2 or 3), and assert byte-identical replies. A line starting with `~` has its
-/// reply compared sorted (KEYS); `""` stands for an empty argument.
-fn same_as_redis_with(proto: u8, args: &[&str], lines: &[&str]) {
-    let ours = start(args);
-    let theirs = start_redis(args);
-    let mut a = Client::connect(ours.port);
-    let mut b = Client::connect(theirs.port);
-    if proto == 3 {
-        for c in [&mut a, &mut b] {
-            assert!(matches!(c.cmd(&["HELLO", "3"]), Val::Map(_)), "HELLO 3 failed");
-        }
-    }
-    for line in lines {
-        let (sorted, line) = match line.strip_prefix('~') {
-            Some(rest) => (true, rest),
-            None => (false, *line),
-        };
-        let argv = words(line);
-        a.send(&argv);
-        b.send(&argv);
-        let (mut ra, mut rb) = (a.read_raw(), b.read_raw());
-        if sorted {
-            (ra, rb) = (sorted_reply(&ra), sorted_reply(&rb));
-        }
-        assert_eq!(
-            String::from_utf8_lossy(&ra),
-            String::from_utf8_lossy(&rb),
-            "RESP{proto} reply to {line:?} differs (left: ferrokey, right: redis-server)"
-        );
-    }
-}
-
-/// Both protocols, default configuration.
-fn same_as_redis(lines: &[&str]) {
-    same_as_redis_with(2, &[], lines);
-    same_as_redis_with(3, &[], lines);
-}
 
 /// Every key a full SCAN returns (cursor loop until 0), with extra options.
 fn scan_all(c: &mut Client, opts: &[&str]) -> HashSet<Vec<u8>> {

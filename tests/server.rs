@@ -5,32 +5,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{assert_same_as_redis, start, start_redis, Client, Val};
-
-/// Run `lines` against ferrokey and redis-server, both started with `args`, and compare
-/// the raw replies.
-fn assert_same_with(args: &[&str], lines: &[&str]) {
-    let ours = start(args);
-    let theirs = start_redis(args);
-    let mut a = Client::connect(ours.port);
-    let mut b = Client::connect(theirs.port);
-    for line in lines {
-        let argv: Vec<&[u8]> =
-            line.split(' ').filter(|w| !w.is_empty()).map(str::as_bytes).collect();
-        a.send(&argv);
-        b.send(&argv);
-        let (ra, rb) = (a.read_raw(), b.read_raw());
-        assert_eq!(
-            String::from_utf8_lossy(&ra),
-            String::from_utf8_lossy(&rb),
-            "reply to {line:?} differs (left: ferrokey, right: redis-server)"
-        );
-    }
-}
-
-fn err(s: &str) -> Val {
-    Val::Err(s.to_string())
-}
+use common::diff::same_as_redis_with;
+use common::{assert_same_as_redis, err, monitor_and_client, start, start_redis, Client, Val};
 
 const DEBUG_REFUSED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is \
 set to \"local\", you can run it from a local connection, otherwise you need to set this option \
@@ -248,7 +224,8 @@ fn debug_local_allows_loopback() {
 
 #[test]
 fn debug_errors_match_redis() {
-    assert_same_with(
+    same_as_redis_with(
+        2,
         &["--enable-debug-command", "yes"],
         &[
             "DEBUG foo",
@@ -303,9 +280,7 @@ fn debug_object_sleep_and_active_expire() {
 #[test]
 fn monitor_receives_other_clients_commands() {
     let s = start(&[]);
-    let mut m = Client::connect(s.port);
-    let mut c = Client::connect(s.port);
-    assert_eq!(m.cmd(&["MONITOR"]), Val::ok());
+    let (mut m, mut c) = monitor_and_client(s.port);
     assert_eq!(c.cmd(&["SET", "mkey", "a b\"c"]), Val::ok());
     assert_eq!(c.cmd(&["GET", "mkey"]), Val::bulk("a b\"c"));
     let Val::Simple(first) = m.read() else { panic!("monitor lines are status replies") };

@@ -8,59 +8,8 @@
 
 mod common;
 
-use common::{parse_val, start, start_redis, Client, Val};
-
-fn err(s: &str) -> Val {
-    Val::Err(s.to_string())
-}
-
-fn int(n: i64) -> Val {
-    Val::Int(n)
-}
-
-fn bulk(s: &str) -> Val {
-    Val::bulk(s)
-}
-
-/// The arguments of a script line: split on spaces; `""` is the empty string.
-fn words(line: &str) -> Vec<&[u8]> {
-    line.split(' ')
-        .filter(|w| !w.is_empty())
-        .map(|w| if w == "\"\"" { &b""[..] } else { w.as_bytes() })
-        .collect()
-}
-
-/// Run `lines` against ferrokey and redis-server, both started with `args` and speaking RESP
-/// `proto` (2 or 3), and assert byte-identical replies. Lines are split on spaces only, so
-/// words may hold `\0` and `\r\n`; `""` stands for an empty argument.
-fn same_as_redis_with(proto: u8, args: &[&str], lines: &[&str]) {
-    let ours = start(args);
-    let theirs = start_redis(args);
-    let mut a = Client::connect(ours.port);
-    let mut b = Client::connect(theirs.port);
-    if proto == 3 {
-        for c in [&mut a, &mut b] {
-            assert!(matches!(c.cmd(&["HELLO", "3"]), Val::Map(_)), "HELLO 3 failed");
-        }
-    }
-    for line in lines {
-        let argv = words(line);
-        a.send(&argv);
-        b.send(&argv);
-        let (ra, rb) = (a.read_raw(), b.read_raw());
-        assert_eq!(
-            String::from_utf8_lossy(&ra),
-            String::from_utf8_lossy(&rb),
-            "RESP{proto} reply to {line:?} differs (left: ferrokey, right: redis-server)"
-        );
-    }
-}
-
-/// Both protocols, default configuration.
-fn same_as_redis(lines: &[&str]) {
-    same_as_redis_with(2, &[], lines);
-    same_as_redis_with(3, &[], lines);
-}
+use common::diff::{same_as_redis, same_as_redis_with, Pair};
+use common::{bulk, err, int, start, Client, Val};
 
 // ---------------------------------------------------------------------------------------
 // Against ferrokey alone.
@@ -1021,22 +970,9 @@ fn differential_command_info() {
         "lcs",
     ];
     for proto in [2u8, 3] {
-        let ours = start(&[]);
-        let theirs = start_redis(&[]);
-        let mut a = Client::connect(ours.port);
-        let mut b = Client::connect(theirs.port);
-        if proto == 3 {
-            a.cmd(&["HELLO", "3"]);
-            b.cmd(&["HELLO", "3"]);
-        }
+        let mut p = Pair::start(proto, &[]);
         for name in names {
-            let ra = a.cmd_raw(&["COMMAND", "INFO", name]);
-            let rb = b.cmd_raw(&["COMMAND", "INFO", name]);
-            assert_eq!(
-                without_notes(parse_val(&mut &ra[..])),
-                without_notes(parse_val(&mut &rb[..])),
-                "RESP{proto} COMMAND INFO {name} differs (left: ferrokey, right: redis-server)"
-            );
+            p.same_normalized(&format!("COMMAND INFO {name}"), without_notes);
         }
     }
 }

@@ -3,32 +3,16 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-fn tool(name: &str) -> String {
-    common::which(name).unwrap_or_else(|| {
-        panic!("{name} is not installed: run tests/run-all.sh (it installs redis-tools)")
-    })
-}
+use common::run_tool;
 
 #[test]
 fn redis_cli_interactive_session() {
     let s = common::start(&[]);
-    let mut child = Command::new(tool("redis-cli"))
-        .args(["-p", &s.port.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("redis-cli");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"SET greeting \"hello world\"\nGET greeting\nINCR counter\nPING\n")
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
+    let out = run_tool(
+        "redis-cli",
+        &["-p", &s.port.to_string()],
+        b"SET greeting \"hello world\"\nGET greeting\nINCR counter\nPING\n",
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "redis-cli failed: {text}");
     assert_eq!(text, "OK\nhello world\n1\nPONG\n");
@@ -41,15 +25,7 @@ fn redis_cli_pipe_mode() {
     for i in 0..10_000 {
         input.extend(common::Client::encode(&[b"SET", format!("k{i}").as_bytes(), b"v"]));
     }
-    let mut child = Command::new(tool("redis-cli"))
-        .args(["-p", &s.port.to_string(), "--pipe"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("redis-cli --pipe");
-    child.stdin.take().expect("stdin").write_all(&input).expect("write");
-    let out = child.wait_with_output().expect("wait");
+    let out = run_tool("redis-cli", &["-p", &s.port.to_string(), "--pipe"], &input);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "redis-cli --pipe failed: {text}");
     assert!(text.contains("errors: 0, replies: 10000"), "{text}");
@@ -60,11 +36,9 @@ fn redis_cli_pipe_mode() {
 #[test]
 fn redis_benchmark_runs_clean() {
     let s = common::start(&[]);
-    let out = Command::new(tool("redis-benchmark"))
-        .args(["-p", &s.port.to_string(), "-t", "ping,set,get,incr,mset", "-n", "100000"])
-        .args(["-P", "16", "-q"])
-        .output()
-        .expect("redis-benchmark");
+    let port = s.port.to_string();
+    let args = ["-p", &port, "-t", "ping,set,get,incr,mset", "-n", "100000", "-P", "16", "-q"];
+    let out = run_tool("redis-benchmark", &args, b"");
     let text = String::from_utf8_lossy(&out.stdout).replace('\r', "\n");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "redis-benchmark failed: {text} {err}");

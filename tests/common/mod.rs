@@ -2,12 +2,15 @@
 //! `redis-server` for differential tests) on a free 127.0.0.1 port, and a tiny blocking RESP
 //! client that returns replies as parsed values or as the exact raw bytes.
 //!
-//! Servers are stopped (killed by their own PID) when the handle drops.
+//! Servers are stopped (killed by their own PID) when the handle drops. Differential checks
+//! against redis-server live in [`diff`].
 #![allow(dead_code)]
+
+pub mod diff;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// A parsed reply.
@@ -58,6 +61,26 @@ impl Val {
     }
 }
 
+/// An error reply.
+pub fn err(s: &str) -> Val {
+    Val::Err(s.to_string())
+}
+
+/// An integer reply.
+pub fn int(n: i64) -> Val {
+    Val::Int(n)
+}
+
+/// A bulk string reply.
+pub fn bulk(s: &str) -> Val {
+    Val::bulk(s)
+}
+
+/// A simple string reply.
+pub fn simple(s: &str) -> Val {
+    Val::Simple(s.to_string())
+}
+
 /// A free TCP port on 127.0.0.1 (bound then released; a small race is acceptable in tests).
 pub fn free_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind port 0");
@@ -84,7 +107,8 @@ pub fn io_threads() -> String {
     std::env::var("FERROKEY_IO_THREADS").unwrap_or_else(|_| "1".into())
 }
 
-fn unique_dir(tag: &str) -> std::path::PathBuf {
+/// A new empty directory under the system temp dir, unique to this process and call.
+pub fn unique_dir(tag: &str) -> std::path::PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let d = std::env::temp_dir().join(format!("ferrokey-test-{tag}-{}-{n}", std::process::id()));
@@ -137,25 +161,55 @@ fn start_bin(bin: &str, extra: &[&str], ours: bool) -> Server {
         cmd.args(extra).stdout(Stdio::null()).stderr(Stdio::null());
         let child = cmd.spawn().expect("spawn server");
         let mut server = Server { child, port, dir };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = server.child.try_wait() {
-                break;
-            }
-            if let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) {
-                let _ = c.write_all(b"PING\r\n");
-                let mut b = [0u8; 7];
-                c.set_read_timeout(Some(Duration::from_secs(2))).ok();
-                // `-NOAUTH` means it is up too (started with --requirepass).
-                if c.read_exact(&mut b).is_ok() && (&b == b"+PONG\r\n" || &b == b"-NOAUTH") {
-                    return server;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if wait_ready(&mut server.child, port).is_ok() {
+            return server;
         }
         // Port taken in between, or a failed start: try another port.
     }
     panic!("server {bin} did not start");
+}
+
+/// Wait (up to 10 seconds) until the server `child` answers PING on `port`. A `-NOAUTH`
+/// error means it is up too (started with `--requirepass`). `Err(Some(status))` when the
+/// process exited, `Err(None)` when it did not answer in time.
+pub fn wait_ready(child: &mut Child, port: u16) -> Result<(), Option<ExitStatus>> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(Some(status));
+        }
+        if let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) {
+            let _ = c.write_all(b"PING\r\n");
+            let mut b = [0u8; 7];
+            c.set_read_timeout(Some(Duration::from_secs(2))).ok();
+            if c.read_exact(&mut b).is_ok() && (&b == b"+PONG\r\n" || &b == b"-NOAUTH") {
+                return Ok(());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err(None)
+}
+
+/// The path of a command-line tool (redis-cli, redis-benchmark); a missing one fails the
+/// test, loudly: install it with `tests/run-all.sh`.
+pub fn tool(name: &str) -> String {
+    which(name).unwrap_or_else(|| {
+        panic!("{name} is not installed: run tests/run-all.sh (it installs redis-tools)")
+    })
+}
+
+/// Run the tool `name` with `args`, feed it `stdin` (then end of input), and wait for it.
+pub fn run_tool(name: &str, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(tool(name))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {name}: {e}"));
+    child.stdin.take().expect("stdin").write_all(stdin).expect("write stdin");
+    child.wait_with_output().unwrap_or_else(|e| panic!("wait for {name}: {e}"))
 }
 
 /// A blocking RESP client.
@@ -272,6 +326,15 @@ impl Client {
     }
 }
 
+/// Two new clients of the server on `port`: the first switched to MONITOR mode (its `+OK`
+/// checked), the second a plain one.
+pub fn monitor_and_client(port: u16) -> (Client, Client) {
+    let mut m = Client::connect(port);
+    let c = Client::connect(port);
+    assert_eq!(m.cmd(&["MONITOR"]), Val::ok());
+    (m, c)
+}
+
 /// Parse one RESP value from raw bytes.
 pub fn parse_val(input: &mut &[u8]) -> Val {
     let pos = input.windows(2).position(|w| w == b"\r\n").expect("line");
@@ -354,28 +417,9 @@ pub fn sorted_reply(raw: &[u8]) -> Vec<u8> {
     }
 }
 
-/// Differential check: run `lines` against a fresh ferrokey and a fresh redis-server and
-/// assert identical replies. Lines starting with `~` have their reply compared sorted.
+/// Differential check: run the script `lines` (see [`diff`]) against a fresh ferrokey and a
+/// fresh redis-server and assert identical RESP2 replies. Lines starting with `~` have
+/// their reply compared sorted.
 pub fn assert_same_as_redis(lines: &[&str]) {
-    let ours = start(&[]);
-    let theirs = start_redis(&[]);
-    let mut a = Client::connect(ours.port);
-    let mut b = Client::connect(theirs.port);
-    for line in lines {
-        let (sorted, line) = match line.strip_prefix('~') {
-            Some(rest) => (true, rest),
-            None => (false, *line),
-        };
-        let args: Vec<&[u8]> =
-            line.split(' ').filter(|w| !w.is_empty()).map(|w| w.as_bytes()).collect();
-        a.send(&args);
-        b.send(&args);
-        let (ra, rb) = (a.read_raw(), b.read_raw());
-        let (ra, rb) = if sorted { (sorted_reply(&ra), sorted_reply(&rb)) } else { (ra, rb) };
-        assert_eq!(
-            String::from_utf8_lossy(&ra),
-            String::from_utf8_lossy(&rb),
-            "reply to {line:?} differs (left: ferrokey, right: redis-server)"
-        );
-    }
+    diff::same_as_redis_with(2, &[], lines);
 }

@@ -380,11 +380,8 @@ fn diff_scan_and_randomkey_on_deterministic_cases() {
 /// SCAN's order is unspecified: compare the sets of keys a full iteration returns.
 #[test]
 fn diff_scan_key_sets() {
-    let ours = start(&[]);
-    let theirs = start_redis(&[]);
-    let mut a = Client::connect(ours.port);
-    let mut b = Client::connect(theirs.port);
-    for c in [&mut a, &mut b] {
+    let mut p = Pair::start(2, &[]);
+    for c in [&mut p.a, &mut p.b] {
         for i in 0..300 {
             assert_eq!(c.cmd(&["SET", &format!("user:{i}"), "v"]), Val::ok());
         }
@@ -400,11 +397,11 @@ fn diff_scan_key_sets() {
         &["TYPE", "string"][..],
         &["TYPE", "hash"][..],
     ] {
-        assert_eq!(scan_all(&mut a, opts), scan_all(&mut b, opts), "SCAN {opts:?}");
+        assert_eq!(scan_all(&mut p.a, opts), scan_all(&mut p.b, opts), "SCAN {opts:?}");
     }
-    let ka = keys_set(a.cmd(&["KEYS", "*"]));
-    assert_eq!(ka, keys_set(b.cmd(&["KEYS", "*"])));
-    for c in [&mut a, &mut b] {
+    let ka = keys_set(p.a.cmd(&["KEYS", "*"]));
+    assert_eq!(ka, keys_set(p.b.cmd(&["KEYS", "*"])));
+    for c in [&mut p.a, &mut p.b] {
         let Val::Bulk(k) = c.cmd(&["RANDOMKEY"]) else { panic!("RANDOMKEY") };
         assert!(ka.contains(&k));
     }
@@ -472,10 +469,8 @@ fn diff_command_info_of_the_family() {
 /// OBJECT's subcommands come in hash-table order from redis-server: compare them sorted.
 #[test]
 fn diff_command_info_of_object() {
-    let ours = start(&[]);
-    let theirs = start_redis(&[]);
-    let info = |port: u16| {
-        let mut c = Client::connect(port);
+    let mut p = Pair::start(2, &[]);
+    let info = |c: &mut Client| {
         let reply = c.cmd(&["COMMAND", "INFO", "object"]).as_array();
         let mut entry = reply[0].as_array();
         let mut subs = entry[9].as_array();
@@ -483,7 +478,7 @@ fn diff_command_info_of_object() {
         entry[9] = Val::Array(subs);
         entry
     };
-    assert_eq!(info(ours.port), info(theirs.port));
+    assert_eq!(info(&mut p.a), info(&mut p.b));
 }
 
 #[test]
