@@ -113,6 +113,8 @@ pub fn apply_changes(srv: &mut ServerState, changed: &[&'static str]) {
     for name in changed {
         match *name {
             "hz" => srv.hz = srv.config.hz,
+            // A lower limit is evicted down to by the next command and the time events.
+            "maxmemory" => crate::memory::evict::maxmemory_changed(srv),
             "maxmemory-policy" | "lfu-log-factor" | "lfu-decay-time" => {
                 crate::commands::keyspace::sync_access_clock(srv)
             }

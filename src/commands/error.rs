@@ -35,6 +35,8 @@ pub enum CmdError {
     },
     /// `-NOAUTH Authentication required.`
     NoAuth,
+    /// `-OOM command not allowed when used memory > 'maxmemory'.`
+    Oom,
     /// `-ERR Invalid command specified` (COMMAND GETKEYS of an unknown command)
     GetKeysUnknownCommand,
     /// `-ERR The command has no key arguments`
@@ -177,6 +179,7 @@ impl fmt::Display for CmdError {
                 write!(f, "ERR unknown subcommand '{sub}'. Try {cmd} HELP.")
             }
             CmdError::NoAuth => f.write_str("NOAUTH Authentication required."),
+            CmdError::Oom => f.write_str("OOM command not allowed when used memory > 'maxmemory'."),
             CmdError::GetKeysUnknownCommand => f.write_str("ERR Invalid command specified"),
             CmdError::GetKeysNoKeyArgs => f.write_str("ERR The command has no key arguments"),
             CmdError::GetKeysWrongArity => {

@@ -281,7 +281,8 @@ impl MemoryBreakdown {
 
 fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
     let mem = MemoryBreakdown::now(srv, now.own_mem);
-    let (used, peak, startup, clients_normal) = (mem.used, mem.peak, mem.startup, mem.clients_normal);
+    let (used, peak, startup, clients_normal) =
+        (mem.used, mem.peak, mem.startup, mem.clients_normal);
     let (overhead, dataset) = (mem.overhead, mem.dataset);
     let alloc = mem_source::allocator_stats();
     let rss = mem_source::rss_bytes();

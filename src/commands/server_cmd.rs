@@ -1,5 +1,5 @@
-//! Server commands: TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT and MEMORY.
-//! INFO lives in `info.rs` and CLIENT in `client_cmd.rs`.
+//! Server commands: TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT and MEMORY
+//! (MEMORY in the `memory` submodule). INFO lives in `info.rs` and CLIENT in `client_cmd.rs`.
 //!
 //! Also the server's name and version as HELLO and INFO report them.
 
@@ -7,9 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 
-use crate::commands::args::{is, text, Args};
+use crate::commands::args::{is, text};
 use crate::commands::command::reply_help;
-use crate::commands::table::{acl, flag, ks, range, Command, Handler};
+use crate::commands::table::{acl, flag, Command, Handler};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::EnableDebugCommand;
 use crate::keyspace::db::{lru_clock, ObjView, ValueRef};
@@ -18,6 +18,9 @@ use crate::server::client::ClientKind;
 use crate::server::state::ShutdownMode;
 use crate::types::string::parse_i64;
 use crate::types::string::StrRef;
+
+mod memory;
+use memory::MEMORY_SUBCOMMANDS;
 
 /// The server name and version that HELLO and INFO report. Valkey's, so that clients
 /// enable the features they know Valkey 8 has.
@@ -54,23 +57,6 @@ static SLOWLOG_SUBCOMMANDS: &[Command] = &[
         "server",
         "6.2.0",
         "Show helpful text about the different subcommands",
-        "O(1)",
-    ),
-];
-
-static MEMORY_SUBCOMMANDS: &[Command] = &[
-    Command::new("memory|usage", -3, flag::READONLY, acl::READ | acl::SLOW, memory_usage)
-        .keys(&[range(ks::RO, 2, 0, 1)])
-        .doc(
-            "server",
-            "4.0.0",
-            "Estimates the memory usage of a key.",
-            "O(N) where N is the number of samples.",
-        ),
-    Command::new("memory|help", 2, flag::LOADING | flag::STALE, acl::SLOW, memory_help).doc(
-        "server",
-        "4.0.0",
-        "Returns helpful text about the different subcommands.",
         "O(1)",
     ),
 ];
@@ -254,50 +240,6 @@ fn slowlog_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
             "    Return the length of the slowlog.",
             "RESET",
             "    Reset the slowlog.",
-        ],
-    );
-    Ok(())
-}
-
-// ---------------------------------------------------------------------------------------
-// MEMORY
-
-/// Bytes one key costs: its entry (key, value and metadata in one allocation, at the
-/// allocator's size class, plus any out-of-line value) and its 8-byte slot in the table.
-fn usage_bytes(obj: &KeyEntry) -> usize {
-    obj.alloc_bytes() + std::mem::size_of::<usize>()
-}
-
-/// MEMORY USAGE key [SAMPLES count]. Options are checked before the key is looked up.
-fn memory_usage(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let mut args = Args::new(argv, 3);
-    while !args.is_empty() {
-        if !args.eat("SAMPLES") || args.is_empty() {
-            return Err(CmdError::Syntax);
-        }
-        if args.next_i64()? < 0 {
-            return Err(CmdError::Syntax);
-        }
-    }
-    let now = ctx.now_ms;
-    match ctx.db().object(&argv[2], now) {
-        Some(obj) => {
-            let n = usage_bytes(obj);
-            ctx.out.int(n as i64);
-        }
-        None => ctx.out.null(),
-    }
-    Ok(())
-}
-
-fn memory_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
-    reply_help(
-        ctx.out,
-        "MEMORY",
-        &[
-            "USAGE <key> [SAMPLES <count>]",
-            "    Return memory in bytes used by <key> and its value. Nested values are",
-            "    sampled up to <count> times (default: 5, 0 means sample all).",
         ],
     );
     Ok(())

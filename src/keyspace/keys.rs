@@ -194,10 +194,10 @@ impl Keys {
     /// MiB at once when it grows). None while a resize is running (no other starts then) and
     /// for an empty table.
     pub fn table_growth(&self) -> Option<TableGrowth> {
-        if self.table.is_rehashing() || self.table.head_buckets() == 0 {
+        let heads = self.table.head_buckets();
+        if heads == 0 || self.table.is_rehashing() {
             return None;
         }
-        let heads = self.table.head_buckets();
         let fits = heads * BUCKET_SLOTS * GROW_FILL_PERCENT / 100;
         let wanted = (fits + 1) * 100;
         let buckets = wanted.div_ceil(BUCKET_SLOTS * GROWN_FILL_PERCENT).next_power_of_two();

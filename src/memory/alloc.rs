@@ -1,91 +1,80 @@
-//! The counting global allocator: jemalloc underneath, a per-thread byte counter on top, and
-//! the slot array that the counters are published into once per event-loop epoch.
+//! The global allocator (jemalloc, with the alignment rule this build's 8-byte quantum needs),
+//! the per-thread byte counts that jemalloc keeps for us, and the slot array that those counts
+//! are published into once per event-loop epoch.
 //!
 //! This file owns every `unsafe` call into jemalloc's allocation functions and the
-//! publication protocol. It must not allocate on the allocation path, take a lock there, or
-//! touch an atomic there: the only shared-memory writes happen in [`publish`].
+//! publication protocol. Nothing here runs on the allocation path but the call into jemalloc:
+//! no counter, no lock, no atomic. The only shared-memory writes happen in [`publish`].
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
-use std::sync::Once;
 
 use libc::c_int;
+use tikv_jemalloc_ctl::thread::{allocatedp, deallocatedp, ThreadLocal};
 use tikv_jemalloc_sys as jemalloc;
 
-/// lg of jemalloc's quantum in this build (`JEMALLOC_SYS_WITH_LG_QUANTUM=3`, pinned in
-/// `.cargo/config.toml`). [`class_bytes_unaligned`] mirrors jemalloc's size-class arithmetic for
-/// this quantum; [`check_jemalloc_quantum`] refuses to run against a jemalloc built otherwise.
-const LG_QUANTUM: u32 = 3;
-/// The smallest size class and the alignment of every pointer jemalloc returns.
-const QUANTUM_BYTES: usize = 1 << LG_QUANTUM;
-/// jemalloc's `SC_LG_NGROUP`: each doubling of size is split into 2^2 = 4 size classes.
-const LG_CLASSES_PER_DOUBLING: u32 = 2;
+/// The alignment of every pointer jemalloc returns in this build (its quantum,
+/// `JEMALLOC_SYS_WITH_LG_QUANTUM=3` in `.cargo/config.toml`). Layouts aligned to this or less
+/// need no alignment flag.
+const QUANTUM_BYTES: usize = 8;
 
 /// Slots in the publication array. A thread claims one at its first [`publish`] and gives it
 /// back when it exits, so this bounds the threads alive at once, not the threads ever started;
 /// threads beyond it share one overflow slot.
 pub const SLOT_COUNT: usize = 256;
 
-/// The global allocator of the crate: jemalloc, plus a per-thread count of the bytes it hands
-/// out, measured in size classes (what jemalloc really reserves), not in requested bytes.
+/// The global allocator of the crate: jemalloc, called with the alignment flag a layout needs.
 ///
 /// Alignment rule (the build's 8-byte quantum makes this wrapper responsible for it): every
 /// jemalloc pointer is at least 8-aligned, so a layout aligned to 8 or less is served by plain
 /// `malloc`/`calloc`/`rallocx(.., 0)`; a layout aligned above 8 passes `MALLOCX_ALIGN(align)`.
 /// `tikv_jemallocator::Jemalloc` must not be used instead: it assumes the 16-byte quantum and
 /// would hand a 16-aligned layout of 24 bytes an 8-aligned pointer.
-pub struct CountingAlloc;
+///
+/// It counts nothing itself: jemalloc already keeps, per thread, the bytes allocated and
+/// freed in size classes (`thread.allocatedp` / `thread.deallocatedp`), and [`publish`] reads
+/// them (see the module documentation of `memory`).
+pub struct AlignedJemalloc;
 
 // SAFETY: every method forwards to the jemalloc function with the contract GlobalAlloc
-// requires (see the SAFETY comments inside); the byte counting touches only a thread-local
-// `Cell` and never allocates, so it cannot re-enter the allocator.
-unsafe impl GlobalAlloc for CountingAlloc {
+// requires (see the SAFETY comments inside).
+unsafe impl GlobalAlloc for AlignedJemalloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let size = layout.size();
         let flags = align_flags(layout.align());
         let ptr = if flags == 0 {
             // SAFETY: GlobalAlloc callers never pass a zero size; malloc's 8-byte alignment
             // covers `layout.align() <= 8`.
-            unsafe { jemalloc::malloc(size) }
+            unsafe { jemalloc::malloc(layout.size()) }
         } else {
             // SAFETY: size is non-zero and flags hold a valid power-of-two alignment.
-            unsafe { jemalloc::mallocx(size, flags) }
+            unsafe { jemalloc::mallocx(layout.size(), flags) }
         };
-        if !ptr.is_null() {
-            charge(class_bytes(size, flags));
-        }
         ptr.cast()
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let size = layout.size();
         let flags = align_flags(layout.align());
         let ptr = if flags == 0 {
             // SAFETY: as in `alloc`; calloc of one element of `size` bytes cannot overflow.
-            unsafe { jemalloc::calloc(1, size) }
+            unsafe { jemalloc::calloc(1, layout.size()) }
         } else {
             // SAFETY: as in `alloc`; MALLOCX_ZERO only asks for zeroed memory.
-            unsafe { jemalloc::mallocx(size, flags | jemalloc::MALLOCX_ZERO) }
+            unsafe { jemalloc::mallocx(layout.size(), flags | jemalloc::MALLOCX_ZERO) }
         };
-        if !ptr.is_null() {
-            charge(class_bytes(size, flags));
-        }
         ptr.cast()
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let size = layout.size();
         let flags = align_flags(layout.align());
-        charge(-class_bytes(size, flags));
         // SAFETY: the caller guarantees `ptr` came from this allocator with `layout`, so it was
         // allocated by jemalloc with this size and these flags, which is what sdallocx needs.
-        unsafe { jemalloc::sdallocx(ptr.cast(), size, flags) }
+        unsafe { jemalloc::sdallocx(ptr.cast(), layout.size(), flags) }
     }
 
     #[inline]
@@ -94,11 +83,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         let flags = align_flags(layout.align());
         // SAFETY: the caller guarantees `ptr` is live, from this allocator with `layout`, and
         // `new_size` is non-zero; rallocx keeps the alignment the flags ask for.
-        let new_ptr = unsafe { jemalloc::rallocx(ptr.cast(), new_size, flags) };
-        if !new_ptr.is_null() {
-            charge(class_bytes(new_size, flags).wrapping_sub(class_bytes(layout.size(), flags)));
-        }
-        new_ptr.cast()
+        unsafe { jemalloc::rallocx(ptr.cast(), new_size, flags) }.cast()
     }
 }
 
@@ -114,82 +99,16 @@ fn align_flags(align: usize) -> c_int {
     }
 }
 
-/// What jemalloc hands out for `size` bytes with `flags`, as a signed byte count.
-#[inline(always)]
-fn class_bytes(size: usize, flags: c_int) -> isize {
-    let bytes = if flags == 0 {
-        class_bytes_unaligned(size)
-    } else {
-        // Over-aligned layouts are rare; nallocx knows jemalloc's alignment rules (an aligned
-        // request can land in a larger class than its size alone would).
-        // SAFETY: nallocx only computes; `size` is non-zero.
-        unsafe { jemalloc::nallocx(size, flags) }
-    };
-    bytes as isize
-}
-
-/// The usable size jemalloc gives an unaligned request of `size` bytes: a table load for the
-/// common small sizes, [`class_bytes_computed`] above them.
-#[inline(always)]
-fn class_bytes_unaligned(size: usize) -> usize {
-    if size <= TABLE_MAX_BYTES {
-        usize::from(CLASS_BYTES_BY_QUANTA[(size + QUANTUM_BYTES - 1) >> LG_QUANTUM])
-    } else {
-        class_bytes_computed(size)
-    }
-}
-
-/// Requests up to this many bytes take their size class from [`CLASS_BYTES_BY_QUANTA`].
-const TABLE_MAX_BYTES: usize = 4096;
-
-/// Entry `q` is the size class of a request of `8q` bytes, and so of every request of
-/// `8q - 7 ..= 8q` bytes (every class is a multiple of the quantum); entry 0 is unused. One
-/// load from this 1 KiB table replaces `bsr` and a variable shift (x86-64 without `lzcnt`):
-/// measured on a 32-byte alloc+free, the table cost about half the arithmetic's overhead.
-static CLASS_BYTES_BY_QUANTA: [u16; TABLE_MAX_BYTES / QUANTUM_BYTES + 1] = class_table();
-
-const _: () = assert!(TABLE_MAX_BYTES <= u16::MAX as usize);
-
-const fn class_table() -> [u16; TABLE_MAX_BYTES / QUANTUM_BYTES + 1] {
-    let mut table = [0; TABLE_MAX_BYTES / QUANTUM_BYTES + 1];
-    let mut quanta = 1;
-    while quanta < table.len() {
-        table[quanta] = class_bytes_computed(quanta * QUANTUM_BYTES) as u16;
-        quanta += 1;
-    }
-    table
-}
-
-/// jemalloc's `sz_s2u_compute` (include/jemalloc/internal/sz.h) for this build's quantum:
-/// the usable size of an unaligned request of `size` bytes. Classes step by the quantum up
-/// to 4 quanta (8, 16, 24, 32), then four classes per doubling (40, 48, 56, 64, 80, 96, ...),
-/// for small and large sizes alike. Pure arithmetic: asking jemalloc on every allocation,
-/// through `nallocx` (an out-of-line call) or `sallocx` (a radix-tree lookup), measured about
-/// twice the cost of a bare 32-byte alloc+free. A test compares this with `nallocx` for every
-/// size up to 1 MiB and for larger samples.
-#[inline(always)]
-const fn class_bytes_computed(size: usize) -> usize {
-    debug_assert!(size != 0);
-    // ceil(log2(size)).
-    let lg_ceil = usize::BITS - (size - 1).leading_zeros();
-    let lg_delta = if lg_ceil < LG_CLASSES_PER_DOUBLING + LG_QUANTUM + 1 {
-        LG_QUANTUM
-    } else {
-        lg_ceil - LG_CLASSES_PER_DOUBLING - 1
-    };
-    let delta_mask = (1usize << lg_delta) - 1;
-    (size + delta_mask) & !delta_mask
-}
-
 // ---------------------------------------------------------------------------------------------
-// Per-thread counter and publication.
+// Per-thread counts and publication.
 //
-//   thread T (hot path)          thread T (epoch boundary)          any thread
-//   ALLOCATED: Cell<isize> ----> publish(): SLOTS[i].bytes  ---+--> used_memory() =
-//   += class on alloc            = inherited + ALLOCATED       |    OVERFLOW + sum of
-//   -= class on free             (relaxed store, idempotent)   |    SLOTS[..SLOTS_USED]
-//                                                              |
-//   threads past SLOT_COUNT:     OVERFLOW.bytes += ALLOCATED - published (fetch_add)
+//   thread T (hot path)           thread T (epoch boundary)           any thread
+//   jemalloc's tsd:               publish(): SLOTS[i].bytes   ---+--> used_memory() =
+//     allocated   += class        = inherited + (allocated -     |    OVERFLOW + sum of
+//     deallocated += class          deallocated)  (relaxed,      |    SLOTS[..SLOTS_USED]
+//   (plain TLS adds, done by        idempotent store)            |
+//    jemalloc anyway)                                            |
+//   threads past SLOT_COUNT:      OVERFLOW.bytes += total - published (fetch_add)
 // ---------------------------------------------------------------------------------------------
 
 /// One publication slot, alone on its cache line so that threads publishing at the same
@@ -217,7 +136,6 @@ static SLOTS: [Slot; SLOT_COUNT] = [const { Slot::new() }; SLOT_COUNT];
 static SLOTS_USED: AtomicUsize = AtomicUsize::new(0);
 /// Shared by the threads that found no free slot; they add deltas instead of storing totals.
 static OVERFLOW: Slot = Slot::new();
-static QUANTUM_CHECK: Once = Once::new();
 
 /// How this thread publishes.
 #[derive(Clone, Copy)]
@@ -230,12 +148,19 @@ enum Publication {
     Shared { published: isize },
 }
 
+/// Where jemalloc keeps this thread's two running byte counts (fields of its thread-specific
+/// data, in static TLS): bytes ever allocated and bytes ever freed, both in size classes,
+/// both plain `u64`s that only this thread writes. Looked up once per thread with `mallctl`.
+#[derive(Clone, Copy)]
+struct JemallocCounts {
+    allocated: ThreadLocal<u64>,
+    deallocated: ThreadLocal<u64>,
+}
+
 thread_local! {
-    /// Bytes this thread allocated minus bytes it freed, in size classes, since it started.
-    /// Const-initialised and without a destructor, so access is a plain TLS load/store: no
-    /// lazy-init check and no destructor registration on the allocation path. Wrapping
-    /// arithmetic: only the sum over all threads is meaningful, and it is exact mod 2^64.
-    static ALLOCATED: Cell<isize> = const { Cell::new(0) };
+    /// This thread's jemalloc counters, found at its first [`thread_allocated`]. Const-
+    /// initialised and without a destructor, so it is readable even from TLS destructors.
+    static COUNTS: Cell<Option<JemallocCounts>> = const { Cell::new(None) };
     static PUBLICATION: Cell<Publication> = const { Cell::new(Publication::Unregistered) };
     /// Touched once, at registration, to have the thread's exit publish its final total.
     static EXIT_HOOK: ExitHook = const { ExitHook };
@@ -249,22 +174,36 @@ impl Drop for ExitHook {
     }
 }
 
-#[inline(always)]
-fn charge(bytes: isize) {
-    ALLOCATED.with(|allocated| allocated.set(allocated.get().wrapping_add(bytes)));
+/// Finds this thread's counters. `mallctl` by name: a string lookup in jemalloc's control
+/// tree, once per thread; it allocates nothing through the global allocator.
+#[cold]
+fn find_counts() -> JemallocCounts {
+    // The crate builds jemalloc with statistics (tikv-jemalloc-ctl's `stats` feature); without
+    // them these names do not exist and memory accounting is impossible: refuse to run.
+    const STATS_ENABLED: &str = "jemalloc is built with statistics (thread.allocatedp)";
+    let counts = JemallocCounts {
+        allocated: allocatedp::read().expect(STATS_ENABLED),
+        deallocated: deallocatedp::read().expect(STATS_ENABLED),
+    };
+    COUNTS.set(Some(counts));
+    counts
 }
 
 /// This thread's running total: bytes allocated minus bytes freed (in size classes) since the
 /// thread started, whether published yet or not. Negative on a thread that mostly frees what
-/// others allocated.
+/// others allocated. Two loads of jemalloc's thread-local counters; wrapping arithmetic, since
+/// only the sum over all threads is meaningful (and it is exact mod 2^64).
+#[inline]
 pub fn thread_allocated() -> isize {
-    ALLOCATED.with(Cell::get)
+    let counts = COUNTS.get().unwrap_or_else(find_counts);
+    counts.allocated.get().wrapping_sub(counts.deallocated.get()) as isize
 }
 
 /// Publishes this thread's running total so that [`used_memory`] sees it. Called at each
-/// epoch boundary: by the main thread before it polls, by an I/O thread after each job batch.
-/// Idempotent; a relaxed store into the thread's own slot (after the first call, which claims
-/// the slot). A thread that never calls it is invisible to `used_memory`.
+/// epoch boundary: by the main thread before it polls, by an I/O thread after each job batch,
+/// and by eviction around what it frees. Idempotent; a relaxed store into the thread's own
+/// slot (after the first call, which claims the slot). A thread that never calls it is
+/// invisible to `used_memory`.
 pub fn publish() {
     let publication = match PUBLICATION.get() {
         Publication::Unregistered => register(),
@@ -299,7 +238,6 @@ pub fn used_memory() -> usize {
 /// Claims a slot for this thread (or the overflow slot) and arms the exit hook.
 #[cold]
 fn register() -> Publication {
-    QUANTUM_CHECK.call_once(check_jemalloc_quantum);
     // A thread already running its TLS destructors cannot arm the hook any more; sharing the
     // overflow slot keeps whatever it publishes from now on correct without one.
     let exit_hook_armed = EXIT_HOOK.try_with(|_| ()).is_ok();
@@ -321,6 +259,8 @@ fn claim_slot() -> Option<Publication> {
 }
 
 /// Thread exit: publish the final total and give the slot back with the total left in it.
+/// Rust's TLS destructors run before the pthread-key destructors that tear down jemalloc's
+/// thread data, and the counters live in static TLS, so the final read is still this thread's.
 /// Allocations made after this by later TLS destructors of the same thread are only counted
 /// if something publishes again (they then go to the overflow slot as deltas).
 fn retire() {
@@ -328,21 +268,6 @@ fn retire() {
     if let Publication::Owned { index, .. } = PUBLICATION.get() {
         PUBLICATION.set(Publication::Shared { published: thread_allocated() });
         SLOTS[index].claimed.store(false, Ordering::Release);
-    }
-}
-
-/// [`class_bytes_unaligned`] hard-codes the 8-byte quantum; a jemalloc built with another
-/// would be undercounted on every allocation, so maxmemory would be wrong. Refuse to run.
-fn check_jemalloc_quantum() {
-    for size in 1..=4 * QUANTUM_BYTES * 8 {
-        // SAFETY: nallocx only computes; size is non-zero.
-        let jemalloc_bytes = unsafe { jemalloc::nallocx(size, 0) };
-        assert_eq!(
-            jemalloc_bytes,
-            class_bytes_unaligned(size),
-            "jemalloc was not built with an 8-byte quantum (JEMALLOC_SYS_WITH_LG_QUANTUM=3 \
-             in .cargo/config.toml); memory accounting would be wrong"
-        );
     }
 }
 
@@ -387,19 +312,6 @@ mod tests {
     /// Runs `f` on a fresh thread (a fresh counter and a fresh registration).
     fn on_new_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
         thread::scope(|scope| scope.spawn(f).join().expect("test thread panicked"))
-    }
-
-    #[test]
-    fn size_class_lookup_matches_nallocx() {
-        let large = (20..=40).flat_map(|lg| {
-            let base = 1usize << lg;
-            [base - 1, base, base + 1, base + base / 4 + 1, base + base / 2 + 7]
-        });
-        for size in (1..=1 << 20).chain(large) {
-            // SAFETY: nallocx only computes; size is non-zero.
-            let jemalloc_bytes = unsafe { jemalloc::nallocx(size, 0) };
-            assert_eq!(class_bytes_unaligned(size), jemalloc_bytes, "size {size}");
-        }
     }
 
     #[test]
@@ -451,7 +363,7 @@ mod tests {
         let before = thread_allocated();
         // SAFETY: the layout has a non-zero size; every pointer is freed below with it.
         let blocks: Vec<*mut u8> =
-            (0..64).map(|_| unsafe { CountingAlloc.alloc(layout) }).collect();
+            (0..64).map(|_| unsafe { AlignedJemalloc.alloc(layout) }).collect();
         for &block in &blocks {
             assert!(!block.is_null());
             assert_eq!(block.addr() % 16, 0);
@@ -459,8 +371,8 @@ mod tests {
         let charged = thread_allocated() - before - size_class(64 * 8) as isize;
         assert_eq!(charged, 64 * aligned_class(24, 16));
         for block in blocks {
-            // SAFETY: allocated above by CountingAlloc with `layout`, freed once.
-            unsafe { CountingAlloc.dealloc(block, layout) };
+            // SAFETY: allocated above by AlignedJemalloc with `layout`, freed once.
+            unsafe { AlignedJemalloc.dealloc(block, layout) };
         }
         assert_eq!(thread_allocated(), before);
     }
@@ -472,10 +384,10 @@ mod tests {
             for _ in 0..16 {
                 // SAFETY: non-zero size; freed right away with the same layout.
                 unsafe {
-                    let block = CountingAlloc.alloc(black_box(layout));
+                    let block = AlignedJemalloc.alloc(black_box(layout));
                     assert!(!block.is_null());
                     assert_eq!(block.addr() % 8, 0, "size {size}");
-                    CountingAlloc.dealloc(block, layout);
+                    AlignedJemalloc.dealloc(block, layout);
                 }
             }
         }
@@ -499,12 +411,12 @@ mod tests {
         // SAFETY: non-zero sizes; the block is reallocated with its current layout and freed
         // once with the layout of its last size.
         unsafe {
-            let block = CountingAlloc.alloc(layout);
-            let grown = CountingAlloc.realloc(block, layout, 200);
+            let block = AlignedJemalloc.alloc(layout);
+            let grown = AlignedJemalloc.realloc(block, layout, 200);
             assert!(!grown.is_null());
             assert_eq!(grown.addr() % 64, 0);
             assert_eq!(thread_allocated() - before, aligned_class(200, 64));
-            CountingAlloc.dealloc(grown, Layout::from_size_align(200, 64).unwrap());
+            AlignedJemalloc.dealloc(grown, Layout::from_size_align(200, 64).unwrap());
         }
         assert_eq!(thread_allocated(), before);
     }
@@ -520,11 +432,11 @@ mod tests {
         let layout = Layout::from_size_align(100, 32).unwrap();
         // SAFETY: non-zero size; read within the block, freed once with the same layout.
         unsafe {
-            let block = CountingAlloc.alloc_zeroed(layout);
+            let block = AlignedJemalloc.alloc_zeroed(layout);
             assert_eq!(block.addr() % 32, 0);
             assert!(std::slice::from_raw_parts(block, 100).iter().all(|&byte| byte == 0));
             assert_eq!(thread_allocated() - before, aligned_class(100, 32));
-            CountingAlloc.dealloc(block, layout);
+            AlignedJemalloc.dealloc(block, layout);
         }
         assert_eq!(thread_allocated(), before);
     }

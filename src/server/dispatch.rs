@@ -110,12 +110,16 @@ pub fn execute(
     // maxmemory (memory::evict): evict before every command while a limit is set; when
     // nothing more can be evicted, refuse the commands that may grow memory.
     if srv.config.maxmemory_bytes != 0 {
-        let outcome = crate::memory::evict::perform_evictions(srv, now_ms);
-        if outcome == crate::memory::evict::Outcome::Failed && cmd.flags & flag::DENYOOM != 0 {
-            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-            reply_error(srv, slot, &CmdError::Oom);
-            finish_reply_mode(slot, reply_mark);
-            return Flow::Continue;
+        use crate::memory::evict;
+        let outcome = evict::perform_evictions(srv, now_ms);
+        if cmd.flags & flag::DENYOOM != 0 {
+            if outcome == evict::Outcome::Failed {
+                srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+                reply_error(srv, slot, &CmdError::Oom);
+                finish_reply_mode(slot, reply_mark);
+                return Flow::Continue;
+            }
+            evict::hold_back_table_growth(srv, now_ms);
         }
     }
     if srv.pause.kind.is_some() && srv.paused(cmd.is_write() || is_may_replicate(cmd), now_ms) {
