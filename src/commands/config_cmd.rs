@@ -134,6 +134,7 @@ fn resetstat(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     for db in &mut ctx.srv.dbs {
         db.stats = DbStats::default();
     }
+    crate::memory::evict::reset_stats();
     ctx.out.ok();
     Ok(())
 }
