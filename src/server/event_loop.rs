@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mio::{Events, Interest, Poll, Token};
 use tracing::{info, warn};
 
+use crate::commands::table::KeyBuf;
 use crate::io_threads::{Pool, Worker};
 use crate::resp::parse::ParseLimits;
 use crate::resp::parse::ProtoError;
@@ -21,7 +22,6 @@ use crate::server::client::Client;
 use crate::server::conn::{Conn, ReadOutcome, Sock, IOBUF_LEN};
 use crate::server::cron;
 use crate::server::listener::{Accepted, Listeners};
-use crate::commands::table::KeyBuf;
 use crate::server::state::{Parsed, ServerState, Slot};
 
 /// Events handled per poll.
