@@ -9,21 +9,9 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{Client, Val};
+use common::{info_int, Client, Val};
 
 const OOM: &[u8] = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n";
-
-/// An integer field of INFO.
-fn info_int(c: &mut Client, section: &str, field: &str) -> i64 {
-    let text = c.cmd(&["INFO", section]).as_str();
-    let prefix = format!("{field}:");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-        .trim()
-        .parse()
-        .unwrap_or_else(|e| panic!("{field}: {e}"))
-}
 
 fn used_memory(c: &mut Client) -> i64 {
     info_int(c, "memory", "used_memory")

@@ -8,17 +8,7 @@ use std::io::Write;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{Client, Val};
-
-fn info_field(c: &mut Client, section: &str, field: &str) -> String {
-    let text = c.cmd(&["INFO", section]).as_str();
-    let prefix = format!("{field}:");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-        .trim()
-        .to_string()
-}
+use common::{info_field, Client, Val};
 
 fn info_int(c: &mut Client, section: &str, field: &str) -> i64 {
     info_field(c, section, field).parse().expect("an integer field")

@@ -423,3 +423,19 @@ pub fn sorted_reply(raw: &[u8]) -> Vec<u8> {
 pub fn assert_same_as_redis(lines: &[&str]) {
     diff::same_as_redis_with(2, &[], lines);
 }
+
+/// A field of INFO `section`, as text.
+pub fn info_field(c: &mut Client, section: &str, field: &str) -> String {
+    let text = c.cmd(&["INFO", section]).as_str();
+    let prefix = format!("{field}:");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+        .trim()
+        .to_string()
+}
+
+/// An integer field of INFO `section`.
+pub fn info_int(c: &mut Client, section: &str, field: &str) -> i64 {
+    info_field(c, section, field).parse().unwrap_or_else(|e| panic!("{field}: {e}"))
+}
