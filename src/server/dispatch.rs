@@ -72,11 +72,20 @@ fn resolve(argv: &[Bytes]) -> Result<&'static Command, (Option<&'static Command>
 }
 
 fn reply_error(srv: &mut ServerState, slot: &mut Slot, e: &CmdError) {
-    let text = e.to_string();
-    let code = text.split(' ').next().unwrap_or("ERR").to_string();
-    *srv.stats.errors.entry(code).or_insert(0) += 1;
+    reply_error_text(srv, slot, &e.to_string());
+}
+
+/// Write an error reply and count it in errorstats under its code (the first word).
+pub fn reply_error_text(srv: &mut ServerState, slot: &mut Slot, text: &str) {
+    let code = text.split(' ').next().unwrap_or("ERR");
+    match srv.stats.errors.get_mut(code) {
+        Some(n) => *n += 1,
+        None => {
+            srv.stats.errors.insert(code.to_string(), 1);
+        }
+    }
     srv.stats.total_error_replies += 1;
-    slot.out.error(&text);
+    slot.out.error(text);
 }
 
 /// Run one command for the client in `slot` (lent out of the client table at index `token`).
@@ -154,8 +163,9 @@ pub fn execute(
     slot.client.last_cmd = cmd.name;
     slot.client.last_interaction_ms = now_ms;
 
-    if cmd.flags & flag::SKIP_SLOWLOG == 0 {
-        let threshold = srv.config.slowlog_log_slower_than;
+    let threshold = srv.config.slowlog_log_slower_than;
+    // The threshold is checked here first so a fast command builds nothing for the log.
+    if cmd.flags & flag::SKIP_SLOWLOG == 0 && threshold >= 0 && duration_us as i64 >= threshold {
         let max_len = srv.config.slowlog_max_len as usize;
         let name = slot.client.name.as_deref().map(trunc_all).unwrap_or_default();
         srv.slowlog.record(

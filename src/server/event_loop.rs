@@ -21,6 +21,7 @@ use crate::server::batch::{Batcher, CMDS_PER_TURN_MAX};
 use crate::server::client::Client;
 use crate::server::conn::{Conn, ReadOutcome, Sock, IOBUF_LEN};
 use crate::server::cron;
+use crate::server::dispatch;
 use crate::server::listener::{Accepted, Listeners};
 use crate::server::state::{Parsed, ServerState, Slot};
 
@@ -332,17 +333,8 @@ impl EventLoop {
         for &t in &ready {
             let Some(slot) = self.srv.clients.get_mut(t) else { continue };
             if slot.pending.is_empty() {
-                if let Some(e) = slot.proto_error.take() {
-                    let msg = e.message();
-                    info!(
-                        "Protocol error ({msg}) from client: id={} addr={}",
-                        slot.client.id, slot.client.addr
-                    );
-                    slot.out.error(&msg);
-                    slot.client.close_after_reply = true;
-                    *self.srv.stats.errors.entry("ERR".into()).or_insert(0) += 1;
-                    self.srv.stats.total_error_replies += 1;
-                    self.srv.to_write.push(t);
+                if slot.proto_error.is_some() {
+                    self.answer_protocol_error(t);
                 }
                 // The queue drained: parse what may be left in the query buffer (it was
                 // full), from the next turn's read.
@@ -360,6 +352,23 @@ impl EventLoop {
         if self.ready.is_empty() {
             self.ready = ready;
         }
+    }
+
+    /// Reply the client's protocol error (its earlier commands have all run) and close it
+    /// once the reply is written.
+    fn answer_protocol_error(&mut self, t: usize) {
+        let Some(mut slot) = self.srv.clients.slots[t].take() else { return };
+        if let Some(e) = slot.proto_error.take() {
+            let msg = e.message();
+            info!(
+                "Protocol error ({msg}) from client: id={} addr={}",
+                slot.client.id, slot.client.addr
+            );
+            dispatch::reply_error_text(&mut self.srv, &mut slot, &msg);
+            slot.client.close_after_reply = true;
+            self.srv.to_write.push(t);
+        }
+        self.srv.clients.slots[t] = Some(slot);
     }
 
     /// When CLIENT PAUSE has ended, run the commands it held back.
