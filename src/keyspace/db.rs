@@ -127,6 +127,7 @@ impl Db {
             let clock = self.access;
             let e = self.keys.get_mut(h, key).expect("found above");
             e.set_lru(accessed_clock(clock, e.lru(), now_ms, draw));
+            return Some(&*e);
         }
         self.keys.get(h, key)
     }
