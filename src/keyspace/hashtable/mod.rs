@@ -199,6 +199,7 @@ pub trait Entry: Sized {
 
 /// The process-wide key hash: ahash with a random seed chosen once per process. A pure function
 /// of the key within one process, so the I/O threads can hash keys off the main thread.
+#[inline]
 pub fn hash_key(key: &[u8]) -> u64 {
     static STATE: OnceLock<ahash::RandomState> = OnceLock::new();
     STATE.get_or_init(ahash::RandomState::new).hash_one(key)
@@ -339,6 +340,19 @@ impl<E: Entry> Table<E> {
             None => &self.tables[0][live0.start + pos],
             Some(pos1) => &self.tables[1][pos1],
         }
+    }
+
+    /// The one head bucket that may hold this hash when the table is not resizing (`None`
+    /// for an empty table), or `Err` during a resize (use [`Table::heads`]). The lookup fast
+    /// path: no bounds check, no second table.
+    #[inline(always)]
+    fn single_head(&self, hash: u64) -> Result<Option<&Bucket<E>>, ()> {
+        if self.is_rehashing() {
+            return Err(());
+        }
+        let buckets = &self.tables[0];
+        // An empty array has length 0: the mask wraps to usize::MAX and `get` answers None.
+        Ok(buckets.get((hash as usize) & buckets.len().wrapping_sub(1)))
     }
 
     /// The head buckets that may hold an element with this hash, table 0 first.

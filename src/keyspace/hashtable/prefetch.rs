@@ -4,6 +4,7 @@
 //! wastes a load. See the module essay ("Iteration, prefetching and batched lookups") for the
 //! order in which a batch calls these.
 
+use super::bucket::Bucket;
 use super::{secondary_hash, Entry, Table};
 
 /// Hints the CPU to load the cache line holding `addr` into all cache levels. Null is ignored.
@@ -24,23 +25,40 @@ pub fn prefetch_read<T>(addr: *const T) {
 impl<E: Entry> Table<E> {
     /// Batch step 1: prefetches the head bucket(s) that may hold `hash` (both tables while
     /// rehashing).
+    #[inline]
     pub fn prefetch_bucket(&self, hash: u64) {
-        for head in self.heads(hash).into_iter().flatten() {
-            prefetch_read(head);
+        match self.single_head(hash) {
+            Ok(head) => prefetch_read(head.map_or(std::ptr::null(), |h| h as *const _)),
+            Err(()) => self.heads(hash).into_iter().flatten().for_each(|h| prefetch_read(h)),
         }
     }
 
     /// Batch step 2: reads the head bucket(s) of `hash` (prefetched by step 1) and prefetches the
     /// entries whose secondary hash matches, through [`Entry::prefetch_addr`]. Child buckets are
     /// not followed: they are rare and the lookup itself will load them.
+    #[inline]
     pub fn prefetch_matches(&self, hash: u64) {
         let h2 = secondary_hash(hash);
-        for head in self.heads(hash).into_iter().flatten() {
-            let mut bits = head.matches(h2);
-            while bits != 0 {
-                prefetch_read(head.elem(bits.trailing_zeros() as usize).prefetch_addr());
-                bits &= bits - 1;
-            }
+        match self.single_head(hash) {
+            Ok(head) => head.into_iter().for_each(|h| prefetch_matching_entries(h, h2)),
+            Err(()) => self
+                .heads(hash)
+                .into_iter()
+                .flatten()
+                .for_each(|h| prefetch_matching_entries(h, h2)),
         }
+    }
+}
+
+/// Prefetches the entries of one bucket whose secondary hash is `h2`.
+#[inline(always)]
+fn prefetch_matching_entries<E: Entry>(head: &Bucket<E>, h2: u8) {
+    let mut bits = head.matches(h2);
+    while bits != 0 {
+        // SAFETY: `matches` only returns bits of present slots.
+        prefetch_read(
+            unsafe { head.elem_unchecked(bits.trailing_zeros() as usize) }.prefetch_addr(),
+        );
+        bits &= bits - 1;
     }
 }
