@@ -296,3 +296,9 @@ pub enum DbIndexArg {
 }
 
 pub type CmdResult = Result<(), CmdError>;
+
+impl From<crate::keyspace::value::WrongType> for CmdError {
+    fn from(_: crate::keyspace::value::WrongType) -> CmdError {
+        CmdError::WrongType
+    }
+}

@@ -372,6 +372,8 @@ fn serialized_len(value: ValueRef<'_>) -> usize {
             }
         },
         ValueRef::Str(StrRef::Raw(b)) => rdb_len_bytes(b.len()) + b.len(),
+        // Until RDB serialization lands (issue 8), an aggregate reports its memory size.
+        ValueRef::Agg(a) => a.alloc_bytes(),
     }
 }
 
@@ -379,8 +381,8 @@ fn serialized_len(value: ValueRef<'_>) -> usize {
 fn debug_object(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
     let obj = ctx.db().object(&argv[2], now).ok_or(CmdError::NoSuchKey)?;
-    let refcount = match obj.value() {
-        StrRef::Int(n) if (0..SHARED_INTEGERS).contains(&n) => SHARED_REFCOUNT,
+    let refcount = match obj.value_ref() {
+        ValueRef::Str(StrRef::Int(n)) if (0..SHARED_INTEGERS).contains(&n) => SHARED_REFCOUNT,
         _ => 1,
     };
     let clock = lru_clock(now);

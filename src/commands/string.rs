@@ -145,7 +145,6 @@ fn read_str<'d>(db: &'d mut Db, key: &[u8], now_ms: i64) -> Result<Option<StrRef
     match db.get(key, now_ms) {
         None => Ok(None),
         Some(ValueRef::Str(s)) => Ok(Some(s)),
-        #[allow(unreachable_patterns)]
         Some(_) => Err(CmdError::WrongType),
     }
 }
@@ -473,7 +472,6 @@ fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         // Values of other types read as null here, not as an error.
         match db.get(key, ctx.now_ms) {
             Some(ValueRef::Str(s)) => reply_str(ctx.out, s),
-            #[allow(unreachable_patterns)]
             Some(_) | None => ctx.out.null(),
         }
     }

@@ -11,7 +11,8 @@ use crate::keyspace::entry::{KeyEntry, NewValue};
 use crate::keyspace::hashtable::hash_key;
 use crate::keyspace::keys::{Detached, Keys};
 pub use crate::keyspace::keys::{KeySet, TableGrowth};
-pub use crate::keyspace::value::{is_expired, Obj, ObjView, Value, ValueRef};
+pub use crate::keyspace::value::{is_expired, Obj, ObjView, Value, ValueRef, WrongType};
+use crate::types::agg::Typed;
 use crate::types::string::StrValue;
 
 /// What to do with an existing TTL when a key is written.
@@ -166,7 +167,7 @@ impl Db {
     /// Edit the string at `key` in place: `f` gets the current value and may change it; the
     /// result is stored back keeping the TTL. `Ok(None)` when the key does not exist (`f` is
     /// not called); `Err` from `f` leaves the value unchanged.
-    pub fn update_str<R, E>(
+    pub fn update_str<R, E: From<WrongType>>(
         &mut self,
         key: &[u8],
         now_ms: i64,
@@ -175,7 +176,7 @@ impl Db {
     ) -> Result<Option<R>, E> {
         let h = hash_key(key);
         let Some(e) = self.lookup(h, key, now_ms, Access::Quiet) else { return Ok(None) };
-        let ValueRef::Str(current) = e.value_ref();
+        let ValueRef::Str(current) = e.value_ref() else { return Err(WrongType.into()) };
         let (expire, lru) = (e.expire_at(), e.lru());
         let mut value = current.to_owned();
         let r = f(&mut value)?;
@@ -188,10 +189,71 @@ impl Db {
     }
 
     /// Write `value` at `key` with the given TTL rule.
-    pub fn set(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) {
-        match &value {
-            Value::Str(s) => self.set_str(key, s.clone(), ttl, now_ms),
+    pub fn set(&mut self, key: &[u8], mut value: Value, ttl: Ttl, now_ms: i64) {
+        let h = hash_key(key);
+        let expire_at_ms = match ttl {
+            Ttl::Clear => None,
+            Ttl::At(at) => Some(at),
+            Ttl::Keep => self.lookup(h, key, now_ms, Access::Quiet).and_then(|e| e.expire_at()),
+        };
+        let lru = new_clock(self.access, now_ms);
+        self.keys.insert(h, key, Obj::new_value(&mut value), expire_at_ms, lru);
+    }
+
+    /// The aggregate of type `T` at `key`, for reading: counts a hit or miss and touches the
+    /// access clock. `Err(WrongType)` when the key holds another type.
+    pub fn read_agg<T: Typed>(&mut self, key: &[u8], now_ms: i64) -> Result<Option<&T>, WrongType> {
+        match self.lookup(hash_key(key), key, now_ms, Access::Read) {
+            None => Ok(None),
+            Some(e) => e.agg().and_then(T::from_ref).map(Some).ok_or(WrongType),
         }
+    }
+
+    /// The aggregate of type `T` at `key`, for writing (no hit/miss counting). The caller
+    /// must call [`Db::remove_if_empty`] after removing elements.
+    pub fn write_agg<T: Typed>(
+        &mut self,
+        key: &[u8],
+        now_ms: i64,
+    ) -> Result<Option<&mut T>, WrongType> {
+        let h = hash_key(key);
+        let Some(e) = self.lookup(h, key, now_ms, Access::Quiet) else { return Ok(None) };
+        if e.agg().is_none_or(|a| T::from_ref(a).is_none()) {
+            return Err(WrongType);
+        }
+        let e = self.keys.get_mut(h, key).expect("found above");
+        Ok(e.agg_mut().and_then(T::from_mut))
+    }
+
+    /// As [`Db::write_agg`], creating the key with `create()` when it does not exist.
+    pub fn write_agg_or_create<T: Typed>(
+        &mut self,
+        key: &[u8],
+        now_ms: i64,
+        create: impl FnOnce() -> T,
+    ) -> Result<&mut T, WrongType> {
+        let h = hash_key(key);
+        match self.lookup(h, key, now_ms, Access::Quiet) {
+            Some(e) if e.agg().is_none_or(|a| T::from_ref(a).is_none()) => return Err(WrongType),
+            Some(_) => {}
+            None => {
+                let lru = new_clock(self.access, now_ms);
+                self.keys.insert(h, key, NewValue::Agg(create().wrap()), None, lru);
+            }
+        }
+        let e = self.keys.get_mut(h, key).expect("present");
+        Ok(e.agg_mut().and_then(T::from_mut).expect("checked above"))
+    }
+
+    /// Deletes `key` if it holds an empty aggregate (after a command removed elements).
+    /// Returns whether it did.
+    pub fn remove_if_empty(&mut self, key: &[u8]) -> bool {
+        let h = hash_key(key);
+        let empty = self.keys.get(h, key).and_then(|e| e.agg()).is_some_and(|a| a.is_empty());
+        if empty {
+            self.keys.remove(h, key);
+        }
+        empty
     }
 
     /// Write a string value.
@@ -231,9 +293,10 @@ impl Db {
         Some(e)
     }
 
-    /// Remove a key and hand its object over (RENAME, MOVE, GETDEL).
+    /// Remove a key and hand its object over (RENAME, MOVE, GETDEL). An aggregate moves,
+    /// it is not copied.
     pub fn take(&mut self, key: &[u8], now_ms: i64) -> Option<Obj> {
-        self.take_entry(key, now_ms).map(|e| Obj::from_entry(&e))
+        self.take_entry(key, now_ms).map(Obj::from_removed)
     }
 
     /// Remove a key and hand the entry itself over, to be dropped elsewhere (UNLINK).
@@ -242,9 +305,9 @@ impl Db {
     }
 
     /// Insert a whole object as it is (RENAME, MOVE, COPY).
-    pub fn put(&mut self, key: &[u8], obj: Obj) {
+    pub fn put(&mut self, key: &[u8], mut obj: Obj) {
         let h = hash_key(key);
-        self.keys.insert(h, key, obj.value.as_ref().as_new(), obj.expire_at_ms, obj.lru);
+        self.keys.insert(h, key, Obj::new_value(&mut obj.value), obj.expire_at_ms, obj.lru);
         if obj.raw {
             if let Some(e) = self.keys.get_mut(h, key) {
                 e.set_raw();
@@ -531,10 +594,10 @@ mod tests {
         assert!(db.set_expire(b"k", None, T0));
         assert_eq!(db.expires_len(), 0);
         assert_eq!(
-            db.get(b"k", T0),
-            Some(ValueRef::Str(crate::types::string::StrRef::Raw(b"hello")))
+            db.get(b"k", T0).and_then(ValueRef::as_str),
+            Some(crate::types::string::StrRef::Raw(b"hello"))
         );
-        let r: Result<_, ()> = db.update_str(b"k", T0, EditEncoding::Raw, |s| {
+        let r: Result<_, WrongType> = db.update_str(b"k", T0, EditEncoding::Raw, |s| {
             *s = StrValue::Raw(b"hi"[..].into());
             Ok(2)
         });

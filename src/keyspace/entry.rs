@@ -10,17 +10,19 @@
 //!     +-------+-----------+---------+---------+- - - - - - - - - - -+- - - - - -+-------+-------+
 //!        1        3            1         1      only with a TTL        4, TTL only
 //!
-//!  tag bits: 0-1 encoding (0 inline string, 1 integer, 2 heap string, 3 object)
+//!  tag bits: 0-1 encoding (0 inline string, 1 integer, 2 heap string, 3 aggregate)
 //!            2   has an expire time            3   expire time takes 8 bytes (else 6)
 //!            4   key length is a u32 after the expire fields (key_len byte unused)
 //!            5   "raw" string: report OBJECT ENCODING raw even when short (APPEND, SETRANGE)
+//!            6-7 aggregate kind (hash, list, set, zset) when the encoding is 3
 //! ```
 //!
 //! - **Inline string** (up to [`INLINE_VALUE_MAX`] bytes): the bytes follow the key; `val_len`
 //!   is their length. No pointer, no second allocation.
 //! - **Integer**: 8 bytes, little endian, after the key.
 //! - **Heap string**: an 8-byte pointer after the key to `[len: u64][bytes]` (one allocation).
-//! - **Object**: reserved for aggregate types (a pointer to their structure).
+//! - **Aggregate**: an 8-byte pointer after the key to the boxed hash, list, set or sorted set
+//!   (`types::agg`); its kind is in tag bits 6-7, so no per-object type word is needed.
 //!
 //! Multi-byte fields are read and written unaligned (the entry is a byte array; x86-64 and
 //! aarch64 load unaligned words at full speed).
@@ -43,6 +45,7 @@ use std::alloc::Layout;
 use std::ptr::NonNull;
 
 use crate::keyspace::hashtable;
+use crate::types::agg::{Agg, AggMut, AggRef, Kind};
 use crate::types::string::{StrRef, StrValue, EMBSTR_LEN_MAX};
 
 /// Longest string stored inline in the entry.
@@ -57,14 +60,17 @@ const F_EXPIRE: u8 = 1 << 2;
 const F_EXPIRE_LONG: u8 = 1 << 3;
 const F_KEY_LONG: u8 = 1 << 4;
 const F_RAW: u8 = 1 << 5;
+const ENC_AGG: u8 = 3;
+const KIND_SHIFT: u8 = 6;
 /// Expire times below this fit in 6 bytes.
 const SHORT_EXPIRE_LIMIT: i64 = 1 << 48;
 
-/// The value to store in a new entry.
-#[derive(Clone, Copy, Debug)]
+/// The value to store in a new entry. An aggregate is moved in.
+#[derive(Debug)]
 pub enum NewValue<'a> {
     Int(i64),
     Str(&'a [u8]),
+    Agg(Agg),
 }
 
 impl<'a> From<&'a StrValue> for NewValue<'a> {
@@ -151,6 +157,10 @@ impl KeyEntry {
                 tag |= ENC_HEAP;
                 8
             }
+            NewValue::Agg(ref a) => {
+                tag |= ENC_AGG | ((a.kind() as u8) << KIND_SHIFT);
+                8
+            }
         };
         if let Some(at) = expire_at_ms {
             tag |= F_EXPIRE;
@@ -171,7 +181,7 @@ impl KeyEntry {
         buf[0] = tag;
         buf[1..4].copy_from_slice(&lru.to_le_bytes()[..3]);
         buf[4] = key.len().min(255) as u8;
-        buf[5] = match value {
+        buf[5] = match &value {
             NewValue::Str(b) if b.len() <= INLINE_VALUE_MAX => b.len() as u8,
             _ => 0,
         };
@@ -191,6 +201,10 @@ impl KeyEntry {
                 let heap = alloc_heap_str(b);
                 buf[vo..vo + 8]
                     .copy_from_slice(&(heap.as_ptr().expose_provenance() as u64).to_le_bytes());
+            }
+            NewValue::Agg(a) => {
+                let raw = a.into_raw();
+                buf[vo..vo + 8].copy_from_slice(&(raw.expose_provenance() as u64).to_le_bytes());
             }
         }
         if let Some(at) = expire_at_ms {
@@ -303,7 +317,77 @@ impl KeyEntry {
                     std::slice::from_raw_parts(self.ptr.as_ptr().add(vo), s.value_bytes)
                 })
             }
-            _ => StrRef::Raw(heap_str(self.heap_ptr(vo))),
+            ENC_HEAP => StrRef::Raw(heap_str(self.heap_ptr(vo))),
+            _ => panic!("value() of an aggregate entry: use value_ref()"),
+        }
+    }
+
+    /// Whether the value is a string (else an aggregate).
+    #[inline]
+    pub fn is_str(&self) -> bool {
+        self.tag() & ENC_MASK != ENC_AGG
+    }
+
+    /// The aggregate kind and its pointer, if the value is one.
+    fn agg_raw(&self) -> Option<(Kind, *mut u8)> {
+        let tag = self.tag();
+        if tag & ENC_MASK != ENC_AGG {
+            return None;
+        }
+        let vo = self.shape().value_offset();
+        Some((Kind::from_bits(tag >> KIND_SHIFT), self.heap_ptr(vo).as_ptr()))
+    }
+
+    /// The aggregate this entry holds, if any.
+    pub fn agg(&self) -> Option<AggRef<'_>> {
+        let (kind, ptr) = self.agg_raw()?;
+        // SAFETY: the pointer came from `Agg::into_raw` of this kind in `new` and is owned by
+        // this entry, which the borrow keeps alive and unchanged.
+        Some(unsafe { AggRef::from_raw(kind, ptr) })
+    }
+
+    /// The aggregate this entry holds, mutably. The caller must not leave it empty in the
+    /// keyspace (the db deletes emptied keys).
+    pub fn agg_mut(&mut self) -> Option<AggMut<'_>> {
+        let (kind, ptr) = self.agg_raw()?;
+        // SAFETY: as in `agg`; `&mut self` makes the access unique.
+        Some(unsafe { AggMut::from_raw(kind, ptr) })
+    }
+
+    /// Moves the aggregate out, leaving the entry holding the integer 0 (so dropping the entry
+    /// frees only its own allocation). None for a string entry.
+    fn take_agg(&mut self) -> Option<Agg> {
+        let (kind, ptr) = self.agg_raw()?;
+        let vo = self.shape().value_offset();
+        let tag = (self.tag() & !(ENC_MASK | (3 << KIND_SHIFT))) | ENC_INT;
+        self.write(0, &[tag]);
+        self.write(vo, &0i64.to_le_bytes());
+        // SAFETY: the pointer came from `Agg::into_raw` of this kind; the entry no longer
+        // refers to it (its encoding is now an integer), so this is the only owner.
+        Some(unsafe { Agg::from_raw(kind, ptr) })
+    }
+
+    /// A new entry for `key` with this entry's value, clock and `raw` flag and the expire
+    /// time `at` (the layout changes with the TTL). An aggregate moves to the new entry; this
+    /// one is left holding an integer, to be dropped.
+    pub fn rebuilt(&mut self, key: &[u8], at: Option<i64>) -> KeyEntry {
+        let (lru, raw) = (self.lru(), self.tag() & F_RAW != 0);
+        let mut n = match self.take_agg() {
+            Some(a) => KeyEntry::new(key, NewValue::Agg(a), at, lru),
+            None => KeyEntry::new(key, NewValue::from(self.value()), at, lru),
+        };
+        if raw {
+            n.set_raw();
+        }
+        n
+    }
+
+    /// The value, moved out: a copy of a string, or the aggregate itself (the entry is left
+    /// holding an integer).
+    pub fn take_value(&mut self) -> crate::keyspace::value::Value {
+        match self.take_agg() {
+            Some(a) => crate::keyspace::value::Value::Agg(a),
+            None => crate::keyspace::value::Value::Str(self.value().to_owned()),
         }
     }
 
@@ -316,7 +400,7 @@ impl KeyEntry {
     /// Address of the out-of-line value, if any (for prefetching).
     pub fn value_addr(&self) -> Option<*const u8> {
         let s = self.shape();
-        (s.tag & ENC_MASK == ENC_HEAP)
+        matches!(s.tag & ENC_MASK, ENC_HEAP | ENC_AGG)
             .then(|| self.heap_ptr(s.value_offset()).as_ptr() as *const u8)
     }
 
@@ -385,6 +469,7 @@ impl KeyEntry {
         let tag = self.tag();
         match tag & ENC_MASK {
             ENC_INT => "int",
+            ENC_AGG => self.agg().expect("aggregate").encoding(),
             _ if tag & F_RAW != 0 => "raw",
             _ => match self.value() {
                 StrRef::Raw(b) if b.len() <= EMBSTR_LEN_MAX => "embstr",
@@ -399,6 +484,9 @@ impl KeyEntry {
         let mut n = crate::memory::size_class(s.size());
         if s.tag & ENC_MASK == ENC_HEAP {
             n += crate::memory::size_class(8 + heap_str(self.heap_ptr(s.value_offset())).len());
+        }
+        if let Some(a) = self.agg() {
+            n += a.alloc_bytes();
         }
         n
     }
@@ -424,6 +512,7 @@ impl Drop for KeyEntry {
         if s.tag & ENC_MASK == ENC_HEAP {
             free_heap_str(self.heap_ptr(s.value_offset()));
         }
+        drop(self.take_agg());
         // SAFETY: the allocation was made in `new` with exactly this layout.
         unsafe { std::alloc::dealloc(self.ptr.as_ptr(), entry_layout(s.size())) };
     }

@@ -129,12 +129,7 @@ impl Keys {
             (Some(_), Some(t)) if e.expire_fits(t) => e.write_expire(t),
             _ => {
                 // The layout changes: rebuild the entry with the same key, value and clock.
-                let (v, lru) = (e.value(), e.lru());
-                let raw = e.encoding() == "raw";
-                let mut n = KeyEntry::new(key, NewValue::from(v), at, lru);
-                if raw {
-                    n.set_raw();
-                }
+                let mut n = e.rebuilt(key, at);
                 let old_slot = e.expire_at().map(|_| e.expire_slot());
                 match (old_slot, at.is_some()) {
                     (Some(s), true) => {

@@ -5,45 +5,58 @@
 //! Storage is the entries' business (`keyspace::entry`); this is the shape of the API.
 
 use crate::keyspace::entry::{KeyEntry, NewValue};
+use crate::types::agg::{Agg, AggRef};
 use crate::types::string::{StrRef, StrValue, EMBSTR_LEN_MAX};
 
+/// The key holds a value of another type than the command works on (WRONGTYPE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WrongType;
+
 /// A value to store.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum Value {
     Str(StrValue),
+    Agg(Agg),
 }
 
 /// A borrowed view of a stored value.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 pub enum ValueRef<'a> {
     Str(StrRef<'a>),
+    Agg(AggRef<'a>),
 }
 
 impl Value {
     pub fn as_ref(&self) -> ValueRef<'_> {
         match self {
             Value::Str(s) => ValueRef::Str(s.as_ref()),
+            Value::Agg(a) => ValueRef::Agg(a.as_ref()),
         }
     }
 }
 
-impl ValueRef<'_> {
+impl<'a> ValueRef<'a> {
     /// The type name TYPE reports.
     pub fn type_name(&self) -> &'static str {
         match self {
             ValueRef::Str(_) => "string",
+            ValueRef::Agg(a) => a.kind().type_name(),
         }
     }
 
+    /// A deep copy (COPY, and reading a value out of the keyspace).
     pub fn to_owned(&self) -> Value {
         match self {
             ValueRef::Str(s) => Value::Str(s.to_owned()),
+            ValueRef::Agg(a) => Value::Agg(a.to_owned()),
         }
     }
 
-    pub(crate) fn as_new(&self) -> NewValue<'_> {
+    /// The string, if it is one.
+    pub fn as_str(self) -> Option<StrRef<'a>> {
         match self {
-            ValueRef::Str(s) => NewValue::from(*s),
+            ValueRef::Str(s) => Some(s),
+            ValueRef::Agg(_) => None,
         }
     }
 }
@@ -78,6 +91,7 @@ pub trait ObjView {
     fn free_effort(&self) -> usize {
         match self.value_ref() {
             ValueRef::Str(_) => 1,
+            ValueRef::Agg(a) => a.free_effort(),
         }
     }
 
@@ -89,7 +103,10 @@ pub trait ObjView {
 
 impl ObjView for KeyEntry {
     fn value_ref(&self) -> ValueRef<'_> {
-        ValueRef::Str(self.value())
+        match self.agg() {
+            Some(a) => ValueRef::Agg(a),
+            None => ValueRef::Str(self.value()),
+        }
     }
     fn expire_at_ms(&self) -> Option<i64> {
         self.expire_at()
@@ -117,18 +134,39 @@ impl ObjView for Obj {
             Value::Str(StrValue::Int(_)) => "int",
             Value::Str(StrValue::Raw(b)) if !self.raw && b.len() <= EMBSTR_LEN_MAX => "embstr",
             Value::Str(StrValue::Raw(_)) => "raw",
+            Value::Agg(a) => a.as_ref().encoding(),
         }
     }
 }
 
 impl Obj {
-    /// Copy a stored entry out.
+    /// Copy a stored entry out (a deep copy of an aggregate).
     pub fn from_entry(e: &KeyEntry) -> Obj {
         Obj {
             value: e.value_ref().to_owned(),
             expire_at_ms: e.expire_at(),
             lru: e.lru(),
             raw: e.encoding() == "raw",
+        }
+    }
+
+    /// Move a removed entry's value out: an aggregate is not copied.
+    pub fn from_removed(mut e: KeyEntry) -> Obj {
+        let raw = e.encoding() == "raw";
+        let (expire_at_ms, lru) = (e.expire_at(), e.lru());
+        Obj { value: e.take_value(), expire_at_ms, lru, raw }
+    }
+
+    /// The value to build an entry from; an aggregate moves in.
+    pub(crate) fn new_value(value: &mut Value) -> NewValue<'_> {
+        match value {
+            Value::Str(s) => NewValue::from(&*s),
+            Value::Agg(_) => {
+                let Value::Agg(a) = std::mem::replace(value, Value::Str(StrValue::Int(0))) else {
+                    unreachable!()
+                };
+                NewValue::Agg(a)
+            }
         }
     }
 }

@@ -133,9 +133,9 @@ fn refcount(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let cfg = &ctx.srv.config;
     let sharing = !(cfg.maxmemory_bytes > 0 && uses_access_clock(cfg.maxmemory_policy));
     if let Some((obj, out)) = lookup(ctx, argv) {
-        let shared = match obj.value() {
-            StrRef::Int(n) => sharing && (0..SHARED_INTEGERS).contains(&n),
-            StrRef::Raw(_) => false,
+        let shared = match crate::keyspace::value::ObjView::value_ref(obj).as_str() {
+            Some(StrRef::Int(n)) => sharing && (0..SHARED_INTEGERS).contains(&n),
+            _ => false,
         };
         out.int(if shared { SHARED_REFCOUNT } else { 1 });
     }

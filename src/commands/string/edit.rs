@@ -57,6 +57,7 @@ pub(super) fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         let len = match db.peek(key, now_ms) {
             None => 0,
             Some(ValueRef::Str(s)) => s.len(),
+            Some(ValueRef::Agg(_)) => return Err(CmdError::WrongType),
         };
         ctx.out.int(len as i64);
         return Ok(());
@@ -144,7 +145,7 @@ pub(super) fn decrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let updated = db.update_str(key, now_ms, EditEncoding::Fresh, |s| {
+    let updated = db.update_str::<_, CmdError>(key, now_ms, EditEncoding::Fresh, |s| {
         let current = s.as_ref().as_i64().ok_or(CmdError::NotInteger)?;
         let next = current.checked_add(delta).ok_or(CmdError::IncrOverflow)?;
         *s = StrValue::Int(next);
@@ -173,7 +174,7 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         let sum = current.checked_add(incr).ok_or(CmdError::NanOrInfinity)?;
         Ok(sum.to_human_string())
     };
-    let updated = db.update_str(key, now_ms, EditEncoding::Fresh, |s| {
+    let updated = db.update_str::<_, CmdError>(key, now_ms, EditEncoding::Fresh, |s| {
         let current = s.as_ref().as_long_double().ok_or(CmdError::NotFloat)?;
         let text = add(current)?;
         *s = StrValue::Raw(text.as_bytes().into());

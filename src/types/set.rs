@@ -1,0 +1,29 @@
+//! The set type (work in progress: the representation and its commands land with issue 6).
+
+use crate::types::agg::{AggType, Kind};
+
+/// A set value. Not constructible yet: no command creates one.
+#[derive(Clone, Debug)]
+pub struct SetObj {
+    _private: (),
+}
+
+impl AggType for SetObj {
+    const KIND: Kind = Kind::Set;
+
+    fn len(&self) -> usize {
+        0
+    }
+
+    fn encoding(&self) -> &'static str {
+        "listpack"
+    }
+
+    fn alloc_bytes(&self) -> usize {
+        0
+    }
+
+    fn free_effort(&self) -> usize {
+        1
+    }
+}
