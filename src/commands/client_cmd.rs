@@ -81,6 +81,12 @@ static SUBCOMMANDS: &[Command] = &[
         "Resumes processing commands from paused clients.",
         "O(N) Where N is the number of paused clients",
     ),
+    Command::new("client|unblock", -3, OTHERS, ACL_OTHERS, client_unblock).doc(
+        "connection",
+        "5.0.0",
+        "Unblocks a client blocked by a blocking command from a different connection.",
+        "O(log N) where N is the number of client connections",
+    ),
     Command::new("client|reply", 3, OWN, ACL_OWN, client_reply).doc(
         "connection",
         "3.2.0",
@@ -124,6 +130,45 @@ pub fn valid_client_attr(v: &[u8]) -> bool {
 
 fn client_id(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     ctx.out.int(ctx.client.id as i64);
+    Ok(())
+}
+
+/// How CLIENT UNBLOCK ends the wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum UnblockAs {
+    /// As if the timeout had passed (the default).
+    Timeout,
+    /// With an `-UNBLOCKED` error.
+    Error,
+}
+
+/// CLIENT UNBLOCK client-id [TIMEOUT | ERROR]: 1 when that client was blocked on keys.
+fn client_unblock(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let id = parse_i64(&argv[2]).ok_or(CmdError::NotInteger)?;
+    let how = match argv.get(3) {
+        None => UnblockAs::Timeout,
+        Some(a) if is(a, "timeout") => UnblockAs::Timeout,
+        Some(a) if is(a, "error") => UnblockAs::Error,
+        Some(_) => return Err(CmdError::UnblockReason),
+    };
+    if argv.len() > 4 {
+        return Err(CmdError::Syntax);
+    }
+    let target = ctx.srv.clients.iter().find(|(_, s)| s.client.id as i64 == id).map(|(t, _)| t);
+    let blocked = target.and_then(|t| ctx.srv.blocking.unblock(t).map(|b| (t, b)));
+    let Some((t, b)) = blocked else {
+        ctx.out.int(0);
+        return Ok(());
+    };
+    match how {
+        UnblockAs::Timeout => crate::server::unblock::answer_timeout(ctx.srv, t, b.on_timeout),
+        UnblockAs::Error => crate::server::unblock::answer_error(
+            ctx.srv,
+            t,
+            "UNBLOCKED client unblocked via CLIENT UNBLOCK",
+        ),
+    }
+    ctx.out.int(1);
     Ok(())
 }
 

@@ -4,11 +4,16 @@
 
 use crate::commands::table::Command;
 use crate::commands::{
-    client_cmd, command, config_cmd, connection, info, keyspace, server_cmd, string,
+    client_cmd, command, config_cmd, connection, hash, info, keyspace, list, server_cmd, set,
+    string, zset,
 };
 
 pub static FAMILIES: &[&[Command]] = &[
     string::COMMANDS,
+    hash::COMMANDS,
+    list::COMMANDS,
+    set::COMMANDS,
+    zset::COMMANDS,
     keyspace::COMMANDS,
     connection::COMMANDS,
     server_cmd::COMMANDS,

@@ -135,6 +135,8 @@ pub enum CmdError {
     LcsTooMuchMemory,
     /// Any other text, verbatim (must start with its code, e.g. `ERR ...`).
     Other(String),
+    /// CLIENT UNBLOCK with a reason other than TIMEOUT or ERROR.
+    UnblockReason,
 }
 
 impl CmdError {
@@ -284,6 +286,9 @@ impl fmt::Display for CmdError {
                 "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
             ),
             CmdError::Other(s) => f.write_str(s),
+            CmdError::UnblockReason => {
+                f.write_str("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+            }
         }
     }
 }

@@ -199,13 +199,13 @@ fn clients_section(s: &mut String, srv: &ServerState, now: &Now) {
         "maxclients" => srv.config.maxclients,
         "client_recent_max_input_buffer" => max_in,
         "client_recent_max_output_buffer" => max_out,
-        "blocked_clients" => 0,
+        "blocked_clients" => srv.blocking.len(),
         "tracking_clients" => 0,
         "pubsub_clients" => 0,
         "watching_clients" => 0,
         "clients_in_timeout_table" => 0,
         "total_watched_keys" => 0,
-        "total_blocking_keys" => 0,
+        "total_blocking_keys" => srv.blocking.keys_len(),
         "total_blocking_keys_on_nokey" => 0,
     );
 }

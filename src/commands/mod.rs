@@ -12,17 +12,22 @@ pub mod config_cmd;
 pub mod connection;
 pub mod defs;
 pub mod error;
+pub mod hash;
 pub mod info;
 pub mod keyspace;
+pub mod list;
 pub mod server_cmd;
+pub mod set;
 pub mod string;
 pub mod table;
+pub mod zset;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::keyspace::db::Db;
 use crate::resp::reply::Reply;
+use crate::server::blocking::BlockRequest;
 use crate::server::client::Client;
 use crate::server::state::ServerState;
 pub use error::{CmdError, CmdResult};
@@ -43,6 +48,29 @@ impl Ctx<'_> {
     /// The client's selected database.
     pub fn db(&mut self) -> &mut Db {
         &mut self.srv.dbs[self.client.db]
+    }
+
+    /// Whether this command may block its client. False inside MULTI/EXEC and for clients
+    /// that cannot wait (as in Valkey, such a command answers its timeout reply at once).
+    pub fn can_block(&self) -> bool {
+        !self.client.in_exec
+    }
+
+    /// Blocks the client on `req.keys` instead of replying: the command runs again, from the
+    /// start, when one of the keys is signaled ready (see `server::blocking`), or answers
+    /// `req.on_timeout` when the time comes. Only call when [`Ctx::can_block`] is true.
+    pub fn block(&mut self, req: BlockRequest) {
+        debug_assert!(self.can_block(), "block() where the client cannot block");
+        self.client.block_request = Some(req);
+    }
+
+    /// A write added elements at `key` (of the client's database): clients blocked on it get
+    /// a chance to run after this command. Call after LPUSH, RPUSH, LINSERT, LMOVE's target,
+    /// ZADD, ZINCRBY, the *STORE commands and anything else that creates or grows a list or
+    /// sorted set.
+    pub fn signal_ready(&mut self, key: &[u8]) {
+        let db = self.client.db;
+        self.srv.blocking.signal(db, key);
     }
 }
 

@@ -51,7 +51,7 @@ impl Batcher {
         let flush_at = batch_max.max(1);
         self.stopped.clear();
         for &t in tokens {
-            if self.stopped.contains(&t) {
+            if self.stopped.contains(&t) || srv.blocking.is_blocked(t) {
                 continue;
             }
             let Some(slot) = srv.clients.get_mut(t) else { continue };
@@ -110,8 +110,11 @@ impl Batcher {
             go_on = false;
         } else {
             let now = now_ms();
-            if dispatch::execute(srv, t, &mut slot, &cmd.argv, now) == Flow::Paused {
+            let flow = dispatch::execute(srv, t, &mut slot, &cmd.argv, now);
+            if flow == Flow::Paused {
                 self.requeue.push((t, cmd));
+                go_on = false;
+            } else if flow == Flow::Blocked {
                 go_on = false;
             } else if cron::output_over_limit(&srv.config, &mut slot.client, slot.out.len(), now) {
                 tracing::warn!(

@@ -56,6 +56,15 @@ pub struct Client {
     pub tot_net_in: u64,
     pub tot_net_out: u64,
     pub tot_cmds: u64,
+    /// Set by a handler that wants its client blocked (see `server::blocking`); dispatch
+    /// takes it right after the handler returns.
+    pub block_request: Option<crate::server::blocking::BlockRequest>,
+    /// The command is being re-run for a blocked client (it may block again).
+    pub unblocking: bool,
+    /// Blocked on keys (CLIENT LIST flag `b`); `ServerState::blocking` has the details.
+    pub blocked: bool,
+    /// Commands run inside EXEC (MULTI lands with issue 7): blocking commands do not block.
+    pub in_exec: bool,
 }
 
 impl Client {
@@ -86,6 +95,10 @@ impl Client {
             tot_net_in: 0,
             tot_net_out: 0,
             tot_cmds: 0,
+            block_request: None,
+            unblocking: false,
+            in_exec: false,
+            blocked: false,
         }
     }
 
@@ -101,6 +114,9 @@ impl Client {
         }
         if self.close_asap {
             f.push('A');
+        }
+        if self.blocked {
+            f.push('b');
         }
         if self.unix {
             f.push('U');

@@ -127,7 +127,10 @@ fn close_idle_clients(srv: &mut ServerState, now_ms: i64) {
     }
     let mut idle = Vec::new();
     for (t, s) in srv.clients.iter() {
-        if s.client.kind == ClientKind::Normal && now_ms - s.client.last_interaction_ms > timeout_ms
+        // A client blocked on keys waits as long as its own timeout says, as in Valkey.
+        if s.client.kind == ClientKind::Normal
+            && now_ms - s.client.last_interaction_ms > timeout_ms
+            && !srv.blocking.is_blocked(t)
         {
             idle.push(t);
         }

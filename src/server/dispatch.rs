@@ -7,6 +7,7 @@ use std::time::Instant;
 use bytes::Bytes;
 
 use crate::commands::{self, table::flag, CmdError, Command, Ctx};
+use crate::server::blocking::Blocked;
 use crate::server::client::ReplyMode;
 use crate::server::state::{ServerState, Slot};
 
@@ -16,6 +17,9 @@ pub enum Flow {
     Continue,
     /// The command was not run because clients are paused; retry it later.
     Paused,
+    /// The command blocked its client (BLPOP and friends): run nothing more for it until it
+    /// is served or times out (`server::unblock`).
+    Blocked,
 }
 
 /// Longest piece of an argument quoted in the unknown-command error.
@@ -154,6 +158,7 @@ pub fn execute(
     let stat = srv.stats.cmd.entry(cmd.name).or_default();
     stat.calls += 1;
     stat.usec += duration_us;
+    let block = slot.client.block_request.take();
     if let Err(e) = &result {
         stat.failed_calls += 1;
         reply_error(srv, slot, e);
@@ -182,7 +187,29 @@ pub fn execute(
         feed_monitors(srv, token, slot, argv, now_ms);
     }
     finish_reply_mode(slot, reply_mark);
-    Flow::Continue
+    match block {
+        Some(req) if result.is_ok() => {
+            let blocked = Blocked {
+                db: slot.client.db,
+                keys: req.keys,
+                timeout_at_ms: req.timeout_at_ms,
+                on_timeout: req.on_timeout,
+                argv: argv.to_vec(),
+            };
+            srv.blocking.block(token, blocked);
+            slot.client.blocked = true;
+            Flow::Blocked
+        }
+        _ => {
+            if srv.blocking.has_ready() && !slot.client.unblocking {
+                // After the outermost command only (serving runs commands itself). This
+                // client is lent out of the table meanwhile; it is not blocked, so no waiter
+                // needs it.
+                crate::server::unblock::serve_ready(srv, now_ms);
+            }
+            Flow::Continue
+        }
+    }
 }
 
 fn trunc_all(a: &[u8]) -> String {

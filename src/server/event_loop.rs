@@ -84,11 +84,12 @@ impl EventLoop {
             cron::before_sleep_expire(&mut self.srv, now_ms());
             crate::memory::publish();
             let now = now_ms();
-            let timeout_ms = if self.has_pending_work() {
-                0
-            } else {
-                (self.next_cron_ms - now).clamp(0, 1000) as u64
+            let wake_ms = match self.srv.blocking.next_timeout() {
+                Some(t) => t.min(self.next_cron_ms),
+                None => self.next_cron_ms,
             };
+            let timeout_ms =
+                if self.has_pending_work() { 0 } else { (wake_ms - now).clamp(0, 1000) as u64 };
             match self.poll.poll(&mut events, Some(Duration::from_millis(timeout_ms))) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -115,7 +116,10 @@ impl EventLoop {
             }
             self.read_clients(&readable);
             self.resume_paused();
+            crate::server::unblock::expire_timeouts(&mut self.srv, now_ms());
+            self.ready.append(&mut self.srv.unblocked);
             self.execute_ready();
+            self.ready.append(&mut self.srv.unblocked);
             self.flush_writes();
             self.close_pending();
             let now = now_ms();
@@ -331,6 +335,9 @@ impl EventLoop {
         ready.dedup();
         self.batcher.run(&mut self.srv, &ready);
         for &t in &ready {
+            if self.srv.blocking.is_blocked(t) {
+                continue; // Its queued commands wait until it is served or times out.
+            }
             let Some(slot) = self.srv.clients.get_mut(t) else { continue };
             if slot.pending.is_empty() {
                 if slot.proto_error.is_some() {
@@ -484,6 +491,7 @@ impl EventLoop {
             let _ = self.poll.registry().deregister(conn.sock.source());
         }
         self.srv.monitors.retain(|&m| m != token);
+        self.srv.blocking.unblock(token);
     }
 }
 

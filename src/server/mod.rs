@@ -4,6 +4,7 @@
 //! It must not contain command logic (that is `commands/`) nor storage logic (`keyspace/`).
 
 pub mod batch;
+pub mod blocking;
 pub mod client;
 pub mod conn;
 pub mod cron;
@@ -14,6 +15,7 @@ pub mod listener;
 pub mod log;
 pub mod slowlog;
 pub mod state;
+pub mod unblock;
 
 use std::path::PathBuf;
 

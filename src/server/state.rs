@@ -223,6 +223,11 @@ pub struct ServerState {
     pub active_expire_enabled: bool,
     /// Client slots (tokens) of MONITOR clients.
     pub monitors: Vec<usize>,
+    /// Clients blocked on keys (BLPOP and friends).
+    pub blocking: crate::server::blocking::Blocking,
+    /// Clients served or timed out of a block since the event loop last looked: their queued
+    /// commands can run again.
+    pub unblocked: Vec<usize>,
     /// Slots to close at the end of this tick (CLIENT KILL of other clients).
     pub to_close: Vec<usize>,
     /// Slots with output to write at the end of this tick.
@@ -264,6 +269,8 @@ impl ServerState {
                 .unwrap_or_default(),
             active_expire_enabled: true,
             monitors: Vec::new(),
+            blocking: Default::default(),
+            unblocked: Vec::new(),
             to_close: Vec::new(),
             to_write: Vec::new(),
             lastsave_s: now_ms / 1000,

@@ -2,7 +2,9 @@
 
 pub mod agg;
 pub mod hash;
+pub mod intset;
 pub mod list;
+pub mod listpack;
 pub mod set;
 pub mod string;
 pub mod zset;

@@ -107,6 +107,7 @@ fn rename_key(ctx: &mut Ctx, src: &[u8], dst: &[u8], overwrite: Overwrite) -> Cm
         let obj = db.take(src, now).expect("source checked above");
         db.put(dst, obj);
         ctx.srv.dirty += 1;
+        ctx.signal_ready(dst);
         true
     };
     match overwrite {
@@ -168,6 +169,7 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     };
     dst.set(dst_key, value, ttl, now);
     ctx.srv.dirty += 1;
+    ctx.srv.blocking.signal(dst_pos, dst_key);
     ctx.out.int(1);
     Ok(())
 }
@@ -187,6 +189,7 @@ pub fn move_cmd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         let obj = src.take(key, now).expect("source checked above");
         dst.put(key, obj);
         ctx.srv.dirty += 1;
+        ctx.srv.blocking.signal(dst_pos, key);
     }
     ctx.out.int(moved as i64);
     Ok(())

@@ -1,0 +1,210 @@
+//! Clients blocked on keys (BLPOP, BLMOVE, BZPOPMIN and friends): who waits on which key, in
+//! arrival order, until when, and which keys became ready since the last pass.
+//!
+//! A handler that finds nothing to serve and may block calls [`Ctx::block`]
+//! (`commands::Ctx`) instead of replying. Dispatch then parks the client: it stops reading the
+//! client's further commands and records it here under each key. A write that adds elements
+//! to a list or sorted set calls [`Ctx::signal_ready`]; after each command the event loop takes
+//! the ready keys and re-runs each waiting client's command, first come first served, until a
+//! run blocks again (the key is empty once more). A client whose timeout passes gets its
+//! command's null reply from the time event. This module holds the bookkeeping only; it never
+//! runs a command and never touches a socket.
+
+use std::collections::{HashMap, VecDeque};
+
+use bytes::Bytes;
+
+/// What a timed-out blocked command replies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutReply {
+    /// BLPOP, BRPOP, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: a null array (`*-1`, RESP3 `_`).
+    NullArray,
+    /// BLMOVE, BRPOPLPUSH: a null bulk string (`$-1`, RESP3 `_`).
+    NullBulk,
+}
+
+/// A handler's request to block its client.
+#[derive(Clone, Debug)]
+pub struct BlockRequest {
+    /// The keys to wait on (in the client's selected database).
+    pub keys: Vec<Bytes>,
+    /// Unix time in ms at which to give up; None waits forever (timeout 0).
+    pub timeout_at_ms: Option<i64>,
+    pub on_timeout: TimeoutReply,
+}
+
+/// A parked client.
+#[derive(Clone, Debug)]
+pub struct Blocked {
+    pub db: usize,
+    pub keys: Vec<Bytes>,
+    pub timeout_at_ms: Option<i64>,
+    pub on_timeout: TimeoutReply,
+    /// The command to run again when a key is ready.
+    pub argv: Vec<Bytes>,
+}
+
+/// Every blocked client, by key and by slot.
+#[derive(Default, Debug)]
+pub struct Blocking {
+    /// (db, key) -> slots of the clients waiting on it, in arrival order.
+    by_key: HashMap<(usize, Bytes), VecDeque<usize>>,
+    /// slot -> what it waits for.
+    by_slot: HashMap<usize, Blocked>,
+    /// Keys signaled ready since the last pass (deduplicated), in signal order.
+    ready: Vec<(usize, Bytes)>,
+}
+
+impl Blocking {
+    /// Number of blocked clients (INFO `blocked_clients`).
+    pub fn len(&self) -> usize {
+        self.by_slot.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_slot.is_empty()
+    }
+
+    /// Whether the client in `slot` is blocked.
+    pub fn is_blocked(&self, slot: usize) -> bool {
+        self.by_slot.contains_key(&slot)
+    }
+
+    /// Number of distinct keys clients wait on (INFO `blocked_keys`... not in 7.0; for tests).
+    pub fn keys_len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// Parks the client in `slot`.
+    pub fn block(&mut self, slot: usize, b: Blocked) {
+        assert!(!self.is_blocked(slot), "client {slot} blocked twice");
+        for key in &b.keys {
+            let waiters = self.by_key.entry((b.db, key.clone())).or_default();
+            if !waiters.contains(&slot) {
+                waiters.push_back(slot);
+            }
+        }
+        self.by_slot.insert(slot, b);
+    }
+
+    /// Unparks the client in `slot` (served, timed out, unblocked or disconnected).
+    pub fn unblock(&mut self, slot: usize) -> Option<Blocked> {
+        let b = self.by_slot.remove(&slot)?;
+        for key in &b.keys {
+            let k = (b.db, key.clone());
+            if let Some(waiters) = self.by_key.get_mut(&k) {
+                waiters.retain(|&s| s != slot);
+                if waiters.is_empty() {
+                    self.by_key.remove(&k);
+                }
+            }
+        }
+        Some(b)
+    }
+
+    /// A write added elements at `key` of `db`: remember it if anyone waits on it.
+    pub fn signal(&mut self, db: usize, key: &[u8]) {
+        let k = (db, Bytes::copy_from_slice(key));
+        if self.by_key.contains_key(&k) && !self.ready.contains(&k) {
+            self.ready.push(k);
+        }
+    }
+
+    /// Signals every key waited on in these dbs (SWAPDB: serving checks which hold data).
+    pub fn signal_all(&mut self, dbs: &[usize]) {
+        let keys: Vec<(usize, Bytes)> =
+            self.by_key.keys().filter(|(d, _)| dbs.contains(d)).cloned().collect();
+        for (db, key) in keys {
+            self.signal(db, &key);
+        }
+    }
+
+    /// Takes the keys signaled since the last call.
+    pub fn take_ready(&mut self) -> Vec<(usize, Bytes)> {
+        std::mem::take(&mut self.ready)
+    }
+
+    /// Whether any key is waiting to be served.
+    pub fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    /// The clients waiting on `key` of `db`, in arrival order.
+    pub fn waiters(&self, db: usize, key: &Bytes) -> Vec<usize> {
+        self.by_key.get(&(db, key.clone())).map(|w| w.iter().copied().collect()).unwrap_or_default()
+    }
+
+    /// What the client in `slot` waits for.
+    pub fn get(&self, slot: usize) -> Option<&Blocked> {
+        self.by_slot.get(&slot)
+    }
+
+    /// The earliest timeout of any blocked client (the event loop wakes up for it).
+    pub fn next_timeout(&self) -> Option<i64> {
+        self.by_slot.values().filter_map(|b| b.timeout_at_ms).min()
+    }
+
+    /// Slots whose timeout is at or before `now_ms`.
+    pub fn timed_out(&self, now_ms: i64) -> Vec<usize> {
+        let mut out: Vec<usize> = self
+            .by_slot
+            .iter()
+            .filter(|(_, b)| b.timeout_at_ms.is_some_and(|t| t <= now_ms))
+            .map(|(&s, _)| s)
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Moves every client blocked in db `a` to db `b` and back (SWAPDB), so they follow the
+    /// data they wait on, as Valkey does.
+    pub fn swap_dbs(&mut self, a: usize, b: usize) {
+        let swap = |d: usize| if d == a { b } else if d == b { a } else { d };
+        self.by_key = std::mem::take(&mut self.by_key)
+            .into_iter()
+            .map(|((d, k), w)| ((swap(d), k), w))
+            .collect();
+        for blocked in self.by_slot.values_mut() {
+            blocked.db = swap(blocked.db);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocked(keys: &[&str], timeout: Option<i64>) -> Blocked {
+        Blocked {
+            db: 0,
+            keys: keys.iter().map(|k| Bytes::copy_from_slice(k.as_bytes())).collect(),
+            timeout_at_ms: timeout,
+            on_timeout: TimeoutReply::NullArray,
+            argv: vec![],
+        }
+    }
+
+    #[test]
+    fn waiters_keep_arrival_order_and_leave_cleanly() {
+        let mut b = Blocking::default();
+        b.block(3, blocked(&["a", "b"], None));
+        b.block(1, blocked(&["a"], Some(100)));
+        b.block(2, blocked(&["a", "a"], Some(50)));
+        let a = Bytes::from_static(b"a");
+        assert_eq!(b.waiters(0, &a), vec![3, 1, 2]);
+        assert_eq!(b.timed_out(100), vec![1, 2]);
+        assert_eq!(b.timed_out(99), vec![2]);
+        assert_eq!(b.timed_out(49), Vec::<usize>::new());
+        assert_eq!(b.next_timeout(), Some(50));
+        b.signal(0, b"a");
+        b.signal(0, b"a");
+        b.signal(0, b"zzz"); // nobody waits: not recorded
+        assert_eq!(b.take_ready(), vec![(0, a.clone())]);
+        assert!(b.unblock(1).is_some());
+        assert_eq!(b.waiters(0, &a), vec![3, 2]);
+        b.unblock(3);
+        b.unblock(2);
+        assert!(b.is_empty());
+        assert_eq!(b.keys_len(), 0);
+    }
+}
