@@ -15,6 +15,26 @@ use crate::types::list::ListObj;
 use crate::types::set::SetObj;
 use crate::types::zset::ZSetObj;
 
+// Every key of an aggregate type pays for its object's box, so the object itself must stay
+// small: a compact encoding inline (a thin listpack/intset pointer), a large encoding boxed.
+const OBJ_BYTES_MAX: usize = 16;
+const _: () = assert!(
+    std::mem::size_of::<HashObj>() <= OBJ_BYTES_MAX,
+    "HashObj must be at most 16 bytes: box the large encoding (every hash key pays for it)"
+);
+const _: () = assert!(
+    std::mem::size_of::<ListObj>() <= OBJ_BYTES_MAX,
+    "ListObj must be at most 16 bytes: box the large encoding (every list key pays for it)"
+);
+const _: () = assert!(
+    std::mem::size_of::<SetObj>() <= OBJ_BYTES_MAX,
+    "SetObj must be at most 16 bytes: box the large encoding (every set key pays for it)"
+);
+const _: () = assert!(
+    std::mem::size_of::<ZSetObj>() <= OBJ_BYTES_MAX,
+    "ZSetObj must be at most 16 bytes: box the large encoding (every zset key pays for it)"
+);
+
 /// Which aggregate type an entry points to (two tag bits in the entry).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
