@@ -133,6 +133,53 @@ pub enum CmdError {
     LcsTooLong,
     /// `-ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len`
     LcsTooMuchMemory,
+    // Hash commands.
+    /// `-ERR hash value is not an integer` (HINCRBY)
+    HashValueNotInteger,
+    /// `-ERR hash value is not a float` (HINCRBYFLOAT)
+    HashValueNotFloat,
+    /// `-ERR value is NaN or Infinity` (HINCRBYFLOAT's increment)
+    ValueNanOrInfinity,
+    // Sorted set commands.
+    /// `-ERR XX and NX options at the same time are not compatible`
+    ZXxNx,
+    /// `-ERR GT, LT, and/or NX options at the same time are not compatible`
+    ZGtLtNx,
+    /// `-ERR INCR option supports a single increment-element pair`
+    ZIncrPair,
+    /// `-ERR resulting score is not a number (NaN)`
+    ZScoreNan,
+    /// `-ERR min or max is not a float`
+    ZMinMaxNotFloat,
+    /// `-ERR min or max not valid string range item`
+    ZMinMaxNotLex,
+    /// `-ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX`
+    ZLimitNeedsBy,
+    /// `-ERR syntax error, WITHSCORES not supported in combination with BYLEX`
+    ZWithscoresBylex,
+    /// `-ERR at least 1 input key is needed for '<cmd>' command`
+    ZNeedsInputKey(String),
+    /// `-ERR weight value is not a float`
+    ZWeightNotFloat,
+    /// `-ERR LIMIT can't be negative`
+    ZLimitNegative,
+    /// `-ERR numkeys should be greater than 0`
+    ZNumkeysNotPositive,
+    /// `-ERR Number of keys can't be greater than number of args` (SINTERCARD, ZINTERCARD)
+    NumkeysOverArgs,
+    /// `-ERR count should be greater than 0`
+    ZCountNotPositive,
+    /// `-ERR timeout is not a float or out of range`
+    ZTimeoutNotFloat,
+    // List commands.
+    /// `-ERR index out of range` (LSET)
+    IndexOutOfRange,
+    /// `-ERR RANK can't be zero: use 1 to start from the first match, ...` (LPOS)
+    ListRankZero,
+    /// `-ERR COUNT can't be negative` (LPOS)
+    ListCountNegative,
+    /// `-ERR MAXLEN can't be negative` (LPOS)
+    ListMaxlenNegative,
     /// Any other text, verbatim (must start with its code, e.g. `ERR ...`).
     Other(String),
     /// CLIENT UNBLOCK with a reason other than TIMEOUT or ERROR.
@@ -285,6 +332,43 @@ impl fmt::Display for CmdError {
             CmdError::LcsTooMuchMemory => f.write_str(
                 "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
             ),
+            CmdError::HashValueNotInteger => f.write_str("ERR hash value is not an integer"),
+            CmdError::HashValueNotFloat => f.write_str("ERR hash value is not a float"),
+            CmdError::ValueNanOrInfinity => f.write_str("ERR value is NaN or Infinity"),
+            CmdError::ZXxNx => f.write_str("ERR XX and NX options at the same time are not compatible"),
+            CmdError::ZGtLtNx => {
+                f.write_str("ERR GT, LT, and/or NX options at the same time are not compatible")
+            }
+            CmdError::ZIncrPair => {
+                f.write_str("ERR INCR option supports a single increment-element pair")
+            }
+            CmdError::ZScoreNan => f.write_str("ERR resulting score is not a number (NaN)"),
+            CmdError::ZMinMaxNotFloat => f.write_str("ERR min or max is not a float"),
+            CmdError::ZMinMaxNotLex => f.write_str("ERR min or max not valid string range item"),
+            CmdError::ZLimitNeedsBy => f.write_str(
+                "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
+            ),
+            CmdError::ZWithscoresBylex => {
+                f.write_str("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+            }
+            CmdError::ZNeedsInputKey(cmd) => {
+                write!(f, "ERR at least 1 input key is needed for '{cmd}' command")
+            }
+            CmdError::ZWeightNotFloat => f.write_str("ERR weight value is not a float"),
+            CmdError::ZLimitNegative => f.write_str("ERR LIMIT can't be negative"),
+            CmdError::ZNumkeysNotPositive => f.write_str("ERR numkeys should be greater than 0"),
+            CmdError::NumkeysOverArgs => {
+                f.write_str("ERR Number of keys can't be greater than number of args")
+            }
+            CmdError::ZCountNotPositive => f.write_str("ERR count should be greater than 0"),
+            CmdError::ZTimeoutNotFloat => f.write_str("ERR timeout is not a float or out of range"),
+            CmdError::IndexOutOfRange => f.write_str("ERR index out of range"),
+            CmdError::ListRankZero => f.write_str(
+                "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second \
+                 ... or use negative to start from the end of the list",
+            ),
+            CmdError::ListCountNegative => f.write_str("ERR COUNT can't be negative"),
+            CmdError::ListMaxlenNegative => f.write_str("ERR MAXLEN can't be negative"),
             CmdError::Other(s) => f.write_str(s),
             CmdError::UnblockReason => {
                 f.write_str("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")

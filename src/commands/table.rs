@@ -194,7 +194,7 @@ impl Command {
                 first = b;
                 last = this_last;
                 step = s;
-            } else if step == s && last >= 0 && b == last + step && this_last >= 0 {
+            } else if step == s && last >= 0 && b == last + step {
                 last = this_last;
             } else {
                 break;

@@ -19,7 +19,9 @@ use bytes::Bytes;
 pub enum TimeoutReply {
     /// BLPOP, BRPOP, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: a null array (`*-1`, RESP3 `_`).
     NullArray,
-    /// BLMOVE, BRPOPLPUSH: a null bulk string (`$-1`, RESP3 `_`).
+    /// A null bulk string (`$-1`, RESP3 `_`). Valkey times every list and sorted-set block
+    /// out with the null array, BLMOVE and BRPOPLPUSH included; this is for commands that
+    /// differ.
     NullBulk,
 }
 
@@ -154,19 +156,6 @@ impl Blocking {
             .collect();
         out.sort_unstable();
         out
-    }
-
-    /// Moves every client blocked in db `a` to db `b` and back (SWAPDB), so they follow the
-    /// data they wait on, as Valkey does.
-    pub fn swap_dbs(&mut self, a: usize, b: usize) {
-        let swap = |d: usize| if d == a { b } else if d == b { a } else { d };
-        self.by_key = std::mem::take(&mut self.by_key)
-            .into_iter()
-            .map(|((d, k), w)| ((swap(d), k), w))
-            .collect();
-        for blocked in self.by_slot.values_mut() {
-            blocked.db = swap(blocked.db);
-        }
     }
 }
 

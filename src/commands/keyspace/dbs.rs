@@ -26,8 +26,8 @@ pub fn swapdb(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     if a != b {
         let (da, db) = two_dbs(&mut ctx.srv.dbs, a, b);
         Db::swap_contents(da, db);
-        // Blocked clients follow the data they wait on; a key that now has data wakes them.
-        ctx.srv.blocking.swap_dbs(a, b);
+        // Blocked clients stay in their db (as in Valkey); a key that now has data there
+        // wakes them.
         ctx.srv.blocking.signal_all(&[a, b]);
         ctx.srv.dirty += 1;
     }

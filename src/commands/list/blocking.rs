@@ -1,0 +1,164 @@
+//! The blocking list commands: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH and BLMPOP, and the timeout
+//! argument they share.
+//!
+//! A handler serves at once when one of its lists has elements, exactly as the non-blocking
+//! command would. Otherwise it blocks its client on the keys (`ctx.block`) and replies
+//! nothing; the server runs the whole command again when a key is signaled ready, so the
+//! handler never needs to know whether it runs for the first time. A client that may not
+//! block (inside MULTI) gets a null reply at once, as Valkey does.
+
+use bytes::Bytes;
+
+use super::{move_element, mpop, parse_end, parse_mpop, pop_one};
+use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::server::blocking::{BlockRequest, TimeoutReply};
+use crate::types::agg::AggType;
+use crate::types::list::{End, ListObj};
+use crate::types::string::LongDouble;
+
+/// Parses a timeout in seconds as Valkey's `getTimeoutFromObjectOrReply`: any number
+/// `strtold` reads whole (decimal, hexadecimal, `inf`), turned into milliseconds rounded up;
+/// 0 (or anything that rounds up to 0) waits forever. Returns the unix time in ms to give up
+/// at, or None for forever.
+///
+/// Valkey computes in long double; here the milliseconds are an f64, which differs only in
+/// the rounding of values that no client could tell apart by a millisecond.
+pub fn parse_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
+    let value = LongDouble::parse(arg).ok_or(CmdError::ZTimeoutNotFloat)?;
+    let secs: f64 = value.to_human_string().parse().map_err(|_| CmdError::ZTimeoutNotFloat)?;
+    let ms = secs * 1000.0;
+    // Valkey 8 refuses +inf and huge values here; Redis 7.0 called them negative.
+    if ms > i64::MAX as f64 {
+        return Err(CmdError::TimeoutOutOfRange);
+    }
+    // A positive value too small for the decimal text still rounds up to 1 ms.
+    let tiny = secs == 0.0 && value != LongDouble::ZERO && arg.first() != Some(&b'-');
+    // `as` saturates: -inf becomes i64::MIN, which is negative as in Valkey.
+    let timeout_ms = if tiny { 1 } else { ms.ceil() as i64 };
+    if timeout_ms < 0 {
+        return Err(CmdError::TimeoutNegative);
+    }
+    if timeout_ms == 0 {
+        return Ok(None);
+    }
+    if timeout_ms > i64::MAX - now_ms {
+        return Err(CmdError::TimeoutOutOfRange);
+    }
+    Ok(Some(now_ms + timeout_ms))
+}
+
+/// Nothing to serve: block on `keys`, or, when the client may not block, answer at once with
+/// `now` (Valkey: the null array for the pops, a null bulk string for BLMOVE/BRPOPLPUSH).
+///
+/// A real timeout answers the null array for every list command, BLMOVE and BRPOPLPUSH
+/// included: Valkey (as Redis 7.0) replies by block type, not by command, so BRPOPLPUSH that
+/// times out sends `*-1` in RESP2, and only the non-blocking path sends `$-1`.
+fn block_or_reply(ctx: &mut Ctx, keys: &[Bytes], timeout_at_ms: Option<i64>, now: TimeoutReply) {
+    if ctx.can_block() {
+        let on_timeout = TimeoutReply::NullArray;
+        ctx.block(BlockRequest { keys: keys.to_vec(), timeout_at_ms, on_timeout });
+        return;
+    }
+    match now {
+        TimeoutReply::NullArray => ctx.out.null_array(),
+        TimeoutReply::NullBulk => ctx.out.null(),
+    }
+}
+
+/// BLPOP and BRPOP: `key [key ...] timeout`.
+fn bpop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> CmdResult {
+    let timeout_at_ms = parse_timeout(&argv[argv.len() - 1], ctx.now_ms)?;
+    let keys = &argv[1..argv.len() - 1];
+    let limit = super::limit(ctx);
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    for key in keys {
+        let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else { continue };
+        debug_assert!(!list.is_empty());
+        ctx.out.array(2);
+        ctx.out.bulk(key);
+        pop_one(ctx.out, list, end, limit);
+        db.remove_if_empty(key);
+        ctx.srv.dirty += 1;
+        return Ok(());
+    }
+    block_or_reply(ctx, keys, timeout_at_ms, TimeoutReply::NullArray);
+    Ok(())
+}
+
+pub fn blpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    bpop(ctx, argv, End::Head)
+}
+
+pub fn brpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    bpop(ctx, argv, End::Tail)
+}
+
+/// BLMOVE and BRPOPLPUSH once their arguments are parsed.
+fn bmove(
+    ctx: &mut Ctx,
+    argv: &[Bytes],
+    from: End,
+    to: End,
+    timeout_at_ms: Option<i64>,
+) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    if db.write_agg::<ListObj>(&argv[1], ctx.now_ms)?.is_some() {
+        return move_element(ctx, &argv[1], &argv[2], from, to);
+    }
+    block_or_reply(ctx, &argv[1..2], timeout_at_ms, TimeoutReply::NullBulk);
+    Ok(())
+}
+
+/// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
+pub fn blmove(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let from = parse_end(&argv[3])?;
+    let to = parse_end(&argv[4])?;
+    let timeout_at_ms = parse_timeout(&argv[5], ctx.now_ms)?;
+    bmove(ctx, argv, from, to, timeout_at_ms)
+}
+
+/// BRPOPLPUSH source destination timeout
+pub fn brpoplpush(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let timeout_at_ms = parse_timeout(&argv[3], ctx.now_ms)?;
+    bmove(ctx, argv, End::Tail, End::Head, timeout_at_ms)
+}
+
+/// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]: the other arguments are
+/// checked before the timeout.
+pub fn blmpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let (keys, end, count) = parse_mpop(argv, 2)?;
+    let timeout_at_ms = parse_timeout(&argv[1], ctx.now_ms)?;
+    if !mpop(ctx, keys, end, count)? {
+        block_or_reply(ctx, keys, timeout_at_ms, TimeoutReply::NullArray);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_parse_as_valkey() {
+        let t = |s: &str| parse_timeout(s.as_bytes(), 1_000);
+        assert_eq!(t("0"), Ok(None));
+        assert_eq!(t("0.0"), Ok(None));
+        assert_eq!(t("1"), Ok(Some(2_000)));
+        assert_eq!(t("0.1"), Ok(Some(1_100)));
+        assert_eq!(t("0.0001"), Ok(Some(1_001)));
+        assert_eq!(t("1e-30"), Ok(Some(1_001)));
+        assert_eq!(t("0x10"), Ok(Some(17_000)));
+        assert_eq!(t("1e3"), Ok(Some(1_001_000)));
+        // Rounds up towards zero for tiny negatives: waits forever, as Valkey does.
+        assert_eq!(t("-0.0001"), Ok(None));
+        assert_eq!(t("-0"), Ok(None));
+        assert_eq!(t("-1"), Err(CmdError::TimeoutNegative));
+        assert_eq!(t("-inf"), Err(CmdError::TimeoutNegative));
+        assert_eq!(t("inf"), Err(CmdError::TimeoutOutOfRange));
+        assert_eq!(t("1e400"), Err(CmdError::TimeoutOutOfRange));
+        assert_eq!(t("9223372036854775"), Err(CmdError::TimeoutOutOfRange));
+        for bad in ["", "x", "nan", " 1", "1 ", "1e", "0x", "--1"] {
+            assert_eq!(t(bad), Err(CmdError::ZTimeoutNotFloat), "{bad:?}");
+        }
+    }
+}

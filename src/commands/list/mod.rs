@@ -1,0 +1,670 @@
+//! List commands: pushes, pops, reads by index and range, LSET, LTRIM, LREM, LINSERT, LPOS,
+//! LMOVE/RPOPLPUSH and LMPOP here; the blocking variants (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH,
+//! BLMPOP) and their timeout in `blocking.rs`. Handlers parse and check their arguments in
+//! Valkey's order (so the first error is Valkey's), then edit the [`ListObj`] through its
+//! API; the encoding conversions are the type's, the node limit comes from
+//! `list-max-listpack-size` at each command.
+//!
+//! Every command that adds elements to a list calls `ctx.signal_ready(key)` so that clients
+//! blocked on the key get served; a command that empties a list deletes its key.
+//!
+//! # Layout
+//! - `mod.rs`: the command table, shared helpers and the non-blocking commands.
+//! - `blocking.rs`: timeout parsing and the blocking commands.
+
+mod blocking;
+
+use bytes::Bytes;
+
+use crate::commands::args::{int_arg, is, Args};
+use crate::commands::table::ks::{ACCESS, DELETE, INSERT, RW};
+use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
+use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::resp::reply::{AggKind, Reply};
+use crate::types::agg::AggType;
+use crate::types::list::{Dir, End, ListObj, Needle, NodeLimit, Place};
+use crate::types::listpack::LpEntry;
+
+/// Pushes: the key is read-modified and only grows.
+const PUSH_KEYS: &[KeySpec] = &[range(RW | INSERT, 1, 0, 1)];
+/// Pops: elements are returned and removed.
+const POP_KEYS: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, 0, 1)];
+/// LTRIM, LREM: elements are removed, none returned.
+const DELETE_KEYS: &[KeySpec] = &[range(RW | DELETE, 1, 0, 1)];
+/// LSET.
+const UPDATE_KEYS: &[KeySpec] = &[range(RW | crate::commands::table::ks::UPDATE, 1, 0, 1)];
+/// LMOVE and friends: pop from the first key, push to the second.
+const MOVE_KEYS: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)];
+/// BLPOP, BRPOP: every argument but the timeout.
+const BPOP_KEYS: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, -2, 1)];
+/// LMPOP: numkeys at 1, keys after it.
+const LMPOP_KEYS: &[KeySpec] = &[KeySpec {
+    flags: RW | ACCESS | DELETE,
+    begin: BeginSearch::Index(1),
+    find: FindKeys::Keynum { keynum_idx: 0, first_key: 1, step: 1 },
+}];
+/// BLMPOP: the timeout at 1, numkeys at 2.
+const BLMPOP_KEYS: &[KeySpec] = &[KeySpec {
+    flags: RW | ACCESS | DELETE,
+    begin: BeginSearch::Index(2),
+    find: FindKeys::Keynum { keynum_idx: 0, first_key: 1, step: 1 },
+}];
+
+const READ_FAST: (u64, u64) = (flag::READONLY | flag::FAST, acl::READ | acl::LIST | acl::FAST);
+const READ_SLOW: (u64, u64) = (flag::READONLY, acl::READ | acl::LIST | acl::SLOW);
+const PUSH: (u64, u64) =
+    (flag::WRITE | flag::DENYOOM | flag::FAST, acl::WRITE | acl::LIST | acl::FAST);
+const POP: (u64, u64) = (flag::WRITE | flag::FAST, acl::WRITE | acl::LIST | acl::FAST);
+const WRITE_SLOW: (u64, u64) = (flag::WRITE, acl::WRITE | acl::LIST | acl::SLOW);
+const GROW_SLOW: (u64, u64) = (flag::WRITE | flag::DENYOOM, acl::WRITE | acl::LIST | acl::SLOW);
+const BLOCK: (u64, u64) = (
+    flag::WRITE | flag::NOSCRIPT | flag::BLOCKING,
+    acl::WRITE | acl::LIST | acl::SLOW | acl::BLOCKING,
+);
+const BLOCK_GROW: (u64, u64) = (
+    flag::WRITE | flag::DENYOOM | flag::NOSCRIPT | flag::BLOCKING,
+    acl::WRITE | acl::LIST | acl::SLOW | acl::BLOCKING,
+);
+
+const PUSH_COMPLEXITY: &str = "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.";
+const POP_COMPLEXITY: &str = "O(N) where N is the number of elements returned";
+const MPOP_COMPLEXITY: &str =
+    "O(N+M) where N is the number of provided keys and M is the number of elements returned.";
+const BPOP_COMPLEXITY: &str = "O(N) where N is the number of provided keys.";
+
+pub static COMMANDS: &[Command] = &[
+    Command::new("lpush", -3, PUSH.0, PUSH.1, lpush)
+        .keys(PUSH_KEYS)
+        .doc("list", "1.0.0", "Prepend one or multiple elements to a list", PUSH_COMPLEXITY),
+    Command::new("rpush", -3, PUSH.0, PUSH.1, rpush)
+        .keys(PUSH_KEYS)
+        .doc("list", "1.0.0", "Append one or multiple elements to a list", PUSH_COMPLEXITY),
+    Command::new("lpushx", -3, PUSH.0, PUSH.1, lpushx)
+        .keys(PUSH_KEYS)
+        .doc("list", "2.2.0", "Prepend an element to a list, only if the list exists", PUSH_COMPLEXITY),
+    Command::new("rpushx", -3, PUSH.0, PUSH.1, rpushx)
+        .keys(PUSH_KEYS)
+        .doc("list", "2.2.0", "Append an element to a list, only if the list exists", PUSH_COMPLEXITY),
+    Command::new("lpop", -2, POP.0, POP.1, lpop)
+        .keys(POP_KEYS)
+        .doc("list", "1.0.0", "Remove and get the first elements in a list", POP_COMPLEXITY),
+    Command::new("rpop", -2, POP.0, POP.1, rpop)
+        .keys(POP_KEYS)
+        .doc("list", "1.0.0", "Remove and get the last elements in a list", POP_COMPLEXITY),
+    Command::new("llen", 2, READ_FAST.0, READ_FAST.1, llen)
+        .keys(specs::READ1_META)
+        .doc("list", "1.0.0", "Get the length of a list", "O(1)"),
+    Command::new("lindex", 3, READ_SLOW.0, READ_SLOW.1, lindex)
+        .keys(specs::READ1)
+        .doc("list", "1.0.0", "Get an element from a list by its index", "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1)."),
+    Command::new("lset", 4, GROW_SLOW.0, GROW_SLOW.1, lset)
+        .keys(UPDATE_KEYS)
+        .doc("list", "1.0.0", "Set the value of an element in a list by its index", "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1)."),
+    Command::new("lrange", 4, READ_SLOW.0, READ_SLOW.1, lrange)
+        .keys(specs::READ1)
+        .doc("list", "1.0.0", "Get a range of elements from a list", "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range."),
+    Command::new("ltrim", 4, WRITE_SLOW.0, WRITE_SLOW.1, ltrim)
+        .keys(DELETE_KEYS)
+        .doc("list", "1.0.0", "Trim a list to the specified range", "O(N) where N is the number of elements to be removed by the operation."),
+    Command::new("lrem", 4, WRITE_SLOW.0, WRITE_SLOW.1, lrem)
+        .keys(DELETE_KEYS)
+        .doc("list", "1.0.0", "Remove elements from a list", "O(N+M) where N is the length of the list and M is the number of elements removed."),
+    Command::new("linsert", 5, GROW_SLOW.0, GROW_SLOW.1, linsert)
+        .keys(PUSH_KEYS)
+        .doc("list", "2.2.0", "Insert an element before or after another element in a list", "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N)."),
+    Command::new("lpos", -3, READ_SLOW.0, READ_SLOW.1, lpos)
+        .keys(specs::READ1)
+        .doc("list", "6.0.6", "Return the index of matching elements on a list", "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time."),
+    Command::new("lmove", 5, GROW_SLOW.0, GROW_SLOW.1, lmove)
+        .keys(MOVE_KEYS)
+        .doc("list", "6.2.0", "Pop an element from a list, push it to another list and return it", "O(1)"),
+    Command::new("rpoplpush", 3, GROW_SLOW.0, GROW_SLOW.1, rpoplpush)
+        .keys(MOVE_KEYS)
+        .doc("list", "1.2.0", "Remove the last element in a list, prepend it to another list and return it", "O(1)"),
+    Command::new("lmpop", -4, WRITE_SLOW.0 | flag::MOVABLE_KEYS, WRITE_SLOW.1, lmpop)
+        .keys(LMPOP_KEYS)
+        .doc("list", "7.0.0", "Pop elements from a list", MPOP_COMPLEXITY),
+    Command::new("blpop", -3, BLOCK.0, BLOCK.1, blocking::blpop)
+        .keys(BPOP_KEYS)
+        .doc("list", "2.0.0", "Remove and get the first element in a list, or block until one is available", BPOP_COMPLEXITY),
+    Command::new("brpop", -3, BLOCK.0, BLOCK.1, blocking::brpop)
+        .keys(BPOP_KEYS)
+        .doc("list", "2.0.0", "Remove and get the last element in a list, or block until one is available", BPOP_COMPLEXITY),
+    Command::new("blmove", 6, BLOCK_GROW.0, BLOCK_GROW.1, blocking::blmove)
+        .keys(MOVE_KEYS)
+        .doc("list", "6.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", "O(1)"),
+    Command::new("brpoplpush", 4, BLOCK_GROW.0, BLOCK_GROW.1, blocking::brpoplpush)
+        .keys(MOVE_KEYS)
+        .doc("list", "2.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", "O(1)"),
+    Command::new(
+        "blmpop",
+        -5,
+        flag::WRITE | flag::BLOCKING | flag::MOVABLE_KEYS,
+        acl::WRITE | acl::LIST | acl::SLOW | acl::BLOCKING,
+        blocking::blmpop,
+    )
+    .keys(BLMPOP_KEYS)
+    .doc("list", "7.0.0", "Pop elements from a list, or block until one is available", MPOP_COMPLEXITY),
+];
+
+// ----- helpers ---------------------------------------------------------------------------
+
+/// The node limit of this command (`list-max-listpack-size`).
+fn limit(ctx: &Ctx) -> NodeLimit {
+    NodeLimit::from_fill(ctx.srv.config.list_max_listpack_size)
+}
+
+fn reply_entry(out: &mut Reply, e: LpEntry<'_>) {
+    match e {
+        LpEntry::Int(n) => out.bulk_int(n),
+        LpEntry::Str(s) => out.bulk(s),
+    }
+}
+
+/// LEFT or RIGHT (a syntax error otherwise).
+fn parse_end(a: &[u8]) -> Result<End, CmdError> {
+    if is(a, "left") {
+        Ok(End::Head)
+    } else if is(a, "right") {
+        Ok(End::Tail)
+    } else {
+        Err(CmdError::Syntax)
+    }
+}
+
+/// Replies the (up to) `count` elements at `end` of `list` as an array, in pop order, and
+/// deletes them. Returns how many.
+fn pop_range(
+    out: &mut Reply,
+    list: &mut ListObj,
+    end: End,
+    count: usize,
+    limit: NodeLimit,
+) -> usize {
+    let len = list.len();
+    let n = count.min(len);
+    out.array(n);
+    let (start, dir, delete_from) = match end {
+        End::Head => (0, Dir::Forward, 0),
+        End::Tail => (len - 1, Dir::Backward, len - n),
+    };
+    for e in list.walk(start, dir).take(n) {
+        reply_entry(out, e);
+    }
+    list.delete_range(delete_from, n, limit);
+    list.shrink_check(limit);
+    n
+}
+
+/// Replies the element at `end` as a bulk string and deletes it.
+fn pop_one(out: &mut Reply, list: &mut ListObj, end: End, limit: NodeLimit) {
+    let at = match end {
+        End::Head => 0,
+        End::Tail => list.len() - 1,
+    };
+    reply_entry(out, list.get(at as i64).expect("the list is not empty"));
+    list.delete_range(at, 1, limit);
+    list.shrink_check(limit);
+}
+
+/// An inclusive LRANGE/LTRIM range as Valkey normalizes it: None when empty, else the first
+/// offset and the count.
+fn clamp_range(start: i64, stop: i64, len: usize) -> Option<(usize, usize)> {
+    let len = i64::try_from(len).expect("list length fits i64");
+    let start = if start < 0 { start.saturating_add(len).max(0) } else { start };
+    let stop = if stop < 0 { stop.saturating_add(len) } else { stop };
+    if start > stop || start >= len {
+        return None;
+    }
+    let stop = stop.min(len - 1);
+    Some((start as usize, (stop - start + 1) as usize))
+}
+
+// ----- pushes ----------------------------------------------------------------------------
+
+/// Whether a push needs the key to exist (LPUSHX, RPUSHX).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Create {
+    Yes,
+    OnlyExisting,
+}
+
+fn push_generic(ctx: &mut Ctx, argv: &[Bytes], end: End, create: Create) -> CmdResult {
+    let limit = limit(ctx);
+    let (key, elements) = (&argv[1], &argv[2..]);
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let list = match create {
+        Create::Yes => db.write_agg_or_create::<ListObj>(key, ctx.now_ms, ListObj::new)?,
+        Create::OnlyExisting => match db.write_agg::<ListObj>(key, ctx.now_ms)? {
+            Some(list) => list,
+            None => {
+                ctx.out.int(0);
+                return Ok(());
+            }
+        },
+    };
+    list.grow_check(elements.iter().map(|e| e.len()).sum(), elements.len(), limit);
+    for e in elements {
+        list.push(end, e, limit);
+    }
+    ctx.out.int(list.len() as i64);
+    ctx.srv.dirty += elements.len() as u64;
+    ctx.signal_ready(key);
+    Ok(())
+}
+
+fn lpush(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    push_generic(ctx, argv, End::Head, Create::Yes)
+}
+
+fn rpush(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    push_generic(ctx, argv, End::Tail, Create::Yes)
+}
+
+fn lpushx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    push_generic(ctx, argv, End::Head, Create::OnlyExisting)
+}
+
+fn rpushx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    push_generic(ctx, argv, End::Tail, Create::OnlyExisting)
+}
+
+// ----- pops ------------------------------------------------------------------------------
+
+fn pop_generic(ctx: &mut Ctx, argv: &[Bytes], end: End, name: &str) -> CmdResult {
+    if argv.len() > 3 {
+        return Err(CmdError::WrongArity(name.to_string()));
+    }
+    // Non-integers and negative counts get the same text.
+    let count = match argv.get(2) {
+        Some(a) => {
+            let n = int_arg(a).map_err(|_| CmdError::OutOfRangePositive)?;
+            Some(usize::try_from(n).map_err(|_| CmdError::OutOfRangePositive)?)
+        }
+        None => None,
+    };
+    let limit = limit(ctx);
+    let key = &argv[1];
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else {
+        match count {
+            Some(_) => ctx.out.null_array(),
+            None => ctx.out.null(),
+        }
+        return Ok(());
+    };
+    let popped = match count {
+        // Nothing is popped, and an existing key answers an empty array.
+        Some(0) => {
+            ctx.out.array(0);
+            return Ok(());
+        }
+        Some(n) => pop_range(ctx.out, list, end, n, limit),
+        None => {
+            pop_one(ctx.out, list, end, limit);
+            1
+        }
+    };
+    db.remove_if_empty(key);
+    ctx.srv.dirty += popped as u64;
+    Ok(())
+}
+
+fn lpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    pop_generic(ctx, argv, End::Head, "lpop")
+}
+
+fn rpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    pop_generic(ctx, argv, End::Tail, "rpop")
+}
+
+/// The pop of LMPOP and BLMPOP: from the first non-empty list of `keys`, replies
+/// `[key, [elements]]`. Returns false (and replies nothing) when every list is missing.
+fn mpop(ctx: &mut Ctx, keys: &[Bytes], end: End, count: usize) -> Result<bool, CmdError> {
+    let limit = limit(ctx);
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    for key in keys {
+        let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else { continue };
+        ctx.out.array(2);
+        ctx.out.bulk(key);
+        let popped = pop_range(ctx.out, list, end, count, limit);
+        db.remove_if_empty(key);
+        ctx.srv.dirty += popped as u64;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// LMPOP / BLMPOP arguments after the timeout: `numkeys key [key ...] LEFT|RIGHT [COUNT n]`,
+/// from `argv[at]`. Returns the keys, the end and the count, checked in Valkey's order.
+fn parse_mpop(argv: &[Bytes], at: usize) -> Result<(&[Bytes], End, usize), CmdError> {
+    let numkeys = int_arg(&argv[at]).map_err(|_| CmdError::ZNumkeysNotPositive)?;
+    if numkeys < 1 {
+        return Err(CmdError::ZNumkeysNotPositive);
+    }
+    let where_at = usize::try_from(numkeys).unwrap_or(usize::MAX).saturating_add(at + 1);
+    if where_at >= argv.len() {
+        return Err(CmdError::Syntax);
+    }
+    let end = parse_end(&argv[where_at])?;
+    let mut count = None;
+    let mut args = Args::new(argv, where_at + 1);
+    while let Some(opt) = args.next_opt() {
+        if count.is_none() && is(opt, "count") && !args.is_empty() {
+            let n = int_arg(args.next_bytes()?).map_err(|_| CmdError::ZCountNotPositive)?;
+            if n < 1 {
+                return Err(CmdError::ZCountNotPositive);
+            }
+            count = Some(usize::try_from(n).unwrap_or(usize::MAX));
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    Ok((&argv[at + 1..where_at], end, count.unwrap_or(1)))
+}
+
+fn lmpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let (keys, end, count) = parse_mpop(argv, 1)?;
+    if !mpop(ctx, keys, end, count)? {
+        ctx.out.null_array();
+    }
+    Ok(())
+}
+
+// ----- reads -----------------------------------------------------------------------------
+
+fn llen(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let len = db.read_agg::<ListObj>(&argv[1], ctx.now_ms)?.map_or(0, |l| l.len());
+    ctx.out.int(len as i64);
+    Ok(())
+}
+
+fn lindex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    // A missing key answers null before the index is looked at.
+    let Some(list) = db.read_agg::<ListObj>(&argv[1], ctx.now_ms)? else {
+        ctx.out.null();
+        return Ok(());
+    };
+    match list.get(int_arg(&argv[2])?) {
+        Some(e) => reply_entry(ctx.out, e),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+fn lrange(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let (start, stop) = (int_arg(&argv[2])?, int_arg(&argv[3])?);
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let Some(list) = db.read_agg::<ListObj>(&argv[1], ctx.now_ms)? else {
+        ctx.out.array(0);
+        return Ok(());
+    };
+    let Some((first, n)) = clamp_range(start, stop, list.len()) else {
+        ctx.out.array(0);
+        return Ok(());
+    };
+    ctx.out.array(n);
+    for e in list.walk(first, Dir::Forward).take(n) {
+        reply_entry(ctx.out, e);
+    }
+    Ok(())
+}
+
+/// LPOS options.
+#[derive(Clone, Copy, Debug)]
+struct LposOptions {
+    /// Which match to start from (1 = the first); the sign picks the direction.
+    rank: i64,
+    /// COUNT: None replies one index (or null), Some(0) every match.
+    count: Option<u64>,
+    /// MAXLEN: elements to compare at most (0: all).
+    maxlen: u64,
+}
+
+fn parse_lpos(argv: &[Bytes]) -> Result<LposOptions, CmdError> {
+    let mut o = LposOptions { rank: 1, count: None, maxlen: 0 };
+    let mut args = Args::new(argv, 3);
+    let non_negative = |a: &[u8], e: CmdError| match int_arg(a) {
+        Ok(n) if n >= 0 => Ok(n as u64),
+        _ => Err(e),
+    };
+    while let Some(opt) = args.next_opt() {
+        if args.is_empty() {
+            return Err(CmdError::Syntax);
+        }
+        if is(opt, "rank") {
+            let rank = int_arg(args.next_bytes()?)?;
+            if rank == i64::MIN {
+                return Err(CmdError::OutOfRangeBetween { min: -i64::MAX, max: i64::MAX });
+            }
+            if rank == 0 {
+                return Err(CmdError::ListRankZero);
+            }
+            o.rank = rank;
+        } else if is(opt, "count") {
+            o.count = Some(non_negative(args.next_bytes()?, CmdError::ListCountNegative)?);
+        } else if is(opt, "maxlen") {
+            o.maxlen = non_negative(args.next_bytes()?, CmdError::ListMaxlenNegative)?;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    Ok(o)
+}
+
+fn lpos(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let o = parse_lpos(argv)?;
+    let needle = Needle::new(&argv[2]);
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let Some(list) = db.read_agg::<ListObj>(&argv[1], ctx.now_ms)? else {
+        match o.count {
+            Some(_) => ctx.out.array(0),
+            None => ctx.out.null(),
+        }
+        return Ok(());
+    };
+    let len = list.len();
+    let (start, dir) = if o.rank > 0 { (0, Dir::Forward) } else { (len - 1, Dir::Backward) };
+    let skip = o.rank.unsigned_abs() - 1;
+    let scan = if o.maxlen == 0 { len } else { usize::try_from(o.maxlen).unwrap_or(len).min(len) };
+    let mut matches = list
+        .walk(start, dir)
+        .take(scan)
+        .enumerate()
+        .filter(|(_, e)| needle.matches(*e))
+        .skip(usize::try_from(skip).unwrap_or(usize::MAX))
+        .map(|(i, _)| if dir == Dir::Forward { i } else { len - 1 - i });
+    match o.count {
+        None => match matches.next() {
+            Some(i) => ctx.out.int(i as i64),
+            None => ctx.out.null(),
+        },
+        Some(count) => {
+            let want =
+                if count == 0 { usize::MAX } else { usize::try_from(count).unwrap_or(usize::MAX) };
+            let d = ctx.out.begin_deferred(AggKind::Array);
+            let mut n = 0;
+            for i in matches.take(want) {
+                ctx.out.int(i as i64);
+                n += 1;
+            }
+            ctx.out.end_deferred(d, n);
+        }
+    }
+    Ok(())
+}
+
+// ----- edits -----------------------------------------------------------------------------
+
+fn lset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let limit = limit(ctx);
+    let (key, value) = (&argv[1], &argv[3]);
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else {
+        return Err(CmdError::NoSuchKey);
+    };
+    let index = int_arg(&argv[2])?;
+    list.grow_check(value.len(), 1, limit);
+    if !list.set(index, value, limit) {
+        return Err(CmdError::IndexOutOfRange);
+    }
+    list.shrink_check(limit);
+    ctx.srv.dirty += 1;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn ltrim(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let (start, stop) = (int_arg(&argv[2])?, int_arg(&argv[3])?);
+    let limit = limit(ctx);
+    let key = &argv[1];
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else {
+        ctx.out.ok();
+        return Ok(());
+    };
+    let len = list.len();
+    let (left, right) = match clamp_range(start, stop, len) {
+        None => (len, 0),
+        Some((first, n)) => (first, len - first - n),
+    };
+    list.delete_range(0, left, limit);
+    list.delete_range(len - left - right, right, limit);
+    list.shrink_check(limit);
+    db.remove_if_empty(key);
+    ctx.srv.dirty += (left + right) as u64;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn lrem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let count = int_arg(&argv[2])?;
+    if count == i64::MIN {
+        return Err(CmdError::OutOfRangeBetween { min: -i64::MAX, max: i64::MAX });
+    }
+    let limit = limit(ctx);
+    let key = &argv[1];
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else {
+        ctx.out.int(0);
+        return Ok(());
+    };
+    let from = if count < 0 { End::Tail } else { End::Head };
+    let want = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
+    let removed = list.remove(&argv[3], want, from, limit);
+    if removed > 0 {
+        list.shrink_check(limit);
+        db.remove_if_empty(key);
+    }
+    ctx.srv.dirty += removed as u64;
+    ctx.out.int(removed as i64);
+    Ok(())
+}
+
+fn linsert(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let place = if is(&argv[2], "after") {
+        Place::After
+    } else if is(&argv[2], "before") {
+        Place::Before
+    } else {
+        return Err(CmdError::Syntax);
+    };
+    let limit = limit(ctx);
+    let (key, pivot, value) = (&argv[1], &argv[3], &argv[4]);
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else {
+        ctx.out.int(0);
+        return Ok(());
+    };
+    // As Valkey: the conversion is decided before the pivot is known to exist.
+    list.grow_check(value.len(), 1, limit);
+    if !list.insert(pivot, value, place, limit) {
+        ctx.out.int(-1);
+        return Ok(());
+    }
+    ctx.out.int(list.len() as i64);
+    ctx.srv.dirty += 1;
+    ctx.signal_ready(key);
+    Ok(())
+}
+
+/// LMOVE's work once the source is known to exist: pops from `src`, pushes to `dst` (which
+/// may be the same list), replies the element.
+fn move_element(ctx: &mut Ctx, src: &Bytes, dst: &Bytes, from: End, to: End) -> CmdResult {
+    let limit = limit(ctx);
+    let now_ms = ctx.now_ms;
+    let db = &mut ctx.srv.dbs[ctx.client.db];
+    if db.write_agg::<ListObj>(src, now_ms)?.is_none() {
+        ctx.out.null();
+        return Ok(());
+    }
+    // The destination's type is checked before anything moves.
+    db.write_agg::<ListObj>(dst, now_ms)?;
+    let list = db.write_agg::<ListObj>(src, now_ms)?.expect("checked above");
+    let value = list.pop(from, limit).expect("a stored list is not empty");
+    if src == dst {
+        // Valkey pushes before it checks the popped list for shrinking.
+        list.grow_check(value.len(), 1, limit);
+        list.push(to, &value, limit);
+        list.shrink_check(limit);
+    } else {
+        list.shrink_check(limit);
+        db.remove_if_empty(src);
+        let target = db.write_agg_or_create::<ListObj>(dst, now_ms, ListObj::new)?;
+        target.grow_check(value.len(), 1, limit);
+        target.push(to, &value, limit);
+    }
+    ctx.out.bulk(&value);
+    ctx.srv.dirty += 1;
+    ctx.signal_ready(dst);
+    Ok(())
+}
+
+fn lmove(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let from = parse_end(&argv[3])?;
+    let to = parse_end(&argv[4])?;
+    move_element(ctx, &argv[1], &argv[2], from, to)
+}
+
+fn rpoplpush(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    move_element(ctx, &argv[1], &argv[2], End::Tail, End::Head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_clamp_as_valkey() {
+        assert_eq!(clamp_range(0, -1, 5), Some((0, 5)));
+        assert_eq!(clamp_range(-100, 100, 5), Some((0, 5)));
+        assert_eq!(clamp_range(2, 1, 5), None);
+        assert_eq!(clamp_range(5, 10, 5), None);
+        assert_eq!(clamp_range(-2, -1, 5), Some((3, 2)));
+        assert_eq!(clamp_range(0, -6, 5), None);
+        assert_eq!(clamp_range(i64::MIN, i64::MAX, 5), Some((0, 5)));
+        assert_eq!(clamp_range(i64::MAX, i64::MIN, 5), None);
+        assert_eq!(clamp_range(0, 0, 0), None);
+    }
+
+    fn argv(words: &[&str]) -> Vec<Bytes> {
+        words.iter().map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
+    }
+
+    #[test]
+    fn mpop_arguments_follow_valkey() {
+        let a = argv(&["lmpop", "2", "a", "b", "RIGHT", "COUNT", "3"]);
+        let (keys, end, count) = parse_mpop(&a, 1).expect("valid");
+        assert_eq!((keys.len(), end, count), (2, End::Tail, 3));
+        let err = |w: &[&str]| parse_mpop(&argv(w), 1).unwrap_err();
+        assert_eq!(err(&["lmpop", "0", "a", "LEFT"]), CmdError::ZNumkeysNotPositive);
+        assert_eq!(err(&["lmpop", "x", "a", "LEFT"]), CmdError::ZNumkeysNotPositive);
+        assert_eq!(err(&["lmpop", "9223372036854775807", "a", "LEFT"]), CmdError::Syntax);
+        assert_eq!(err(&["lmpop", "1", "a", "UP"]), CmdError::Syntax);
+        assert_eq!(err(&["lmpop", "1", "a", "LEFT", "COUNT"]), CmdError::Syntax);
+        assert_eq!(err(&["lmpop", "1", "a", "LEFT", "COUNT", "0"]), CmdError::ZCountNotPositive);
+        assert_eq!(err(&["lmpop", "1", "a", "LEFT", "COUNT", "1", "COUNT", "1"]), CmdError::Syntax);
+    }
+}

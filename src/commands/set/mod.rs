@@ -1,0 +1,367 @@
+//! Set commands: the command table, the single-set commands (SADD, SREM, SISMEMBER,
+//! SMISMEMBER, SCARD, SMOVE, SSCAN) and the helpers the other files share. The encodings and
+//! their conversions belong to `types::set`; handlers only read the limits from the
+//! configuration at each write and pass them in.
+//!
+//! # Layout
+//! - `set/mod.rs`: the table, shared helpers, single-set commands and SSCAN.
+//! - `set/algebra.rs`: SMEMBERS, SINTER, SINTERCARD, SINTERSTORE, SUNION(STORE), SDIFF(STORE).
+//! - `set/random.rs`: SRANDMEMBER and SPOP.
+
+mod algebra;
+mod random;
+
+use bytes::Bytes;
+
+use crate::commands::args::int_arg;
+use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE};
+use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
+use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::glob_match;
+use crate::keyspace::db::Db;
+use crate::resp::reply::Reply;
+use crate::types::agg::Typed;
+use crate::types::set::{Elem, SetLimits, SetObj};
+
+const SADD_KEYS: &[KeySpec] = &[range(RW | INSERT, 1, 0, 1)];
+const SREM_KEYS: &[KeySpec] = &[range(RW | DELETE, 1, 0, 1)];
+const SPOP_KEYS: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, 0, 1)];
+const SMOVE_KEYS: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)];
+/// SINTERCARD: `numkeys` at argument 1, then that many keys.
+const SINTERCARD_KEYS: &[KeySpec] = &[KeySpec {
+    flags: RO | ACCESS,
+    begin: BeginSearch::Index(1),
+    find: FindKeys::Keynum { keynum_idx: 0, first_key: 1, step: 1 },
+}];
+/// SINTERSTORE: the destination is RW in Valkey's table (SUNIONSTORE/SDIFFSTORE say OW).
+const SINTERSTORE_KEYS: &[KeySpec] = &[range(RW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)];
+const STORE_KEYS: &[KeySpec] = &[range(OW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)];
+
+const ORDER_TIP: &[&str] = &["nondeterministic_output_order"];
+const OUTPUT_TIP: &[&str] = &["nondeterministic_output"];
+
+const READ_FAST: (u64, u64) = (flag::READONLY | flag::FAST, acl::READ | acl::SET | acl::FAST);
+const READ_SLOW: (u64, u64) = (flag::READONLY, acl::READ | acl::SET | acl::SLOW);
+const WRITE_FAST: (u64, u64) =
+    (flag::WRITE | flag::DENYOOM | flag::FAST, acl::WRITE | acl::SET | acl::FAST);
+/// SREM, SPOP and SMOVE never grow memory: no DENYOOM.
+const WRITE_FAST_NO_OOM: (u64, u64) = (flag::WRITE | flag::FAST, acl::WRITE | acl::SET | acl::FAST);
+const WRITE_SLOW: (u64, u64) = (flag::WRITE | flag::DENYOOM, acl::WRITE | acl::SET | acl::SLOW);
+
+const INTER_COMPLEXITY: &str =
+    "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.";
+const UNION_COMPLEXITY: &str = "O(N) where N is the total number of elements in all given sets.";
+
+pub static COMMANDS: &[Command] = &[
+    Command::new("sadd", -3, WRITE_FAST.0, WRITE_FAST.1, sadd)
+        .keys(SADD_KEYS)
+        .doc("set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."),
+    Command::new("srem", -3, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, srem)
+        .keys(SREM_KEYS)
+        .doc("set", "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", "O(N) where N is the number of members to be removed."),
+    Command::new("sismember", 3, READ_FAST.0, READ_FAST.1, sismember)
+        .keys(specs::READ1_META)
+        .doc("set", "1.0.0", "Determines whether a member belongs to a set.", "O(1)"),
+    Command::new("smismember", -3, READ_FAST.0, READ_FAST.1, smismember)
+        .keys(specs::READ1)
+        .doc("set", "6.2.0", "Determines whether multiple members belong to a set.", "O(N) where N is the number of elements being checked for membership"),
+    Command::new("scard", 2, READ_FAST.0, READ_FAST.1, scard)
+        .keys(specs::READ1_META)
+        .doc("set", "1.0.0", "Returns the number of members in a set.", "O(1)"),
+    Command::new("smembers", 2, READ_SLOW.0, READ_SLOW.1, algebra::smembers)
+        .keys(specs::READ1)
+        .tips(ORDER_TIP)
+        .doc("set", "1.0.0", "Returns all members of a set.", "O(N) where N is the set cardinality."),
+    Command::new("srandmember", -2, READ_SLOW.0, READ_SLOW.1, random::srandmember)
+        .keys(specs::READ1)
+        .tips(OUTPUT_TIP)
+        .doc("set", "1.0.0", "Gets one or multiple random members from a set.", "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count."),
+    Command::new("spop", -2, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, random::spop)
+        .keys(SPOP_KEYS)
+        .tips(OUTPUT_TIP)
+        .doc("set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "Without the count argument O(1); otherwise, O(N) where N is the value of the passed count."),
+    Command::new("smove", 4, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, smove)
+        .keys(SMOVE_KEYS)
+        .doc("set", "1.0.0", "Moves a member from one set to another.", "O(1)"),
+    Command::new("sinter", -2, READ_SLOW.0, READ_SLOW.1, algebra::sinter)
+        .keys(specs::READ_ALL)
+        .tips(ORDER_TIP)
+        .doc("set", "1.0.0", "Returns the intersect of multiple sets.", INTER_COMPLEXITY),
+    Command::new("sintercard", -3, READ_SLOW.0 | flag::MOVABLE_KEYS, READ_SLOW.1, algebra::sintercard)
+        .keys(SINTERCARD_KEYS)
+        .doc("set", "7.0.0", "Returns the number of members of the intersect of multiple sets.", INTER_COMPLEXITY),
+    Command::new("sinterstore", -3, WRITE_SLOW.0, WRITE_SLOW.1, algebra::sinterstore)
+        .keys(SINTERSTORE_KEYS)
+        .doc("set", "1.0.0", "Stores the intersect of multiple sets in a key.", INTER_COMPLEXITY),
+    Command::new("sunion", -2, READ_SLOW.0, READ_SLOW.1, algebra::sunion)
+        .keys(specs::READ_ALL)
+        .tips(ORDER_TIP)
+        .doc("set", "1.0.0", "Returns the union of multiple sets.", UNION_COMPLEXITY),
+    Command::new("sunionstore", -3, WRITE_SLOW.0, WRITE_SLOW.1, algebra::sunionstore)
+        .keys(STORE_KEYS)
+        .doc("set", "1.0.0", "Stores the union of multiple sets in a key.", UNION_COMPLEXITY),
+    Command::new("sdiff", -2, READ_SLOW.0, READ_SLOW.1, algebra::sdiff)
+        .keys(specs::READ_ALL)
+        .tips(ORDER_TIP)
+        .doc("set", "1.0.0", "Returns the difference of multiple sets.", UNION_COMPLEXITY),
+    Command::new("sdiffstore", -3, WRITE_SLOW.0, WRITE_SLOW.1, algebra::sdiffstore)
+        .keys(STORE_KEYS)
+        .doc("set", "1.0.0", "Stores the difference of multiple sets in a key.", UNION_COMPLEXITY),
+    Command::new("sscan", -3, READ_SLOW.0, READ_SLOW.1, sscan)
+        .keys(specs::READ1)
+        .tips(OUTPUT_TIP)
+        .doc("set", "2.8.0", "Iterates over members of a set.", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection."),
+];
+
+/// The encoding limits as configured now.
+fn limits(ctx: &Ctx) -> SetLimits {
+    SetLimits::from_config(&ctx.srv.config)
+}
+
+/// A member as a bulk string (integers in decimal).
+fn reply_elem(out: &mut Reply, e: Elem<'_>) {
+    match e {
+        Elem::Int(v) => out.bulk_int(v),
+        Elem::Str(s) => out.bulk(s),
+    }
+}
+
+/// Looks every key up for reading, in order (lazy expiry, hit/miss statistics, and
+/// WRONGTYPE for the first key holding another type, as Valkey checks them), then borrows
+/// all the sets at once. A missing key is `None`.
+fn read_sets<'d>(
+    db: &'d mut Db,
+    keys: &[Bytes],
+    now_ms: i64,
+) -> Result<Vec<Option<&'d SetObj>>, CmdError> {
+    for key in keys {
+        db.read_agg::<SetObj>(key, now_ms)?;
+    }
+    let db: &'d Db = db;
+    Ok(keys
+        .iter()
+        .map(|key| db.stored(key).and_then(|e| e.agg()).and_then(SetObj::from_ref))
+        .collect())
+}
+
+fn sadd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let lim = limits(ctx);
+    let now = ctx.now_ms;
+    let members = &argv[2..];
+    let mut created = false;
+    let set = ctx.db().write_agg_or_create(&argv[1], now, || {
+        created = true;
+        SetObj::for_first_member(&members[0], members.len(), &lim)
+    })?;
+    if !created {
+        set.prepare_for(members.len(), &lim);
+    }
+    let added = members.iter().filter(|m| set.add(m, &lim)).count();
+    ctx.srv.dirty += added as u64;
+    ctx.out.int(added as i64);
+    Ok(())
+}
+
+fn srem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let now = ctx.now_ms;
+    let db = ctx.db();
+    let Some(set) = db.write_agg::<SetObj>(&argv[1], now)? else {
+        ctx.out.int(0);
+        return Ok(());
+    };
+    let mut removed = 0;
+    for m in &argv[2..] {
+        if set.remove(m) {
+            removed += 1;
+            if set.is_empty() {
+                break;
+            }
+        }
+    }
+    db.remove_if_empty(&argv[1]);
+    ctx.srv.dirty += removed;
+    ctx.out.int(removed as i64);
+    Ok(())
+}
+
+fn sismember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let now = ctx.now_ms;
+    let found = ctx.db().read_agg::<SetObj>(&argv[1], now)?.is_some_and(|s| s.contains(&argv[2]));
+    ctx.out.int(i64::from(found));
+    Ok(())
+}
+
+fn smismember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let now = ctx.now_ms;
+    let set = ctx.srv.dbs[ctx.client.db].read_agg::<SetObj>(&argv[1], now)?;
+    let members = &argv[2..];
+    ctx.out.array(members.len());
+    for m in members {
+        ctx.out.int(i64::from(set.is_some_and(|s| s.contains(m))));
+    }
+    Ok(())
+}
+
+fn scard(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let now = ctx.now_ms;
+    let len = ctx.db().read_agg::<SetObj>(&argv[1], now)?.map_or(0, SetObj::len);
+    ctx.out.int(len as i64);
+    Ok(())
+}
+
+/// SMOVE source destination member. A missing source answers 0 before any type check.
+fn smove(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let (src, dst, member) = (&argv[1], &argv[2], &argv[3]);
+    let lim = limits(ctx);
+    let now = ctx.now_ms;
+    let db = ctx.db();
+    let src_state = db.write_agg::<SetObj>(src, now).map(|s| s.is_some());
+    let dst_state = db.write_agg::<SetObj>(dst, now).map(|s| s.is_some());
+    match src_state {
+        Ok(false) => {
+            ctx.out.int(0);
+            return Ok(());
+        }
+        Ok(true) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let dst_exists = dst_state?;
+    if src == dst {
+        let found = db.write_agg::<SetObj>(src, now)?.is_some_and(|s| s.contains(member));
+        ctx.out.int(i64::from(found));
+        return Ok(());
+    }
+    let removed = db.write_agg::<SetObj>(src, now)?.is_some_and(|s| s.remove(member));
+    if !removed {
+        ctx.out.int(0);
+        return Ok(());
+    }
+    db.remove_if_empty(src);
+    let set = db.write_agg_or_create(dst, now, || SetObj::for_first_member(member, 1, &lim))?;
+    let added = set.add(member, &lim);
+    debug_assert!(added || dst_exists, "a new destination set takes the member");
+    ctx.srv.dirty += 1 + u64::from(added);
+    ctx.out.int(1);
+    Ok(())
+}
+
+/// Members SSCAN looks at per call unless COUNT says otherwise.
+const SSCAN_COUNT_DEFAULT: usize = 10;
+
+/// SSCAN's options: MATCH (None for `*`, which matches everything, the empty member too)
+/// and COUNT.
+struct ScanOpts<'a> {
+    pattern: Option<&'a [u8]>,
+    count: usize,
+}
+
+fn parse_scan_opts(opts: &[Bytes]) -> Result<ScanOpts<'_>, CmdError> {
+    let mut out = ScanOpts { pattern: None, count: SSCAN_COUNT_DEFAULT };
+    let mut rest = opts;
+    while let [word, value, tail @ ..] = rest {
+        if word.eq_ignore_ascii_case(b"count") {
+            let n = int_arg(value)?;
+            out.count = usize::try_from(n).ok().filter(|&n| n >= 1).ok_or(CmdError::Syntax)?;
+        } else if word.eq_ignore_ascii_case(b"match") {
+            out.pattern = (&value[..] != b"*").then_some(&value[..]);
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        rest = tail;
+    }
+    if rest.is_empty() {
+        Ok(out)
+    } else {
+        Err(CmdError::Syntax)
+    }
+}
+
+/// A scan cursor as Valkey 7 reads it (C's `strtoul`, the rule SCAN follows in
+/// `commands::keyspace::scan`): an optional sign (a minus negates modulo 2^64), decimal
+/// digits, nothing after them but a NUL byte; no leading space; an empty cursor is 0.
+fn parse_cursor(a: &[u8]) -> Option<u64> {
+    if a.first().is_some_and(|&c| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')) {
+        return None;
+    }
+    let (negative, body) = match a.first() {
+        Some(b'-') => (true, &a[1..]),
+        Some(b'+') => (false, &a[1..]),
+        _ => (false, a),
+    };
+    let digits = body.iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 {
+        return (a.is_empty() || a[0] == 0).then_some(0);
+    }
+    if body.get(digits).is_some_and(|&c| c != 0) {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &c in &body[..digits] {
+        n = n.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+    }
+    Some(if negative { n.wrapping_neg() } else { n })
+}
+
+/// SSCAN key cursor [MATCH pattern] [COUNT count]. As in Valkey, the cursor is checked
+/// first, then the key; the options only once the key is known to be a set.
+fn sscan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let cursor = parse_cursor(&argv[2]).ok_or(CmdError::InvalidCursor)?;
+    let now = ctx.now_ms;
+    let Some(set) = ctx.srv.dbs[ctx.client.db].read_agg::<SetObj>(&argv[1], now)? else {
+        ctx.out.array(2);
+        ctx.out.bulk(b"0");
+        ctx.out.array(0);
+        return Ok(());
+    };
+    let opts = parse_scan_opts(&argv[3..])?;
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    let next = set.scan(cursor, opts.count, |e| {
+        let member = e.to_vec();
+        if opts.pattern.is_none_or(|p| glob_match(p, &member, false)) {
+            found.push(member);
+        }
+    });
+    let out = &mut *ctx.out;
+    out.array(2);
+    out.bulk(next.to_string().as_bytes());
+    out.array(found.len());
+    for member in &found {
+        out.bulk(member);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(words: &[&str]) -> Vec<Bytes> {
+        words.iter().map(|s| Bytes::copy_from_slice(s.as_bytes())).collect()
+    }
+
+    #[test]
+    fn cursors_parse_as_strtoul() {
+        assert_eq!(parse_cursor(b"0"), Some(0));
+        assert_eq!(parse_cursor(b""), Some(0));
+        assert_eq!(parse_cursor(b"+5"), Some(5));
+        assert_eq!(parse_cursor(b"-1"), Some(u64::MAX));
+        assert_eq!(parse_cursor(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_cursor(b"18446744073709551616"), None);
+        assert_eq!(parse_cursor(b"7\0junk"), Some(7));
+        assert_eq!(parse_cursor(b" 5"), None);
+        assert_eq!(parse_cursor(b"5x"), None);
+    }
+
+    #[test]
+    fn scan_options() {
+        assert_eq!(parse_scan_opts(&v(&["COUNT", "0"])).err(), Some(CmdError::Syntax));
+        assert_eq!(parse_scan_opts(&v(&["count", "x"])).err(), Some(CmdError::NotInteger));
+        assert_eq!(parse_scan_opts(&v(&["match"])).err(), Some(CmdError::Syntax));
+        assert_eq!(parse_scan_opts(&v(&["TYPE", "set"])).err(), Some(CmdError::Syntax));
+        let args = v(&["count", "5", "match", "a*", "MATCH", "b*"]);
+        let o = parse_scan_opts(&args).unwrap();
+        assert_eq!(o.count, 5);
+        assert_eq!(o.pattern, Some(&b"b*"[..]));
+        assert_eq!(parse_scan_opts(&v(&["MATCH", "*"])).unwrap().pattern, None);
+    }
+}

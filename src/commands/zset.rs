@@ -1,5 +1,0 @@
-//! zset commands (issue 6, in progress).
-
-use crate::commands::Command;
-
-pub static COMMANDS: &[Command] = &[];
