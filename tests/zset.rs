@@ -723,3 +723,22 @@ fn getkeys_example(name: &str) -> String {
         _ => "zadd k 1 m".into(),
     }
 }
+
+#[test]
+fn zrandmember_huge_negative_count_stops_at_the_output_limit() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0"]),
+        Val::ok()
+    );
+    c.cmd(&["ZADD", "z", "1", "a", "2", "b"]);
+    for extra in [&[][..], &["WITHSCORES"][..]] {
+        let mut victim = Client::connect(s.port);
+        let mut argv = vec!["ZRANDMEMBER", "z", "-4611686018427387903"];
+        argv.extend_from_slice(extra);
+        victim.send(&argv.iter().map(|a| a.as_bytes()).collect::<Vec<_>>());
+        assert!(victim.is_closed(), "{extra:?}: the client is disconnected");
+    }
+    assert_eq!(c.cmd(&["ZCARD", "z"]), int(2));
+}

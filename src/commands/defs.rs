@@ -4,7 +4,7 @@
 
 use crate::commands::table::Command;
 use crate::commands::{
-    client_cmd, command, config_cmd, connection, hash, info, keyspace, list, server_cmd, set,
+    client_cmd, command, config_cmd, connection, hash, info, keyspace, list, server_cmd, set, sort,
     string, zset,
 };
 
@@ -14,6 +14,7 @@ pub static FAMILIES: &[&[Command]] = &[
     list::COMMANDS,
     set::COMMANDS,
     zset::COMMANDS,
+    sort::COMMANDS,
     keyspace::COMMANDS,
     connection::COMMANDS,
     server_cmd::COMMANDS,

@@ -161,16 +161,20 @@ pub enum CmdError {
     ZNeedsInputKey(String),
     /// `-ERR weight value is not a float`
     ZWeightNotFloat,
-    /// `-ERR LIMIT can't be negative`
-    ZLimitNegative,
-    /// `-ERR numkeys should be greater than 0`
-    ZNumkeysNotPositive,
-    /// `-ERR Number of keys can't be greater than number of args` (SINTERCARD, ZINTERCARD)
+    // Shared by the aggregate families.
+    /// `-ERR LIMIT can't be negative` (SINTERCARD, ZINTERCARD)
+    LimitNegative,
+    /// `-ERR numkeys should be greater than 0` (SINTERCARD, LMPOP, ZMPOP and their blocking
+    /// forms)
+    NumkeysNotPositive,
+    /// `-ERR Number of keys can't be greater than number of args` (SINTERCARD; ZINTERCARD
+    /// answers a syntax error)
     NumkeysOverArgs,
-    /// `-ERR count should be greater than 0`
-    ZCountNotPositive,
-    /// `-ERR timeout is not a float or out of range`
-    ZTimeoutNotFloat,
+    /// `-ERR count should be greater than 0` (COUNT of LMPOP, ZMPOP and their blocking forms)
+    CountNotPositive,
+    /// `-ERR timeout is not a float or out of range` (the blocking list and sorted set
+    /// commands)
+    TimeoutNotFloat,
     // List commands.
     /// `-ERR index out of range` (LSET)
     IndexOutOfRange,
@@ -180,6 +184,8 @@ pub enum CmdError {
     ListCountNegative,
     /// `-ERR MAXLEN can't be negative` (LPOS)
     ListMaxlenNegative,
+    /// `-ERR One or more scores can't be converted into double` (SORT)
+    SortScoreNotDouble,
     /// Any other text, verbatim (must start with its code, e.g. `ERR ...`).
     Other(String),
     /// CLIENT UNBLOCK with a reason other than TIMEOUT or ERROR.
@@ -355,13 +361,13 @@ impl fmt::Display for CmdError {
                 write!(f, "ERR at least 1 input key is needed for '{cmd}' command")
             }
             CmdError::ZWeightNotFloat => f.write_str("ERR weight value is not a float"),
-            CmdError::ZLimitNegative => f.write_str("ERR LIMIT can't be negative"),
-            CmdError::ZNumkeysNotPositive => f.write_str("ERR numkeys should be greater than 0"),
+            CmdError::LimitNegative => f.write_str("ERR LIMIT can't be negative"),
+            CmdError::NumkeysNotPositive => f.write_str("ERR numkeys should be greater than 0"),
             CmdError::NumkeysOverArgs => {
                 f.write_str("ERR Number of keys can't be greater than number of args")
             }
-            CmdError::ZCountNotPositive => f.write_str("ERR count should be greater than 0"),
-            CmdError::ZTimeoutNotFloat => f.write_str("ERR timeout is not a float or out of range"),
+            CmdError::CountNotPositive => f.write_str("ERR count should be greater than 0"),
+            CmdError::TimeoutNotFloat => f.write_str("ERR timeout is not a float or out of range"),
             CmdError::IndexOutOfRange => f.write_str("ERR index out of range"),
             CmdError::ListRankZero => f.write_str(
                 "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second \
@@ -369,6 +375,9 @@ impl fmt::Display for CmdError {
             ),
             CmdError::ListCountNegative => f.write_str("ERR COUNT can't be negative"),
             CmdError::ListMaxlenNegative => f.write_str("ERR MAXLEN can't be negative"),
+            CmdError::SortScoreNotDouble => {
+                f.write_str("ERR One or more scores can't be converted into double")
+            }
             CmdError::Other(s) => f.write_str(s),
             CmdError::UnblockReason => {
                 f.write_str("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")

@@ -12,6 +12,13 @@ use crate::commands::Ctx;
 
 pub type Handler = fn(&mut Ctx, &[Bytes]) -> CmdResult;
 
+/// A command's own key finder, for its key specs whose search is [`BeginSearch::Unknown`]
+/// (Valkey's `getkeys_proc`, e.g. SORT's `STORE destination`, which may appear anywhere).
+/// Called once per such spec with the full argv; it appends the argument indexes of the keys
+/// *that spec* covers to `out` (so each key keeps the flags of its spec), and returns false
+/// when the arguments do not allow extraction.
+pub type GetKeys = fn(argv: &[Bytes], spec: &KeySpec, out: &mut KeyBuf) -> bool;
+
 /// Command flags, as COMMAND INFO reports them.
 pub mod flag {
     pub const WRITE: u64 = 1 << 0;
@@ -143,6 +150,9 @@ pub enum BeginSearch {
     Index(i32),
     /// After the first (or, with a negative start, last) occurrence of a keyword.
     Keyword { keyword: &'static str, start_from: i32 },
+    /// Not describable by a spec: the command's [`GetKeys`] finds the keys (COMMAND INFO
+    /// prints `unknown` with an empty spec, as Valkey does).
+    Unknown,
 }
 
 /// How keys are found from the beginning.
@@ -152,6 +162,8 @@ pub enum FindKeys {
     Range { last_key: i32, step: i32, limit: i32 },
     /// The number of keys is at `keynum_idx`, keys start at `first_key`, every `step`.
     Keynum { keynum_idx: i32, first_key: i32, step: i32 },
+    /// Goes with [`BeginSearch::Unknown`].
+    Unknown,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -170,6 +182,12 @@ pub struct Command {
     pub flags: u64,
     pub acl: u64,
     pub key_specs: &'static [KeySpec],
+    /// Valkey's `notes` text of key spec `i` (COMMAND INFO prints it first in the spec's
+    /// map), or `""` for none; may be shorter than `key_specs`. Kept here rather than in
+    /// [`KeySpec`] so that the specs stay plain three-field values.
+    pub key_notes: &'static [&'static str],
+    /// Finds the keys of the [`BeginSearch::Unknown`] specs; None when there are none.
+    pub getkeys: Option<GetKeys>,
     pub subcommands: &'static [Command],
     /// None for container commands whose work is done by subcommands.
     pub handler: Option<Handler>,
@@ -248,6 +266,15 @@ pub fn key_positions(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf) -> bool {
                     None => continue,
                 }
             }
+            BeginSearch::Unknown => {
+                if let Some(find) = cmd.getkeys {
+                    if !find(argv, spec, out) {
+                        out.clear();
+                        return false;
+                    }
+                }
+                continue;
+            }
         };
         if begin >= argc {
             continue;
@@ -281,6 +308,9 @@ pub fn key_positions(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf) -> bool {
                 }
                 (first, if n == 0 { first - 1 } else { last }, step.max(1))
             }
+            // Only an Unknown begin goes with an Unknown find (the lint checks it), and
+            // that was handled above.
+            FindKeys::Unknown => continue,
         };
         let mut i = first;
         while i <= last {
@@ -372,6 +402,8 @@ impl Command {
             flags,
             acl,
             key_specs: &[],
+            key_notes: &[],
+            getkeys: None,
             subcommands: &[],
             handler: Some(handler),
             group: "generic",
@@ -396,6 +428,8 @@ impl Command {
             flags,
             acl,
             key_specs: &[],
+            key_notes: &[],
+            getkeys: None,
             subcommands,
             handler: None,
             group: "generic",
@@ -409,6 +443,23 @@ impl Command {
     pub const fn keys(mut self, key_specs: &'static [KeySpec]) -> Command {
         self.key_specs = key_specs;
         self
+    }
+
+    /// Key-spec notes, by spec index (see [`Command::key_notes`]).
+    pub const fn key_notes(mut self, notes: &'static [&'static str]) -> Command {
+        self.key_notes = notes;
+        self
+    }
+
+    /// The finder of the keys of the `Unknown` key specs.
+    pub const fn getkeys(mut self, f: GetKeys) -> Command {
+        self.getkeys = Some(f);
+        self
+    }
+
+    /// The notes of key spec `i`, if it has any.
+    pub fn key_spec_notes(&self, i: usize) -> Option<&'static str> {
+        self.key_notes.get(i).copied().filter(|n| !n.is_empty())
     }
 
     pub const fn doc(

@@ -141,6 +141,13 @@ impl Blocking {
         self.by_slot.get(&slot)
     }
 
+    /// Replaces the deadline of the client in `slot`, if blocked.
+    pub fn set_timeout(&mut self, slot: usize, timeout_at_ms: Option<i64>) {
+        if let Some(b) = self.by_slot.get_mut(&slot) {
+            b.timeout_at_ms = timeout_at_ms;
+        }
+    }
+
     /// The earliest timeout of any blocked client (the event loop wakes up for it).
     pub fn next_timeout(&self) -> Option<i64> {
         self.by_slot.values().filter_map(|b| b.timeout_at_ms).min()

@@ -56,7 +56,10 @@ fn run_again(srv: &mut ServerState, t: usize, b: &Blocked, now_ms: i64) {
     slot.client.unblocking = false;
     srv.clients.slots[t] = Some(slot);
     srv.to_write.push(t);
-    if flow != Flow::Blocked {
+    if flow == Flow::Blocked {
+        // Blocked again (it found nothing after all): it keeps its original deadline.
+        srv.blocking.set_timeout(t, b.timeout_at_ms);
+    } else {
         srv.unblocked.push(t);
     }
 }

@@ -8,8 +8,9 @@
 //! key specs (set of maps), subcommands (array of the same shape; an empty set for a leaf)
 //! ```
 //!
-//! A key spec is a map: `flags` (set of status), `begin_search` {type, spec}, `find_keys`
-//! {type, spec}. COMMAND DOCS is a map per command: summary, since, group, complexity
+//! A key spec is a map: `notes` (bulk, only when the spec has notes), `flags` (set of
+//! status), `begin_search` {type, spec}, `find_keys` {type, spec}; an `unknown` search has
+//! an empty spec map. COMMAND DOCS is a map per command: summary, since, group, complexity
 //! (each only when non-empty, group always) and subcommands (a map) for containers.
 
 use crate::commands::table::{acl, flag, ks, BeginSearch, Command, FindKeys, KeySpec};
@@ -31,8 +32,8 @@ pub fn reply_info(out: &mut Reply, cmd: &Command) {
         out.bulk(tip.as_bytes());
     }
     out.set(cmd.key_specs.len());
-    for spec in cmd.key_specs {
-        reply_key_spec(out, spec);
+    for (i, spec) in cmd.key_specs.iter().enumerate() {
+        reply_key_spec(out, spec, cmd.key_spec_notes(i));
     }
     if cmd.subcommands.is_empty() {
         out.set(0);
@@ -60,8 +61,12 @@ where
     }
 }
 
-fn reply_key_spec(out: &mut Reply, spec: &KeySpec) {
-    out.map(3);
+fn reply_key_spec(out: &mut Reply, spec: &KeySpec, notes: Option<&str>) {
+    out.map(3 + usize::from(notes.is_some()));
+    if let Some(notes) = notes {
+        out.bulk(b"notes");
+        out.bulk(notes.as_bytes());
+    }
     out.bulk(b"flags");
     reply_names(out, ks::NAMES, spec.flags, "");
 
@@ -83,6 +88,7 @@ fn reply_key_spec(out: &mut Reply, spec: &KeySpec) {
             out.bulk(keyword.as_bytes());
             int_field(out, "startfrom", start_from);
         }
+        BeginSearch::Unknown => unknown_search(out),
     }
 
     out.bulk(b"find_keys");
@@ -105,7 +111,15 @@ fn reply_key_spec(out: &mut Reply, spec: &KeySpec) {
             int_field(out, "firstkey", first_key);
             int_field(out, "keystep", step);
         }
+        FindKeys::Unknown => unknown_search(out),
     }
+}
+
+/// The `type` value and empty `spec` of an `unknown` begin_search or find_keys.
+fn unknown_search(out: &mut Reply) {
+    out.bulk(b"unknown");
+    out.bulk(b"spec");
+    out.map(0);
 }
 
 fn int_field(out: &mut Reply, name: &str, value: i32) {
@@ -177,16 +191,28 @@ mod tests {
             },
         ];
         let mut out = Reply::new(Proto::Resp2);
-        reply_key_spec(&mut out, &SPECS[0]);
+        reply_key_spec(&mut out, &SPECS[0], None);
         let text = String::from_utf8_lossy(&out.buf).into_owned();
         assert!(text.contains("$7\r\nkeyword\r\n$4\r\nspec\r\n*4\r\n$7\r\nkeyword\r\n$7\r\nSTREAMS\r\n$9\r\nstartfrom\r\n:1\r\n"));
         assert!(text.ends_with("$5\r\nlimit\r\n:2\r\n"));
         let mut out = Reply::new(Proto::Resp2);
-        reply_key_spec(&mut out, &SPECS[1]);
+        reply_key_spec(&mut out, &SPECS[1], None);
         let text = String::from_utf8_lossy(&out.buf).into_owned();
         assert!(text.ends_with(
             "$6\r\nkeynum\r\n$4\r\nspec\r\n*6\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n"
         ));
+    }
+
+    #[test]
+    fn unknown_spec_with_notes() {
+        const SPEC: KeySpec =
+            KeySpec { flags: ks::OW, begin: BeginSearch::Unknown, find: FindKeys::Unknown };
+        let mut out = Reply::new(Proto::Resp3);
+        reply_key_spec(&mut out, &SPEC, Some("n"));
+        let want = "%4\r\n$5\r\nnotes\r\n$1\r\nn\r\n$5\r\nflags\r\n~1\r\n+OW\r\n\
+            $12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$7\r\nunknown\r\n$4\r\nspec\r\n%0\r\n\
+            $9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$7\r\nunknown\r\n$4\r\nspec\r\n%0\r\n";
+        assert_eq!(String::from_utf8_lossy(&out.buf), want);
     }
 
     #[test]

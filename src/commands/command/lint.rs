@@ -150,6 +150,8 @@ fn key_specs_are_reachable() {
     for (_, c) in every() {
         let n = c.name;
         let mut movable = false;
+        let mut unknown = false;
+        assert!(c.key_notes.len() <= c.key_specs.len(), "{n}: notes for missing key specs");
         for spec in c.key_specs {
             let access = (spec.flags & (ks::RO | ks::RW | ks::OW | ks::RM)).count_ones();
             let wanted = if spec.flags & ks::NOT_KEY != 0 { 0..=1 } else { 1..=1 };
@@ -159,6 +161,15 @@ fn key_specs_are_reachable() {
                 BeginSearch::Keyword { keyword, start_from } => {
                     assert!(!keyword.is_empty() && start_from != 0, "{n}: bad keyword search");
                     movable = true;
+                    None
+                }
+                BeginSearch::Unknown => {
+                    assert!(
+                        matches!(spec.find, FindKeys::Unknown),
+                        "{n}: an unknown begin_search needs an unknown find_keys"
+                    );
+                    movable = true;
+                    unknown = true;
                     None
                 }
             };
@@ -171,6 +182,13 @@ fn key_specs_are_reachable() {
                     assert!(keynum_idx >= 0 && first_key > keynum_idx && step >= 1, "{n}: keynum");
                     movable = true;
                     keynum_idx
+                }
+                FindKeys::Unknown => {
+                    assert!(
+                        matches!(spec.begin, BeginSearch::Unknown),
+                        "{n}: an unknown find_keys needs an unknown begin_search"
+                    );
+                    0
                 }
             };
             if let Some(b) = begin {
@@ -185,7 +203,9 @@ fn key_specs_are_reachable() {
         assert_eq!(
             movable,
             has(c.flags, flag::MOVABLE_KEYS),
-            "{n}: MOVABLE_KEYS iff keyword/keynum specs"
+            "{n}: MOVABLE_KEYS iff keyword/keynum/unknown specs"
         );
+        // The getkeys function is what finds the keys of unknown specs, and only those.
+        assert_eq!(unknown, c.getkeys.is_some(), "{n}: a getkeys function iff unknown key specs");
     }
 }

@@ -2,31 +2,22 @@
 //!
 //! Without a count: one random field, or nil. A positive count gives distinct fields, at most
 //! the whole hash (all of it, in iteration order, when the count reaches its size). A
-//! negative count gives exactly `|count|` fields that may repeat; the client asked for that
-//! many, but the reply is cut off and the client disconnected once it passes the output
-//! buffer's hard limit (as Valkey's CLIENT_CLOSE_ASAP check in the same loop does), or
-//! [`REPLY_BYTES_CEILING`] when no limit is configured.
+//! negative count gives exactly `|count|` fields that may repeat, cut off as
+//! [`crate::commands::reply_limit`] says.
 //!
 //! Reply shapes (Valkey 7): a flat array of fields, or with WITHVALUES a flat array of
 //! field, value in RESP2 and an array of [field, value] pairs in RESP3.
 
 use bytes::Bytes;
 
-use crate::commands::args::{int_arg, is};
+use crate::commands::args::{is, negatable_int_arg};
+use crate::commands::reply_limit::ReplyLimit;
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::config::ObufClass;
 use crate::resp::reply::Reply;
 use crate::types::agg::AggType;
 use crate::types::hash::{HashObj, Pair, Rng};
 
 use super::reply_elem;
-
-/// Where a repeating reply stops when no hard output limit is set: a reply this large is
-/// already more than any client can use, and Valkey would grow it until the server runs out
-/// of memory.
-const REPLY_BYTES_CEILING: usize = 1 << 30;
-/// Pairs written between two checks of the reply size.
-const CHECK_EVERY: u64 = 1024;
 
 /// What the count argument asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,10 +33,7 @@ enum Count {
 /// Parses the arguments after the key; Valkey checks them all before the key is looked up.
 fn parse(argv: &[Bytes]) -> Result<(Count, bool), CmdError> {
     let Some(count_arg) = argv.get(2) else { return Ok((Count::One, false)) };
-    let n = int_arg(count_arg)?;
-    if n == i64::MIN {
-        return Err(CmdError::OutOfRangeBetween { min: -i64::MAX, max: i64::MAX });
-    }
+    let n = negatable_int_arg(count_arg)?;
     let with_values = match &argv[3..] {
         [] => false,
         [w] if is(w, "withvalues") => true,
@@ -62,7 +50,7 @@ fn parse(argv: &[Bytes]) -> Result<(Count, bool), CmdError> {
 pub(super) fn hrandfield(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (count, with_values) = parse(argv)?;
     let mut rng = Rng::new(ctx.srv.random());
-    let reply_limit = reply_limit(ctx);
+    let mut limit = ReplyLimit::new(ctx);
     let db = &mut ctx.srv.dbs[ctx.client.db];
     let h = db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?;
     let out = &mut *ctx.out;
@@ -86,11 +74,8 @@ pub(super) fn hrandfield(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
                 Count::Repeating(n) => n,
                 _ => 1,
             };
-            let cut_off = writer.repeating(h, n, rng, reply_limit.bytes);
-            // Past a configured hard limit the dispatcher closes the client itself.
-            if cut_off && reply_limit.close_here {
-                ctx.client.close_asap = true;
-                ctx.srv.to_close.push(ctx.slot);
+            if writer.repeating(h, n, rng, &mut limit) {
+                limit.cut_off(ctx);
             }
         }
         Count::Distinct(n) if n >= h.len() as u64 => {
@@ -106,22 +91,6 @@ pub(super) fn hrandfield(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// When a repeating reply must stop, and whether this command closes the client itself.
-struct ReplyLimit {
-    bytes: usize,
-    close_here: bool,
-}
-
-fn reply_limit(ctx: &Ctx) -> ReplyLimit {
-    let hard = ctx.srv.config.client_output_buffer_limit[ObufClass::Normal as usize].hard_bytes;
-    match usize::try_from(hard) {
-        Ok(0) | Err(_) => ReplyLimit { bytes: REPLY_BYTES_CEILING, close_here: true },
-        // The dispatcher ignores the first 16 KiB (Valkey's static reply buffer); passing
-        // the limit by a whole check interval more is enough for it to act.
-        Ok(hard) => ReplyLimit { bytes: hard.saturating_add(64 * 1024), close_here: false },
-    }
-}
-
 /// Writes HRANDFIELD's header and pairs in the client's protocol.
 struct PairWriter<'o> {
     out: &'o mut Reply,
@@ -135,14 +104,12 @@ impl PairWriter<'_> {
     }
 
     /// `n` random pairs that may repeat, header included; stops early (returning true) once
-    /// the reply passes `bytes_max`.
-    fn repeating(&mut self, h: &HashObj, n: u64, rng: Rng, bytes_max: usize) -> bool {
+    /// the reply passes `limit`.
+    fn repeating(&mut self, h: &HashObj, n: u64, rng: Rng, limit: &mut ReplyLimit) -> bool {
         self.header(n);
-        let mut written: u64 = 0;
         for pair in h.random_pairs(rng).take(usize::try_from(n).unwrap_or(usize::MAX)) {
             self.pair(pair);
-            written += 1;
-            if written.is_multiple_of(CHECK_EVERY) && self.out.len() > bytes_max {
+            if limit.passed_after_one(self.out) {
                 return true;
             }
         }

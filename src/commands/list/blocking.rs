@@ -1,5 +1,5 @@
-//! The blocking list commands: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH and BLMPOP, and the timeout
-//! argument they share.
+//! The blocking list commands: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH and BLMPOP. Their timeout
+//! argument is read by [`parse_timeout`], which the blocking sorted set commands share.
 //!
 //! A handler serves at once when one of its lists has elements, exactly as the non-blocking
 //! command would. Otherwise it blocks its client on the keys (`ctx.block`) and replies
@@ -10,42 +10,11 @@
 use bytes::Bytes;
 
 use super::{move_element, mpop, parse_end, parse_mpop, pop_one};
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::args::parse_timeout;
+use crate::commands::{CmdResult, Ctx};
 use crate::server::blocking::{BlockRequest, TimeoutReply};
 use crate::types::agg::AggType;
 use crate::types::list::{End, ListObj};
-use crate::types::string::LongDouble;
-
-/// Parses a timeout in seconds as Valkey's `getTimeoutFromObjectOrReply`: any number
-/// `strtold` reads whole (decimal, hexadecimal, `inf`), turned into milliseconds rounded up;
-/// 0 (or anything that rounds up to 0) waits forever. Returns the unix time in ms to give up
-/// at, or None for forever.
-///
-/// Valkey computes in long double; here the milliseconds are an f64, which differs only in
-/// the rounding of values that no client could tell apart by a millisecond.
-pub fn parse_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
-    let value = LongDouble::parse(arg).ok_or(CmdError::ZTimeoutNotFloat)?;
-    let secs: f64 = value.to_human_string().parse().map_err(|_| CmdError::ZTimeoutNotFloat)?;
-    let ms = secs * 1000.0;
-    // Valkey 8 refuses +inf and huge values here; Redis 7.0 called them negative.
-    if ms > i64::MAX as f64 {
-        return Err(CmdError::TimeoutOutOfRange);
-    }
-    // A positive value too small for the decimal text still rounds up to 1 ms.
-    let tiny = secs == 0.0 && value != LongDouble::ZERO && arg.first() != Some(&b'-');
-    // `as` saturates: -inf becomes i64::MIN, which is negative as in Valkey.
-    let timeout_ms = if tiny { 1 } else { ms.ceil() as i64 };
-    if timeout_ms < 0 {
-        return Err(CmdError::TimeoutNegative);
-    }
-    if timeout_ms == 0 {
-        return Ok(None);
-    }
-    if timeout_ms > i64::MAX - now_ms {
-        return Err(CmdError::TimeoutOutOfRange);
-    }
-    Ok(Some(now_ms + timeout_ms))
-}
 
 /// Nothing to serve: block on `keys`, or, when the client may not block, answer at once with
 /// `now` (Valkey: the null array for the pops, a null bulk string for BLMOVE/BRPOPLPUSH).
@@ -132,33 +101,4 @@ pub fn blmpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         block_or_reply(ctx, keys, timeout_at_ms, TimeoutReply::NullArray);
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timeouts_parse_as_valkey() {
-        let t = |s: &str| parse_timeout(s.as_bytes(), 1_000);
-        assert_eq!(t("0"), Ok(None));
-        assert_eq!(t("0.0"), Ok(None));
-        assert_eq!(t("1"), Ok(Some(2_000)));
-        assert_eq!(t("0.1"), Ok(Some(1_100)));
-        assert_eq!(t("0.0001"), Ok(Some(1_001)));
-        assert_eq!(t("1e-30"), Ok(Some(1_001)));
-        assert_eq!(t("0x10"), Ok(Some(17_000)));
-        assert_eq!(t("1e3"), Ok(Some(1_001_000)));
-        // Rounds up towards zero for tiny negatives: waits forever, as Valkey does.
-        assert_eq!(t("-0.0001"), Ok(None));
-        assert_eq!(t("-0"), Ok(None));
-        assert_eq!(t("-1"), Err(CmdError::TimeoutNegative));
-        assert_eq!(t("-inf"), Err(CmdError::TimeoutNegative));
-        assert_eq!(t("inf"), Err(CmdError::TimeoutOutOfRange));
-        assert_eq!(t("1e400"), Err(CmdError::TimeoutOutOfRange));
-        assert_eq!(t("9223372036854775"), Err(CmdError::TimeoutOutOfRange));
-        for bad in ["", "x", "nan", " 1", "1 ", "1e", "0x", "--1"] {
-            assert_eq!(t(bad), Err(CmdError::ZTimeoutNotFloat), "{bad:?}");
-        }
-    }
 }

@@ -1,6 +1,6 @@
 //! List commands: pushes, pops, reads by index and range, LSET, LTRIM, LREM, LINSERT, LPOS,
 //! LMOVE/RPOPLPUSH and LMPOP here; the blocking variants (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH,
-//! BLMPOP) and their timeout in `blocking.rs`. Handlers parse and check their arguments in
+//! BLMPOP) in `blocking.rs`. Handlers parse and check their arguments in
 //! Valkey's order (so the first error is Valkey's), then edit the [`ListObj`] through its
 //! API; the encoding conversions are the type's, the node limit comes from
 //! `list-max-listpack-size` at each command.
@@ -10,13 +10,13 @@
 //!
 //! # Layout
 //! - `mod.rs`: the command table, shared helpers and the non-blocking commands.
-//! - `blocking.rs`: timeout parsing and the blocking commands.
+//! - `blocking.rs`: the blocking commands (their timeout is `commands::args::parse_timeout`).
 
 mod blocking;
 
 use bytes::Bytes;
 
-use crate::commands::args::{int_arg, is, Args};
+use crate::commands::args::{self, int_arg, is, negatable_int_arg, pop_count_arg, Args};
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, RW};
 use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
@@ -275,14 +275,7 @@ fn pop_generic(ctx: &mut Ctx, argv: &[Bytes], end: End, name: &str) -> CmdResult
     if argv.len() > 3 {
         return Err(CmdError::WrongArity(name.to_string()));
     }
-    // Non-integers and negative counts get the same text.
-    let count = match argv.get(2) {
-        Some(a) => {
-            let n = int_arg(a).map_err(|_| CmdError::OutOfRangePositive)?;
-            Some(usize::try_from(n).map_err(|_| CmdError::OutOfRangePositive)?)
-        }
-        None => None,
-    };
+    let count = argv.get(2).map(|a| pop_count_arg(a)).transpose()?;
     let limit = limit(ctx);
     let key = &argv[1];
     let db = &mut ctx.srv.dbs[ctx.client.db];
@@ -336,31 +329,9 @@ fn mpop(ctx: &mut Ctx, keys: &[Bytes], end: End, count: usize) -> Result<bool, C
 }
 
 /// LMPOP / BLMPOP arguments after the timeout: `numkeys key [key ...] LEFT|RIGHT [COUNT n]`,
-/// from `argv[at]`. Returns the keys, the end and the count, checked in Valkey's order.
+/// from `argv[at]`.
 fn parse_mpop(argv: &[Bytes], at: usize) -> Result<(&[Bytes], End, usize), CmdError> {
-    let numkeys = int_arg(&argv[at]).map_err(|_| CmdError::ZNumkeysNotPositive)?;
-    if numkeys < 1 {
-        return Err(CmdError::ZNumkeysNotPositive);
-    }
-    let where_at = usize::try_from(numkeys).unwrap_or(usize::MAX).saturating_add(at + 1);
-    if where_at >= argv.len() {
-        return Err(CmdError::Syntax);
-    }
-    let end = parse_end(&argv[where_at])?;
-    let mut count = None;
-    let mut args = Args::new(argv, where_at + 1);
-    while let Some(opt) = args.next_opt() {
-        if count.is_none() && is(opt, "count") && !args.is_empty() {
-            let n = int_arg(args.next_bytes()?).map_err(|_| CmdError::ZCountNotPositive)?;
-            if n < 1 {
-                return Err(CmdError::ZCountNotPositive);
-            }
-            count = Some(usize::try_from(n).unwrap_or(usize::MAX));
-        } else {
-            return Err(CmdError::Syntax);
-        }
-    }
-    Ok((&argv[at + 1..where_at], end, count.unwrap_or(1)))
+    args::parse_mpop(argv, at, parse_end)
 }
 
 fn lmpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
@@ -435,10 +406,7 @@ fn parse_lpos(argv: &[Bytes]) -> Result<LposOptions, CmdError> {
             return Err(CmdError::Syntax);
         }
         if is(opt, "rank") {
-            let rank = int_arg(args.next_bytes()?)?;
-            if rank == i64::MIN {
-                return Err(CmdError::OutOfRangeBetween { min: -i64::MAX, max: i64::MAX });
-            }
+            let rank = negatable_int_arg(args.next_bytes()?)?;
             if rank == 0 {
                 return Err(CmdError::ListRankZero);
             }
@@ -540,10 +508,7 @@ fn ltrim(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn lrem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let count = int_arg(&argv[2])?;
-    if count == i64::MIN {
-        return Err(CmdError::OutOfRangeBetween { min: -i64::MAX, max: i64::MAX });
-    }
+    let count = negatable_int_arg(&argv[2])?;
     let limit = limit(ctx);
     let key = &argv[1];
     let db = &mut ctx.srv.dbs[ctx.client.db];
@@ -647,24 +612,5 @@ mod tests {
         assert_eq!(clamp_range(i64::MIN, i64::MAX, 5), Some((0, 5)));
         assert_eq!(clamp_range(i64::MAX, i64::MIN, 5), None);
         assert_eq!(clamp_range(0, 0, 0), None);
-    }
-
-    fn argv(words: &[&str]) -> Vec<Bytes> {
-        words.iter().map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
-    }
-
-    #[test]
-    fn mpop_arguments_follow_valkey() {
-        let a = argv(&["lmpop", "2", "a", "b", "RIGHT", "COUNT", "3"]);
-        let (keys, end, count) = parse_mpop(&a, 1).expect("valid");
-        assert_eq!((keys.len(), end, count), (2, End::Tail, 3));
-        let err = |w: &[&str]| parse_mpop(&argv(w), 1).unwrap_err();
-        assert_eq!(err(&["lmpop", "0", "a", "LEFT"]), CmdError::ZNumkeysNotPositive);
-        assert_eq!(err(&["lmpop", "x", "a", "LEFT"]), CmdError::ZNumkeysNotPositive);
-        assert_eq!(err(&["lmpop", "9223372036854775807", "a", "LEFT"]), CmdError::Syntax);
-        assert_eq!(err(&["lmpop", "1", "a", "UP"]), CmdError::Syntax);
-        assert_eq!(err(&["lmpop", "1", "a", "LEFT", "COUNT"]), CmdError::Syntax);
-        assert_eq!(err(&["lmpop", "1", "a", "LEFT", "COUNT", "0"]), CmdError::ZCountNotPositive);
-        assert_eq!(err(&["lmpop", "1", "a", "LEFT", "COUNT", "1", "COUNT", "1"]), CmdError::Syntax);
     }
 }

@@ -54,8 +54,7 @@ pub fn sinterstore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 /// SINTERCARD numkeys key [key ...] [LIMIT limit].
 pub fn sintercard(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let numkeys =
-        int_arg(&argv[1]).ok().filter(|&n| n >= 1).ok_or(CmdError::ZNumkeysNotPositive)?;
+    let numkeys = int_arg(&argv[1]).ok().filter(|&n| n >= 1).ok_or(CmdError::NumkeysNotPositive)?;
     if numkeys > (argv.len() - 2) as i64 {
         return Err(CmdError::NumkeysOverArgs);
     }
@@ -65,7 +64,7 @@ pub fn sintercard(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     while let [word, tail @ ..] = rest {
         match tail {
             [value, tail @ ..] if word.eq_ignore_ascii_case(b"limit") => {
-                let n = int_arg(value).ok().filter(|&n| n >= 0).ok_or(CmdError::ZLimitNegative)?;
+                let n = int_arg(value).ok().filter(|&n| n >= 0).ok_or(CmdError::LimitNegative)?;
                 limit = n as u64;
                 rest = tail;
             }

@@ -13,11 +13,10 @@ mod random;
 
 use bytes::Bytes;
 
-use crate::commands::args::int_arg;
+use crate::commands::args::scan_elements;
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE};
 use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::config::glob_match;
 use crate::keyspace::db::Db;
 use crate::resp::reply::Reply;
 use crate::types::agg::Typed;
@@ -245,123 +244,15 @@ fn smove(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// Members SSCAN looks at per call unless COUNT says otherwise.
-const SSCAN_COUNT_DEFAULT: usize = 10;
-
-/// SSCAN's options: MATCH (None for `*`, which matches everything, the empty member too)
-/// and COUNT.
-struct ScanOpts<'a> {
-    pattern: Option<&'a [u8]>,
-    count: usize,
-}
-
-fn parse_scan_opts(opts: &[Bytes]) -> Result<ScanOpts<'_>, CmdError> {
-    let mut out = ScanOpts { pattern: None, count: SSCAN_COUNT_DEFAULT };
-    let mut rest = opts;
-    while let [word, value, tail @ ..] = rest {
-        if word.eq_ignore_ascii_case(b"count") {
-            let n = int_arg(value)?;
-            out.count = usize::try_from(n).ok().filter(|&n| n >= 1).ok_or(CmdError::Syntax)?;
-        } else if word.eq_ignore_ascii_case(b"match") {
-            out.pattern = (&value[..] != b"*").then_some(&value[..]);
-        } else {
-            return Err(CmdError::Syntax);
-        }
-        rest = tail;
-    }
-    if rest.is_empty() {
-        Ok(out)
-    } else {
-        Err(CmdError::Syntax)
-    }
-}
-
-/// A scan cursor as Valkey 7 reads it (C's `strtoul`, the rule SCAN follows in
-/// `commands::keyspace::scan`): an optional sign (a minus negates modulo 2^64), decimal
-/// digits, nothing after them but a NUL byte; no leading space; an empty cursor is 0.
-fn parse_cursor(a: &[u8]) -> Option<u64> {
-    if a.first().is_some_and(|&c| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')) {
-        return None;
-    }
-    let (negative, body) = match a.first() {
-        Some(b'-') => (true, &a[1..]),
-        Some(b'+') => (false, &a[1..]),
-        _ => (false, a),
-    };
-    let digits = body.iter().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 {
-        return (a.is_empty() || a[0] == 0).then_some(0);
-    }
-    if body.get(digits).is_some_and(|&c| c != 0) {
-        return None;
-    }
-    let mut n: u64 = 0;
-    for &c in &body[..digits] {
-        n = n.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
-    }
-    Some(if negative { n.wrapping_neg() } else { n })
-}
-
-/// SSCAN key cursor [MATCH pattern] [COUNT count]. As in Valkey, the cursor is checked
-/// first, then the key; the options only once the key is known to be a set.
+/// SSCAN key cursor [MATCH pattern] [COUNT count], in the argument order of every element
+/// scan ([`scan_elements`]).
 fn sscan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let cursor = parse_cursor(&argv[2]).ok_or(CmdError::InvalidCursor)?;
-    let now = ctx.now_ms;
-    let Some(set) = ctx.srv.dbs[ctx.client.db].read_agg::<SetObj>(&argv[1], now)? else {
-        ctx.out.array(2);
-        ctx.out.bulk(b"0");
-        ctx.out.array(0);
-        return Ok(());
-    };
-    let opts = parse_scan_opts(&argv[3..])?;
-    let mut found: Vec<Vec<u8>> = Vec::new();
-    let next = set.scan(cursor, opts.count, |e| {
-        let member = e.to_vec();
-        if opts.pattern.is_none_or(|p| glob_match(p, &member, false)) {
-            found.push(member);
-        }
-    });
-    let out = &mut *ctx.out;
-    out.array(2);
-    out.bulk(next.to_string().as_bytes());
-    out.array(found.len());
-    for member in &found {
-        out.bulk(member);
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn v(words: &[&str]) -> Vec<Bytes> {
-        words.iter().map(|s| Bytes::copy_from_slice(s.as_bytes())).collect()
-    }
-
-    #[test]
-    fn cursors_parse_as_strtoul() {
-        assert_eq!(parse_cursor(b"0"), Some(0));
-        assert_eq!(parse_cursor(b""), Some(0));
-        assert_eq!(parse_cursor(b"+5"), Some(5));
-        assert_eq!(parse_cursor(b"-1"), Some(u64::MAX));
-        assert_eq!(parse_cursor(b"18446744073709551615"), Some(u64::MAX));
-        assert_eq!(parse_cursor(b"18446744073709551616"), None);
-        assert_eq!(parse_cursor(b"7\0junk"), Some(7));
-        assert_eq!(parse_cursor(b" 5"), None);
-        assert_eq!(parse_cursor(b"5x"), None);
-    }
-
-    #[test]
-    fn scan_options() {
-        assert_eq!(parse_scan_opts(&v(&["COUNT", "0"])).err(), Some(CmdError::Syntax));
-        assert_eq!(parse_scan_opts(&v(&["count", "x"])).err(), Some(CmdError::NotInteger));
-        assert_eq!(parse_scan_opts(&v(&["match"])).err(), Some(CmdError::Syntax));
-        assert_eq!(parse_scan_opts(&v(&["TYPE", "set"])).err(), Some(CmdError::Syntax));
-        let args = v(&["count", "5", "match", "a*", "MATCH", "b*"]);
-        let o = parse_scan_opts(&args).unwrap();
-        assert_eq!(o.count, 5);
-        assert_eq!(o.pattern, Some(&b"b*"[..]));
-        assert_eq!(parse_scan_opts(&v(&["MATCH", "*"])).unwrap().pattern, None);
-    }
+    scan_elements::<SetObj>(ctx, argv, |set, cursor, opts, items| {
+        set.scan(cursor, opts.count, |e| {
+            let member = e.to_vec();
+            if opts.pattern.matches(&member) {
+                items.push(member);
+            }
+        })
+    })
 }

@@ -1,10 +1,8 @@
 //! SRANDMEMBER and SPOP.
 //!
 //! SRANDMEMBER with a positive count gives that many distinct members (the whole set when it
-//! has no more); with a negative count exactly `|count|` members that may repeat. The client
-//! asked for that many, but the reply is cut off and the client disconnected once it passes
-//! the output buffer's hard limit (as Valkey's CLIENT_CLOSE_ASAP check in the same loop
-//! does), or [`REPLY_BYTES_CEILING`] when no limit is configured. SPOP with a count pops
+//! has no more); with a negative count exactly `|count|` members that may repeat, cut off as
+//! [`crate::commands::reply_limit`] says. SPOP with a count pops
 //! distinct members and deletes the key when the count reaches its size.
 //!
 //! Reply shapes (Valkey 7): SRANDMEMBER's count form is an array, SPOP's a set (`~` in
@@ -14,19 +12,12 @@ use std::ops::ControlFlow;
 
 use bytes::Bytes;
 
-use crate::commands::args::int_arg;
+use crate::commands::args::{negatable_int_arg, pop_count_arg};
+use crate::commands::reply_limit::ReplyLimit;
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::config::ObufClass;
 use crate::types::set::{SetObj, SetRng};
 
 use super::{limits, reply_elem};
-
-/// Where a repeating reply stops when no hard output limit is set: a reply this large is
-/// already more than any client can use, and Valkey would grow it until the server runs out
-/// of memory.
-const REPLY_BYTES_CEILING: usize = 1 << 30;
-/// Members written between two checks of the reply size.
-const CHECK_EVERY: u64 = 1024;
 
 /// SRANDMEMBER key [count].
 pub fn srandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
@@ -52,31 +43,11 @@ fn srandmember_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
     Ok(())
 }
 
-/// The reply size at which a repeating reply stops, and whether this command must close the
-/// client itself (no hard limit configured) or leaves it to the dispatcher's limit check.
-struct ReplyLimit {
-    bytes: usize,
-    close_here: bool,
-}
-
-fn reply_limit(ctx: &Ctx) -> ReplyLimit {
-    let hard = ctx.srv.config.client_output_buffer_limit[ObufClass::Normal as usize].hard_bytes;
-    match usize::try_from(hard) {
-        Ok(0) | Err(_) => ReplyLimit { bytes: REPLY_BYTES_CEILING, close_here: true },
-        // The dispatcher ignores the first 16 KiB (Valkey's static reply buffer); passing
-        // the limit by a whole check interval more is enough for it to act.
-        Ok(hard) => ReplyLimit { bytes: hard.saturating_add(64 * 1024), close_here: false },
-    }
-}
-
 fn srandmember_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
-    let count = int_arg(count)?;
-    if count == i64::MIN {
-        return Err(CmdError::OutOfRangeBetween { min: -i64::MAX, max: i64::MAX });
-    }
+    let count = negatable_int_arg(count)?;
     let (n, distinct) = (count.unsigned_abs(), count >= 0);
     let mut rng = SetRng::new(ctx.srv.random());
-    let limit = reply_limit(ctx);
+    let mut limit = ReplyLimit::new(ctx);
     let now = ctx.now_ms;
     let Some(set) = ctx.srv.dbs[ctx.client.db].read_agg::<SetObj>(key, now)? else {
         ctx.out.array(0);
@@ -88,20 +59,18 @@ fn srandmember_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
         out.array(0);
     } else if !distinct || n == 1 {
         out.array(n as usize);
-        let mut written = 0u64;
         let mut cut_off = false;
         set.for_each_random(n as usize, &mut rng, |e| {
             reply_elem(out, e);
-            written += 1;
-            if written.is_multiple_of(CHECK_EVERY) && out.len() > limit.bytes {
-                cut_off = true;
-                return ControlFlow::Break(());
+            cut_off = limit.passed_after_one(out);
+            if cut_off {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
             }
-            ControlFlow::Continue(())
         });
-        if cut_off && limit.close_here {
-            ctx.client.close_asap = true;
-            ctx.srv.to_close.push(ctx.slot);
+        if cut_off {
+            limit.cut_off(ctx);
         }
     } else if n >= len {
         out.array(len as usize);
@@ -138,11 +107,7 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
 }
 
 fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
-    // Valkey answers the same error for a negative count and for one that is no integer.
-    let n = int_arg(count)
-        .ok()
-        .and_then(|c| u64::try_from(c).ok())
-        .ok_or(CmdError::OutOfRangePositive)?;
+    let n = pop_count_arg(count)?;
     let mut rng = SetRng::new(ctx.srv.random());
     let lim = limits(ctx);
     let now = ctx.now_ms;
@@ -157,15 +122,15 @@ fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
         return Ok(());
     }
     let len = set.len();
-    if n >= len as u64 {
+    if n >= len {
         out.set(len);
         set.iter().for_each(|e| reply_elem(out, e));
         db.remove(key, now);
         ctx.srv.dirty += len as u64;
         return Ok(());
     }
-    out.set(n as usize);
-    set.pop_many(n as usize, &mut rng, &lim, |e| reply_elem(out, e));
-    ctx.srv.dirty += n;
+    out.set(n);
+    set.pop_many(n, &mut rng, &lim, |e| reply_elem(out, e));
+    ctx.srv.dirty += n as u64;
     Ok(())
 }

@@ -160,8 +160,8 @@ fn parse<'a>(
         let left = argv.len() - j;
         let a = &argv[j];
         if card_only && left >= 2 && is(a, "limit") {
-            let l = int_arg(&argv[j + 1]).map_err(|_| CmdError::ZLimitNegative)?;
-            req.limit = usize::try_from(l).map_err(|_| CmdError::ZLimitNegative)?;
+            let l = int_arg(&argv[j + 1]).map_err(|_| CmdError::LimitNegative)?;
+            req.limit = usize::try_from(l).map_err(|_| CmdError::LimitNegative)?;
             j += 2;
         } else if !card_only && op != Op::Diff && left > n && is(a, "weights") {
             for (i, w) in argv[j + 1..j + 1 + n].iter().enumerate() {

@@ -6,12 +6,13 @@ use std::collections::HashSet;
 use bytes::Bytes;
 
 use super::{member_reply, members_header};
-use crate::commands::args::{int_arg, is};
+use crate::commands::args::{
+    self, is, negatable_int_arg, parse_timeout, pop_count_arg, scan_elements,
+};
+use crate::commands::reply_limit::ReplyLimit;
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::config::glob_match;
 use crate::resp::reply::format_double;
 use crate::server::blocking::{BlockRequest, TimeoutReply};
-use crate::types::zset::range::strtod;
 use crate::types::zset::{End, ZSetObj};
 
 /// How a pop answers.
@@ -108,13 +109,7 @@ fn zpop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> CmdResult {
     if argv.len() > 3 {
         return Err(CmdError::Syntax);
     }
-    let count = match argv.get(2) {
-        None => 1,
-        Some(a) => {
-            let n = int_arg(a).map_err(|_| CmdError::OutOfRangePositive)?;
-            usize::try_from(n).map_err(|_| CmdError::OutOfRangePositive)?
-        }
-    };
+    let count = argv.get(2).map_or(Ok(1), |a| pop_count_arg(a))?;
     if count == 0 {
         ctx.out.array(0);
         return Ok(());
@@ -130,35 +125,11 @@ fn zpop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> CmdResult {
 
 /// `numkeys key... MIN|MAX [COUNT count]` of ZMPOP and BZMPOP, from `argv[at]`.
 fn parse_mpop(argv: &[Bytes], at: usize) -> Result<(&[Bytes], End, usize), CmdError> {
-    let numkeys = int_arg(&argv[at]).map_err(|_| CmdError::ZNumkeysNotPositive)?;
-    if numkeys < 1 {
-        return Err(CmdError::ZNumkeysNotPositive);
-    }
-    let where_at = usize::try_from(numkeys)
-        .ok()
-        .and_then(|n| n.checked_add(at + 1))
-        .filter(|&w| w < argv.len())
-        .ok_or(CmdError::Syntax)?;
-    let end = match &argv[where_at] {
-        a if is(a, "min") => End::Min,
-        a if is(a, "max") => End::Max,
-        _ => return Err(CmdError::Syntax),
-    };
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < argv.len() {
-        if count.is_none() && is(&argv[j], "count") && j + 1 < argv.len() {
-            let n = int_arg(&argv[j + 1]).map_err(|_| CmdError::ZCountNotPositive)?;
-            if n < 1 {
-                return Err(CmdError::ZCountNotPositive);
-            }
-            count = Some(usize::try_from(n).unwrap_or(usize::MAX));
-            j += 2;
-        } else {
-            return Err(CmdError::Syntax);
-        }
-    }
-    Ok((&argv[at + 1..where_at], end, count.unwrap_or(1)))
+    args::parse_mpop(argv, at, |a| match a {
+        a if is(a, "min") => Ok(End::Min),
+        a if is(a, "max") => Ok(End::Max),
+        _ => Err(CmdError::Syntax),
+    })
 }
 
 /// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
@@ -169,34 +140,6 @@ pub fn zmpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         None => ctx.out.null_array(),
     }
     Ok(())
-}
-
-/// A blocking timeout in seconds, as Valkey reads it: a float (long double there), in ms
-/// rounded up; negative and too large values refused. Returns the absolute deadline in ms,
-/// or None for 0 (wait forever).
-fn parse_timeout(a: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
-    let p = if a.first().is_some_and(|c| c.is_ascii_whitespace()) { None } else { strtod(a) };
-    let secs = match p {
-        // Overflow to infinity is kept (a long double holds it; the range check refuses
-        // it below); underflow to 0 is refused as Valkey's strtold would.
-        Some(p) if p.end == a.len() && !p.value.is_nan() && !(p.out_of_range && p.value == 0.0) => {
-            p.value
-        }
-        _ => return Err(CmdError::ZTimeoutNotFloat),
-    };
-    let ms = secs * 1000.0;
-    if ms > i64::MAX as f64 {
-        return Err(CmdError::TimeoutOutOfRange);
-    }
-    let ms = ms.ceil();
-    if ms < 0.0 {
-        return Err(CmdError::TimeoutNegative);
-    }
-    let ms = ms as i64;
-    if ms == 0 {
-        return Ok(None);
-    }
-    now_ms.checked_add(ms).map(Some).ok_or(CmdError::TimeoutOutOfRange)
 }
 
 /// Serves a blocking pop at once, or blocks the client, or (when it cannot block) answers
@@ -259,9 +202,11 @@ impl Rng {
     }
 }
 
-/// ZRANDMEMBER key [count [WITHSCORES]]
+/// ZRANDMEMBER key [count [WITHSCORES]]. A negative count's reply stops where
+/// [`ReplyLimit`] says, like HRANDFIELD's and SRANDMEMBER's.
 pub fn zrandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let mut rng = Rng(ctx.srv.random() | 1);
+    let mut limit = ReplyLimit::new(ctx);
     if argv.len() == 2 {
         let now = ctx.now_ms;
         let z = ctx.srv.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
@@ -278,10 +223,7 @@ pub fn zrandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         }
         return Ok(());
     }
-    let count = int_arg(&argv[2])?;
-    if count == i64::MIN {
-        return Err(CmdError::OutOfRangeBetween { min: -i64::MAX, max: i64::MAX });
-    }
+    let count = negatable_int_arg(&argv[2])?;
     let withscores = match argv.len() {
         3 => false,
         4 if is(&argv[3], "withscores") => true,
@@ -308,11 +250,15 @@ pub fn zrandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         });
     };
     if count < 0 || count == 1 {
-        // With repetitions: as many as asked for.
+        // With repetitions: as many as asked for, cut off as `reply_limit` says.
         let n = count.unsigned_abs() as usize;
         members_header(out, n, withscores);
         for _ in 0..n {
             one(out, rng.below(len));
+            if limit.passed_after_one(out) {
+                limit.cut_off(ctx);
+                break;
+            }
         }
         return Ok(());
     }
@@ -352,30 +298,6 @@ pub fn zrandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// ZSCAN's cursor: C `strtoul` as Valkey reads it (see SCAN).
-fn parse_cursor(a: &[u8]) -> Option<u64> {
-    if a.first().is_some_and(|c| c.is_ascii_whitespace()) {
-        return None;
-    }
-    let (neg, body) = match a.first() {
-        Some(b'-') => (true, &a[1..]),
-        Some(b'+') => (false, &a[1..]),
-        _ => (false, a),
-    };
-    let digits = body.iter().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 {
-        return (a.is_empty() || a[0] == 0).then_some(0);
-    }
-    if body.get(digits).is_some_and(|&c| c != 0) {
-        return None;
-    }
-    let mut n: u64 = 0;
-    for &c in &body[..digits] {
-        n = n.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
-    }
-    Some(if neg { n.wrapping_neg() } else { n })
-}
-
 /// A score as ZSCAN shows it: a listpack's entry as Valkey stores it (`d2string`: integers
 /// within ±2^62 in integer form), a large set's score as `%.17g`.
 fn scan_score_text(s: f64, listpack: bool) -> String {
@@ -388,46 +310,13 @@ fn scan_score_text(s: f64, listpack: bool) -> String {
 
 /// ZSCAN key cursor [MATCH pattern] [COUNT count]
 pub fn zscan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let cursor = parse_cursor(&argv[2]).ok_or(CmdError::InvalidCursor)?;
-    let now = ctx.now_ms;
-    let Some(z) = ctx.srv.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)? else {
-        // A missing key answers an empty scan before the options are looked at.
-        ctx.out.array(2);
-        ctx.out.bulk(b"0");
-        ctx.out.array(0);
-        return Ok(());
-    };
-    let mut pattern: Option<&[u8]> = None;
-    let mut count = 10usize;
-    let mut rest = &argv[3..];
-    while !rest.is_empty() {
-        match rest {
-            [w, v, tail @ ..] if is(w, "count") => {
-                let n = int_arg(v)?;
-                count = usize::try_from(n).ok().filter(|&n| n >= 1).ok_or(CmdError::Syntax)?;
-                rest = tail;
+    scan_elements::<ZSetObj>(ctx, argv, |z, cursor, opts, items| {
+        let listpack = z.is_listpack();
+        z.scan(cursor, opts.count, |m, s| {
+            if opts.pattern.matches(m) {
+                items.push(m.to_vec());
+                items.push(scan_score_text(s, listpack).into_bytes());
             }
-            [w, v, tail @ ..] if is(w, "match") => {
-                pattern = (v.as_ref() != b"*").then_some(&v[..]);
-                rest = tail;
-            }
-            _ => return Err(CmdError::Syntax),
-        }
-    }
-    let mut found: Vec<(Vec<u8>, f64)> = Vec::new();
-    let listpack = z.is_listpack();
-    let next = z.scan(cursor, count, |m, s| {
-        if pattern.is_none_or(|p| glob_match(p, m, false)) {
-            found.push((m.to_vec(), s));
-        }
-    });
-    let out = &mut *ctx.out;
-    out.array(2);
-    out.bulk(next.to_string().as_bytes());
-    out.array(2 * found.len());
-    for (m, s) in &found {
-        out.bulk(m);
-        out.bulk(scan_score_text(*s, listpack).as_bytes());
-    }
-    Ok(())
+        })
+    })
 }
