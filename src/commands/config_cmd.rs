@@ -118,6 +118,7 @@ pub fn apply_changes(srv: &mut ServerState, changed: &[&'static str]) {
             "maxmemory-policy" | "lfu-log-factor" | "lfu-decay-time" => {
                 crate::commands::keyspace::sync_access_clock(srv)
             }
+            "notify-keyspace-events" => srv.refresh_removal_log(),
             "port" | "bind" | "unixsocket" | "unixsocketperm" => {
                 // The listeners are opened at start; they are not re-opened here.
                 tracing::warn!("CONFIG SET {name}: takes effect after a restart");

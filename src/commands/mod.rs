@@ -66,6 +66,15 @@ impl Ctx<'_> {
         self.client.block_request = Some(req);
     }
 
+    /// Raises keyspace event `event` of `class` (a `config::values::KeyspaceEvents` bit:
+    /// GENERIC, STRING, LIST, SET, HASH, ZSET...) for `key` of the client's db, as Valkey's
+    /// `notifyKeyspaceEvent`. Call it once per event, after the change, with Valkey's event
+    /// name (`set`, `del`, `expire`, `lpush`, `hset`, `zadd`, `rename_from`...).
+    pub fn notify(&mut self, class: u32, event: &str, key: &[u8]) {
+        let db = self.client.db;
+        self.srv.notify(db, class, event, key);
+    }
+
     /// A write added elements at `key` (of the client's database): clients blocked on it get
     /// a chance to run after this command. Call after LPUSH, RPUSH, LINSERT, LMOVE's target,
     /// ZADD, ZINCRBY, the *STORE commands and anything else that creates or grows a list or

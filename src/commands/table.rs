@@ -243,10 +243,21 @@ impl Command {
 /// Extract key positions of `argv` for `cmd` into `out` (argument indexes). Returns false
 /// when the arguments do not allow extraction (e.g. a bad numkeys), leaving `out` empty.
 pub fn key_positions(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf) -> bool {
+    key_positions_of(cmd, argv, out, u32::MAX)
+}
+
+/// The positions of the keys a command may write (key specs flagged RW, OW or RM): what a
+/// write command may have changed, for WATCH and client tracking.
+pub fn written_key_positions(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf) -> bool {
+    key_positions_of(cmd, argv, out, ks::RW | ks::OW | ks::RM)
+}
+
+/// [`key_positions`] restricted to key specs with one of the `flags`.
+fn key_positions_of(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf, flags: u32) -> bool {
     out.clear();
     let argc = argv.len() as i32;
     for spec in cmd.key_specs {
-        if spec.flags & ks::NOT_KEY != 0 {
+        if spec.flags & ks::NOT_KEY != 0 || spec.flags & flags == 0 {
             continue;
         }
         let begin = match spec.begin {

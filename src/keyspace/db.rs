@@ -35,6 +35,15 @@ pub enum EditEncoding {
     Fresh,
 }
 
+/// Why the keyspace removed a key on its own (not by a command's request).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Removal {
+    /// Its TTL passed (lazily on access, or by active expiry).
+    Expired,
+    /// maxmemory eviction.
+    Evicted,
+}
+
 /// Counters a database keeps for INFO.
 #[derive(Default, Debug, Clone, Copy)]
 pub struct DbStats {
@@ -65,6 +74,11 @@ pub struct Db {
     access: AccessClock,
     /// State of the generator behind the LFU counter's probabilistic increment.
     lfu_rng: u64,
+    /// While true, keys the keyspace removes on its own are recorded in `removals` for the
+    /// server (WATCH, client tracking and keyspace notifications need them); the server sets
+    /// it and drains the log after every command and time event.
+    pub log_removals: bool,
+    pub removals: Vec<(Box<[u8]>, Removal)>,
 }
 
 impl Db {
@@ -105,6 +119,7 @@ impl Db {
             Some(true) => {
                 self.keys.remove(h, key);
                 self.stats.expired_keys += 1;
+                self.log_removal(key, Removal::Expired);
                 false
             }
             Some(false) => true,
@@ -288,6 +303,7 @@ impl Db {
         let e = self.keys.remove(h, key)?;
         if e.expire_at().is_some_and(|at| is_expired(at, now_ms)) {
             self.stats.expired_keys += 1;
+            self.log_removal(key, Removal::Expired);
             return None;
         }
         Some(e)
@@ -395,6 +411,7 @@ impl Db {
             }
             self.keys.remove(hash_key(&key), &key);
             self.stats.expired_keys += 1;
+            self.log_removal(&key, Removal::Expired);
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         }
         None
@@ -407,9 +424,16 @@ impl Db {
         let expired = keys.len();
         for k in keys {
             self.keys.remove(hash_key(&k), &k);
+            self.log_removal(&k, Removal::Expired);
         }
         self.stats.expired_keys += expired as u64;
         (sampled, expired)
+    }
+
+    fn log_removal(&mut self, key: &[u8], why: Removal) {
+        if self.log_removals {
+            self.removals.push((key.into(), why));
+        }
     }
 
     /// How many keys eviction could draw from `set`.
@@ -450,6 +474,7 @@ impl Db {
     pub fn evict(&mut self, key: &[u8]) -> Option<KeyEntry> {
         let e = self.keys.remove(hash_key(key), key)?;
         self.stats.evicted_keys += 1;
+        self.log_removal(key, Removal::Evicted);
         Some(e)
     }
 

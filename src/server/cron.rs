@@ -31,6 +31,7 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     close_idle_clients(srv, now_ms);
     // maxmemory-clients, then key eviction while over maxmemory (memory::evict).
     crate::memory::evict::time_event(srv, now_ms);
+    srv.drain_removals();
     sample_metrics(srv, now_ms);
     let used = crate::memory::used_memory();
     if used > srv.stats.peak_memory {
@@ -78,6 +79,7 @@ pub fn before_sleep_expire(srv: &mut ServerState, now_ms: i64) {
     }
     srv.expire_fast_last_ms = now_ms;
     active_expire(srv, now_ms, ExpireCycle::Fast);
+    srv.drain_removals();
 }
 
 /// Valkey's active expire cycle: per db, sample keys with a TTL, delete the expired ones,

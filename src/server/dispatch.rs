@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use crate::commands::table::{written_key_positions, KeyBuf};
 use crate::commands::{self, table::flag, CmdError, Command, Ctx};
 use crate::server::blocking::Blocked;
 use crate::server::client::ReplyMode;
@@ -139,6 +140,7 @@ pub fn execute(
         return Flow::Paused;
     }
 
+    let dirty_before = srv.dirty;
     let started = Instant::now();
     let result = {
         let mut ctx = Ctx {
@@ -155,10 +157,16 @@ pub fn execute(
     };
     let duration_us = started.elapsed().as_micros() as u64;
 
+    let block = slot.client.block_request.take();
+    if srv.dirty != dirty_before && cmd.is_write() {
+        report_written_keys(srv, cmd, argv, slot.client.db);
+    }
+    if srv.dbs.iter().any(|d| !d.removals.is_empty()) {
+        srv.drain_removals();
+    }
     let stat = srv.stats.cmd.entry(cmd.name).or_default();
     stat.calls += 1;
     stat.usec += duration_us;
-    let block = slot.client.block_request.take();
     if let Err(e) = &result {
         stat.failed_calls += 1;
         reply_error(srv, slot, e);
@@ -208,6 +216,16 @@ pub fn execute(
                 crate::server::unblock::serve_ready(srv, now_ms);
             }
             Flow::Continue
+        }
+    }
+}
+
+/// Reports every key a write command that dirtied the dataset may have changed.
+fn report_written_keys(srv: &mut ServerState, cmd: &Command, argv: &[Bytes], db: usize) {
+    let mut keys = KeyBuf::new();
+    if written_key_positions(cmd, argv, &mut keys) {
+        for i in keys.iter() {
+            srv.key_modified(db, &argv[i as usize]);
         }
     }
 }

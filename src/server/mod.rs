@@ -10,6 +10,7 @@ pub mod conn;
 pub mod cron;
 pub mod daemon;
 pub mod dispatch;
+pub mod events;
 pub mod event_loop;
 pub mod listener;
 pub mod log;

@@ -225,6 +225,9 @@ pub struct ServerState {
     pub monitors: Vec<usize>,
     /// Clients blocked on keys (BLPOP and friends).
     pub blocking: crate::server::blocking::Blocking,
+    /// How many things need the keyspace's own removals besides notifications (watched keys,
+    /// tracked keys): see `events`.
+    pub removal_listeners: usize,
     /// Clients served or timed out of a block since the event loop last looked: their queued
     /// commands can run again.
     pub unblocked: Vec<usize>,
@@ -248,7 +251,7 @@ impl ServerState {
         let dbs = (0..config.databases.max(1)).map(|_| Db::new()).collect();
         let hz = config.hz;
         let seed = now_ms as u64 ^ (std::process::id() as u64) << 32;
-        ServerState {
+        let mut srv = ServerState {
             config,
             config_file,
             dbs,
@@ -271,6 +274,7 @@ impl ServerState {
             monitors: Vec::new(),
             blocking: Default::default(),
             unblocked: Vec::new(),
+            removal_listeners: 0,
             to_close: Vec::new(),
             to_write: Vec::new(),
             lastsave_s: now_ms / 1000,
@@ -280,7 +284,9 @@ impl ServerState {
             expire_fast_wanted: false,
             expire_fast_last_ms: 0,
             io_threads_active: false,
-        }
+        };
+        srv.refresh_removal_log();
+        srv
     }
 
     /// A pseudo-random number (xorshift64*), for sampling.

@@ -24,6 +24,9 @@ pub fn swapdb(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let a = db_position(&ctx.srv.dbs, first)?;
     let b = db_position(&ctx.srv.dbs, second)?;
     if a != b {
+        // Before the swap, while watchers can still see which of their keys exist.
+        ctx.srv.db_modified(Some(a));
+        ctx.srv.db_modified(Some(b));
         let (da, db) = two_dbs(&mut ctx.srv.dbs, a, b);
         Db::swap_contents(da, db);
         // Blocked clients stay in their db (as in Valkey); a key that now has data there
@@ -74,6 +77,8 @@ fn flush(db: &mut Db, mode: FlushMode) -> usize {
 
 pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let mode = parse_flush_mode(ctx.srv, argv)?;
+    let db = ctx.client.db;
+    ctx.srv.db_modified(Some(db));
     let removed = flush(ctx.db(), mode);
     ctx.srv.dirty += removed as u64;
     ctx.out.ok();
@@ -82,6 +87,7 @@ pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let mode = parse_flush_mode(ctx.srv, argv)?;
+    ctx.srv.db_modified(None);
     let removed: usize = ctx.srv.dbs.iter_mut().map(|db| flush(db, mode)).sum();
     // One more change than keys removed, as Valkey counts it, so a save point sees it even
     // when the server was empty.

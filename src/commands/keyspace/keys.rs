@@ -170,6 +170,9 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     dst.set(dst_key, value, ttl, now);
     ctx.srv.dirty += 1;
     ctx.srv.blocking.signal(dst_pos, dst_key);
+    if dst_pos != ctx.client.db {
+        ctx.srv.key_modified(dst_pos, dst_key); // Dispatch reports the current db's keys.
+    }
     ctx.out.int(1);
     Ok(())
 }
@@ -190,6 +193,7 @@ pub fn move_cmd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         dst.put(key, obj);
         ctx.srv.dirty += 1;
         ctx.srv.blocking.signal(dst_pos, key);
+        ctx.srv.key_modified(dst_pos, key); // Dispatch reports the current db's keys.
     }
     ctx.out.int(moved as i64);
     Ok(())
