@@ -10,11 +10,20 @@
 //! - [`resp`]: the RESP2/RESP3 and inline request parser, and the reply encoder. Knows
 //!   nothing of the keyspace or commands.
 //! - [`server`]: the mio event loop, listeners, connections, the client table, dispatch and
-//!   the time events. The only module that knows about mio.
-//! - [`commands`]: the declarative command table and the handlers, one file per family.
-//! - [`keyspace`]: databases, the hashtable, entries, expiry. No connections, no RESP.
-//! - [`types`]: value types and their rules (strings now). No I/O, no RESP.
+//!   the time events; blocked clients (`blocking`, `unblock`) and the key-event hub that
+//!   feeds WATCH, client tracking and keyspace notifications (`events`). The only module that
+//!   knows about mio.
+//! - [`commands`]: the declarative command table and the handlers, one file (or directory)
+//!   per family: strings, keyspace, hashes, lists, sets, sorted sets, SORT, connection,
+//!   server, CLIENT, CONFIG, COMMAND, INFO.
+//! - [`keyspace`]: databases, the cache-line hashtable (generic, reused by large hashes, sets
+//!   and sorted sets), entries, expiry. No connections, no RESP.
+//! - [`types`]: value types and their rules: strings, the compact encodings in Valkey's byte
+//!   formats (`listpack`, `intset`), and the aggregates (`hash`, `list`, `set`, `zset`, held
+//!   by the keyspace through `agg`). No I/O, no RESP.
 //! - [`memory`]: the counting global allocator and allocator statistics.
+//! - [`persist`]: the RDB format's building blocks (CRC-64, LZF, length and string
+//!   encodings); saving and loading land with issue 8.
 //! - [`io_threads`]: the I/O thread pool (generic jobs; the server defines read and write).
 
 pub mod commands;
@@ -22,6 +31,7 @@ pub mod config;
 pub mod io_threads;
 pub mod keyspace;
 pub mod memory;
+pub mod persist;
 pub mod resp;
 pub mod server;
 pub mod types;

@@ -1,0 +1,6 @@
+//! The RDB format's primitives (see Valkey's RDB file format documentation): the checksum
+//! (`crc64`), string compression (`lzf`) and the length/string encodings (`encoding`).
+
+pub mod crc64;
+pub mod encoding;
+pub mod lzf;
