@@ -11,11 +11,11 @@
 //!   nothing of the keyspace or commands.
 //! - [`server`]: the mio event loop, listeners, connections, the client table, dispatch and
 //!   the time events; blocked clients (`blocking`, `unblock`) and the key-event hub that
-//!   feeds WATCH, client tracking and keyspace notifications (`events`). The only module that
-//!   knows about mio.
+//!   feeds WATCH, client tracking and keyspace notifications (`events`); the pub/sub
+//!   registry and message delivery (`pubsub`). The only module that knows about mio.
 //! - [`commands`]: the declarative command table and the handlers, one file (or directory)
 //!   per family: strings, keyspace, hashes, lists, sets, sorted sets, SORT, connection,
-//!   server, CLIENT, CONFIG, COMMAND, INFO.
+//!   pub/sub, server, CLIENT, CONFIG, COMMAND, INFO.
 //! - [`keyspace`]: databases, the cache-line hashtable (generic, reused by large hashes, sets
 //!   and sorted sets), entries, expiry. No connections, no RESP.
 //! - [`types`]: value types and their rules: strings, the compact encodings in Valkey's byte

@@ -14,9 +14,11 @@ use crate::commands::args::{is, text};
 use crate::commands::command::reply_help;
 use crate::commands::server_cmd::{parse_timeout_ms, subcommand_syntax};
 use crate::commands::table::{acl, flag, Command};
+use crate::commands::tracking_cmd;
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::resp::reply::{Proto, Reply};
 use crate::server::client::{Client, ClientType, ReplyMode};
+use crate::server::pubsub::Kind;
 use crate::server::state::{Pause, PauseKind};
 use crate::types::string::parse_i64;
 
@@ -103,6 +105,30 @@ static SUBCOMMANDS: &[Command] = &[
         "connection",
         "7.2.0",
         "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+        "O(1)",
+    ),
+    Command::new("client|tracking", -3, OWN, ACL_OWN, tracking_cmd::client_tracking).doc(
+        "connection",
+        "6.0.0",
+        "Controls server-assisted client-side caching for the connection.",
+        "O(1). Some options may introduce additional complexity.",
+    ),
+    Command::new("client|caching", 3, OWN, ACL_OWN, tracking_cmd::client_caching).doc(
+        "connection",
+        "6.0.0",
+        "Instructs the server whether to track the keys in the next request.",
+        "O(1)",
+    ),
+    Command::new("client|getredir", 2, OWN, ACL_OWN, tracking_cmd::client_getredir).doc(
+        "connection",
+        "6.0.0",
+        "Returns the client ID to which the connection's tracking notifications are redirected.",
+        "O(1)",
+    ),
+    Command::new("client|trackinginfo", 2, OWN, ACL_OWN, tracking_cmd::client_trackinginfo).doc(
+        "connection",
+        "6.2.0",
+        "Returns information about server-assisted client-side caching for the connection.",
         "O(1)",
     ),
     Command::new("client|help", 2, flag::LOADING | flag::STALE, ACL_OWN, client_help).doc(
@@ -292,6 +318,8 @@ struct ClientView<'a> {
     want_write: bool,
     /// For the executing client: the command running now and its argument bytes.
     running: Option<(&'static str, usize)>,
+    /// Keys it WATCHes.
+    watched: usize,
 }
 
 /// An optional attribute as CLIENT LIST shows it (empty when unset).
@@ -313,9 +341,9 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
     let tot_mem = std::mem::size_of::<Client>() + c.qbuf_cap + v.out.buf.capacity() + argv_mem;
     let _ = write!(
         s,
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 \
-         multi=-1 watch=0 qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} \
-         oll={} omem={} tot-mem={} events={} cmd={} user=default redir=-1 resp={} lib-name={} \
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
+         multi={} watch={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} \
+         oll={} omem={} tot-mem={} events={} cmd={} user=default redir={} resp={} lib-name={} \
          lib-ver={} tot-net-in={} tot-net-out={} tot-cmds={}",
         c.id,
         c.peer_id(),
@@ -326,9 +354,15 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
         idle_s,
         c.flag_letters(),
         c.db,
+        c.subs.count(Kind::Channel),
+        c.subs.count(Kind::Pattern),
+        c.subs.count(Kind::Shard),
+        c.multi.as_ref().map_or(-1, |m| m.commands.len() as i64),
+        v.watched,
         c.qbuf_len,
         c.qbuf_cap.saturating_sub(c.qbuf_len),
         argv_mem,
+        c.multi.as_ref().map_or(0, |m| m.bytes),
         rbs,
         rbs,
         obl,
@@ -337,6 +371,7 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
         tot_mem,
         if v.want_write { "rw" } else { "r" },
         cmd,
+        crate::server::tracking::list_redirect(c),
         if v.out.proto == Proto::Resp3 { 3 } else { 2 },
         attr_text(&c.lib_name),
         attr_text(&c.lib_ver),
@@ -354,6 +389,7 @@ fn own_view<'a>(ctx: &'a Ctx, cmd: &'static str, argv: &[Bytes]) -> ClientView<'
         out: ctx.out,
         want_write: false,
         running: Some((cmd, argv_mem)),
+        watched: ctx.srv.watches.client_keys(ctx.slot),
     }
 }
 
@@ -363,11 +399,12 @@ fn all_views<'a>(ctx: &'a Ctx, cmd: &'static str, argv: &[Bytes]) -> Vec<ClientV
         .srv
         .clients
         .iter()
-        .map(|(_, slot)| ClientView {
+        .map(|(t, slot)| ClientView {
             client: &slot.client,
             out: &slot.out,
             want_write: slot.conn.as_ref().is_some_and(|c| c.want_write),
             running: None,
+            watched: ctx.srv.watches.client_keys(t),
         })
         .collect();
     views.push(own_view(ctx, cmd, argv));
@@ -557,6 +594,10 @@ fn client_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
         ctx.out,
         "CLIENT",
         &[
+            "CACHING (YES|NO)",
+            "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+            "GETREDIR",
+            "    Return the client ID we are redirecting to when tracking is enabled.",
             "GETNAME",
             "    Return the name of the current connection.",
             "ID",
@@ -597,6 +638,11 @@ fn client_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
             "    Set client meta attr. Options are:",
             "    * LIB-NAME: the client lib name.",
             "    * LIB-VER: the client lib version.",
+            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+            "         [OPTIN] [OPTOUT] [NOLOOP]",
+            "    Control server assisted client side caching.",
+            "TRACKINGINFO",
+            "    Report tracking status for the current connection.",
             "NO-EVICT (ON|OFF)",
             "    Protect current client connection from eviction.",
             "NO-TOUCH (ON|OFF)",

@@ -59,6 +59,13 @@ pub static COMMANDS: &[Command] = &[
 const DEFAULT_USER: &[u8] = b"default";
 
 fn ping(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    if argv.len() <= 2 && ctx.client.subs.total() > 0 && !ctx.out.is_resp3() {
+        // RESP2 subscriber mode: `["pong", message or ""]`, as a pub/sub message would be.
+        ctx.out.array(2);
+        ctx.out.bulk(b"pong");
+        ctx.out.bulk(argv.get(1).map_or(&b""[..], |m| &m[..]));
+        return Ok(());
+    }
     match argv.len() {
         1 => ctx.out.simple("PONG"),
         2 => ctx.out.bulk(&argv[1]),
@@ -82,6 +89,9 @@ fn quit(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
 fn reset(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     let slot = ctx.slot;
     ctx.srv.monitors.retain(|&m| m != slot);
+    ctx.srv.pubsub.remove_client(slot, &mut ctx.client.subs);
+    crate::server::tracking::disable(ctx.srv, ctx.client);
+    crate::server::multi::discard(ctx.srv, slot, ctx.client);
     let password_required = !ctx.srv.config.requirepass.is_empty();
     ctx.client.reset_connection_state(password_required);
     ctx.out.proto = Proto::Resp2;

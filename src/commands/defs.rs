@@ -4,8 +4,8 @@
 
 use crate::commands::table::Command;
 use crate::commands::{
-    client_cmd, command, config_cmd, connection, hash, info, keyspace, list, server_cmd, set, sort,
-    string, zset,
+    client_cmd, command, config_cmd, connection, dump, hash, info, keyspace, list, persist_cmd,
+    pubsub, server_cmd, set, sort, string, zset,
 };
 
 pub static FAMILIES: &[&[Command]] = &[
@@ -16,7 +16,11 @@ pub static FAMILIES: &[&[Command]] = &[
     zset::COMMANDS,
     sort::COMMANDS,
     keyspace::COMMANDS,
+    dump::COMMANDS,
+    persist_cmd::COMMANDS,
     connection::COMMANDS,
+    pubsub::COMMANDS,
+    crate::commands::multi::COMMANDS,
     server_cmd::COMMANDS,
     info::COMMANDS,
     client_cmd::COMMANDS,

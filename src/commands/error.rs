@@ -186,10 +186,20 @@ pub enum CmdError {
     ListMaxlenNegative,
     /// `-ERR One or more scores can't be converted into double` (SORT)
     SortScoreNotDouble,
+    // Pub/sub.
+    /// `-ERR Can't execute '<cmd>': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT /
+    /// RESET are allowed in this context` (RESP2 subscriber mode)
+    PubSubContext(String),
+    /// `-ERR <CMD> isn't allowed for a DENY BLOCKING client` (SSUBSCRIBE inside EXEC)
+    DenyBlocking(&'static str),
     /// Any other text, verbatim (must start with its code, e.g. `ERR ...`).
     Other(String),
     /// CLIENT UNBLOCK with a reason other than TIMEOUT or ERROR.
     UnblockReason,
+    /// CLIENT TRACKING and CLIENT CACHING (see [`TrackingError`]).
+    Tracking(TrackingError),
+    /// MULTI, EXEC, DISCARD and WATCH (see [`MultiError`]).
+    Multi(MultiError),
 }
 
 impl CmdError {
@@ -378,10 +388,99 @@ impl fmt::Display for CmdError {
             CmdError::SortScoreNotDouble => {
                 f.write_str("ERR One or more scores can't be converted into double")
             }
+            CmdError::PubSubContext(cmd) => write!(
+                f,
+                "ERR Can't execute '{cmd}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT \
+                 / RESET are allowed in this context"
+            ),
+            CmdError::DenyBlocking(cmd) => {
+                write!(f, "ERR {cmd} isn't allowed for a DENY BLOCKING client")
+            }
             CmdError::Other(s) => f.write_str(s),
             CmdError::UnblockReason => {
                 f.write_str("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
             }
+            CmdError::Tracking(e) => e.fmt(f),
+            CmdError::Multi(e) => e.fmt(f),
+        }
+    }
+}
+
+/// Errors of CLIENT TRACKING and CLIENT CACHING.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TrackingError {
+    /// `-ERR A client can only redirect to a single other client`
+    RedirectTwice,
+    /// `-ERR The client ID you want redirect to does not exist`
+    NoRedirectTarget,
+    /// `-ERR PREFIX option requires BCAST mode to be enabled`
+    PrefixNeedsBcast,
+    /// `-ERR You can't switch BCAST mode on/off before disabling tracking ...`
+    BcastSwitch,
+    /// `-ERR OPTIN and OPTOUT are not compatible with BCAST`
+    BcastOptInOut,
+    /// `-ERR You can't specify both OPTIN mode and OPTOUT mode`
+    OptInAndOptOut,
+    /// `-ERR You can't switch OPTIN/OPTOUT mode before disabling tracking ...`
+    OptSwitch,
+    /// `-ERR Prefix '<new>' overlaps with an existing prefix '<old>'. ...`
+    PrefixOverlapsExisting { prefix: String, existing: String },
+    /// `-ERR Prefix '<a>' overlaps with another provided prefix '<b>'. ...`
+    PrefixOverlapsProvided { prefix: String, other: String },
+    /// `-ERR CLIENT CACHING can be called only when the client is in tracking mode ...`
+    CachingNotTracking,
+    /// `-ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.`
+    CachingYesNeedsOptIn,
+    /// `-ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.`
+    CachingNoNeedsOptOut,
+}
+
+impl fmt::Display for TrackingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const REENABLE: &str = "before disabling tracking for this client, and then \
+                                re-enabling it with a different mode.";
+        const NO_OVERLAP: &str = "Prefixes for a single client must not overlap.";
+        match self {
+            TrackingError::RedirectTwice => {
+                f.write_str("ERR A client can only redirect to a single other client")
+            }
+            TrackingError::NoRedirectTarget => {
+                f.write_str("ERR The client ID you want redirect to does not exist")
+            }
+            TrackingError::PrefixNeedsBcast => {
+                f.write_str("ERR PREFIX option requires BCAST mode to be enabled")
+            }
+            TrackingError::BcastSwitch => {
+                write!(f, "ERR You can't switch BCAST mode on/off {REENABLE}")
+            }
+            TrackingError::BcastOptInOut => {
+                f.write_str("ERR OPTIN and OPTOUT are not compatible with BCAST")
+            }
+            TrackingError::OptInAndOptOut => {
+                f.write_str("ERR You can't specify both OPTIN mode and OPTOUT mode")
+            }
+            TrackingError::OptSwitch => {
+                write!(f, "ERR You can't switch OPTIN/OPTOUT mode {REENABLE}")
+            }
+            TrackingError::PrefixOverlapsExisting { prefix, existing } => write!(
+                f,
+                "ERR Prefix '{prefix}' overlaps with an existing prefix '{existing}'. {NO_OVERLAP}"
+            ),
+            TrackingError::PrefixOverlapsProvided { prefix, other } => write!(
+                f,
+                "ERR Prefix '{prefix}' overlaps with another provided prefix '{other}'. \
+                 {NO_OVERLAP}"
+            ),
+            TrackingError::CachingNotTracking => f.write_str(
+                "ERR CLIENT CACHING can be called only when the client is in tracking mode with \
+                 OPTIN or OPTOUT mode enabled",
+            ),
+            TrackingError::CachingYesNeedsOptIn => f.write_str(
+                "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.",
+            ),
+            TrackingError::CachingNoNeedsOptOut => f.write_str(
+                "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.",
+            ),
         }
     }
 }
@@ -398,5 +497,48 @@ pub type CmdResult = Result<(), CmdError>;
 impl From<crate::keyspace::value::WrongType> for CmdError {
     fn from(_: crate::keyspace::value::WrongType) -> CmdError {
         CmdError::WrongType
+    }
+}
+
+/// Errors of transactions (MULTI, EXEC, DISCARD, WATCH) and of commands refused inside one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MultiError {
+    /// `-ERR MULTI calls can not be nested`
+    Nested,
+    /// `-ERR WATCH inside MULTI is not allowed`
+    WatchInMulti,
+    /// `-ERR EXEC without MULTI`
+    ExecWithoutMulti,
+    /// `-ERR DISCARD without MULTI`
+    DiscardWithoutMulti,
+    /// `-ERR Command not allowed inside a transaction` (commands flagged no-multi)
+    NotAllowed,
+    /// `-EXECABORT Transaction discarded because of previous errors.`
+    ExecAbort,
+    /// `-EXECABORT Transaction discarded because of: <error>` (EXEC itself refused: its
+    /// arity, OOM...); the refusal's text, without an `ERR ` code.
+    ExecAbortBecause(String),
+    /// `-ERR MONITOR isn't allowed for DENY BLOCKING client` (MONITOR inside EXEC)
+    MonitorInExec,
+}
+
+impl fmt::Display for MultiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MultiError::Nested => f.write_str("ERR MULTI calls can not be nested"),
+            MultiError::WatchInMulti => f.write_str("ERR WATCH inside MULTI is not allowed"),
+            MultiError::ExecWithoutMulti => f.write_str("ERR EXEC without MULTI"),
+            MultiError::DiscardWithoutMulti => f.write_str("ERR DISCARD without MULTI"),
+            MultiError::NotAllowed => f.write_str("ERR Command not allowed inside a transaction"),
+            MultiError::ExecAbort => {
+                f.write_str("EXECABORT Transaction discarded because of previous errors.")
+            }
+            MultiError::ExecAbortBecause(why) => {
+                write!(f, "EXECABORT Transaction discarded because of: {why}")
+            }
+            MultiError::MonitorInExec => {
+                f.write_str("ERR MONITOR isn't allowed for DENY BLOCKING client")
+            }
+        }
     }
 }

@@ -17,6 +17,7 @@ use crate::keyspace::db::lru_clock;
 use crate::keyspace::lazyfree;
 use crate::memory::evict;
 use crate::server::cron::rate;
+use crate::server::pubsub::Kind;
 use crate::server::state::ServerState;
 
 pub static COMMANDS: &[Command] =
@@ -200,11 +201,11 @@ fn clients_section(s: &mut String, srv: &ServerState, now: &Now) {
         "client_recent_max_input_buffer" => max_in,
         "client_recent_max_output_buffer" => max_out,
         "blocked_clients" => srv.blocking.len(),
-        "tracking_clients" => 0,
-        "pubsub_clients" => 0,
-        "watching_clients" => 0,
+        "tracking_clients" => srv.tracking.clients(),
+        "pubsub_clients" => srv.pubsub.clients(),
+        "watching_clients" => srv.watches.watching_clients(),
         "clients_in_timeout_table" => 0,
-        "total_watched_keys" => 0,
+        "total_watched_keys" => srv.watches.keys_len(),
         "total_blocking_keys" => srv.blocking.keys_len(),
         "total_blocking_keys_on_nokey" => 0,
     );
@@ -356,12 +357,15 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "current_save_keys_processed" => 0,
         "current_save_keys_total" => 0,
         "rdb_changes_since_last_save" => srv.dirty,
-        "rdb_bgsave_in_progress" => 0,
+        "rdb_bgsave_in_progress" => u8::from(srv.bgsave.child.is_some()),
         "rdb_last_save_time" => srv.lastsave_s,
-        "rdb_last_bgsave_status" => "ok",
-        "rdb_last_bgsave_time_sec" => -1,
-        "rdb_current_bgsave_time_sec" => -1,
-        "rdb_saves" => 0,
+        "rdb_last_bgsave_status" => if srv.bgsave.last_ok { "ok" } else { "err" },
+        "rdb_last_bgsave_time_sec" => srv.bgsave.last_time_secs,
+        "rdb_current_bgsave_time_sec" => srv
+            .bgsave
+            .child
+            .map_or(-1, |c| (crate::server::event_loop::now_ms() - c.started_ms) / 1000),
+        "rdb_saves" => srv.bgsave.saves,
         "rdb_last_cow_size" => 0,
         "rdb_last_load_keys_expired" => 0,
         "rdb_last_load_keys_loaded" => 0,
@@ -423,9 +427,9 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
         "current_eviction_exceeded_time" => eviction.exceeded_current_ms,
         "keyspace_hits" => hits,
         "keyspace_misses" => misses,
-        "pubsub_channels" => 0,
-        "pubsub_patterns" => 0,
-        "pubsubshard_channels" => 0,
+        "pubsub_channels" => srv.pubsub.len(Kind::Channel),
+        "pubsub_patterns" => srv.pubsub.len(Kind::Pattern),
+        "pubsubshard_channels" => srv.pubsub.len(Kind::Shard),
         "latest_fork_usec" => 0,
         "total_forks" => 0,
         "migrate_cached_sockets" => 0,
@@ -436,9 +440,9 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
         "active_defrag_key_misses" => 0,
         "total_active_defrag_time" => 0,
         "current_active_defrag_time" => 0,
-        "tracking_total_keys" => 0,
-        "tracking_total_items" => 0,
-        "tracking_total_prefixes" => 0,
+        "tracking_total_keys" => srv.tracking.total_keys(),
+        "tracking_total_items" => srv.tracking.total_items(),
+        "tracking_total_prefixes" => srv.tracking.total_prefixes(),
         "unexpected_error_replies" => st.unexpected_error_replies,
         "total_error_replies" => st.total_error_replies,
         "dump_payload_sanitizations" => 0,

@@ -11,17 +11,22 @@ pub mod command;
 pub mod config_cmd;
 pub mod connection;
 pub mod defs;
+pub mod dump;
 pub mod error;
 pub mod hash;
 pub mod info;
 pub mod keyspace;
 pub mod list;
+pub mod multi;
+pub mod persist_cmd;
+pub mod pubsub;
 pub mod reply_limit;
 pub mod server_cmd;
 pub mod set;
 pub mod sort;
 pub mod string;
 pub mod table;
+pub mod tracking_cmd;
 pub mod zset;
 
 use std::collections::HashMap;
@@ -73,6 +78,8 @@ impl Ctx<'_> {
     pub fn notify(&mut self, class: u32, event: &str, key: &[u8]) {
         let db = self.client.db;
         self.srv.notify(db, class, event, key);
+        // A RESP3 client subscribed to its own events gets them before the reply.
+        self.srv.pubsub.flush_lent(self.slot, self.out);
     }
 
     /// A write added elements at `key` (of the client's database): clients blocked on it get

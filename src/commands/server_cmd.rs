@@ -151,6 +151,10 @@ fn shutdown(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// MONITOR: from now on the client receives every command other clients run. Sent again,
 /// it is ignored without a reply, as in Valkey.
 fn monitor(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    if ctx.client.in_exec {
+        // It would stop the client's replies from being one per command (Valkey 7.0).
+        return Err(CmdError::Multi(crate::commands::error::MultiError::MonitorInExec));
+    }
     if ctx.client.kind == ClientKind::Monitor {
         return Ok(());
     }

@@ -22,6 +22,7 @@ use crate::commands::args::{int_arg, is, Args};
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
 use crate::commands::table::{acl, flag, range, specs, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::KeyspaceEvents;
 use crate::keyspace::db::{Db, Ttl, ValueRef};
 use crate::resp::reply::Reply;
 use crate::types::string::{StrRef, StrValue};
@@ -358,14 +359,14 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: A
         Expiry::Keep => Ttl::Keep,
         Expiry::At(at_ms) => Ttl::At(at_ms),
     };
-    match ttl {
-        // Already in the past (EXAT/PXAT): written and expired at once, so the key is gone.
-        Ttl::At(at_ms) if at_ms <= now_ms => {
-            db.remove(key, now_ms);
-        }
-        _ => db.set_str(key, StrValue::from_bytes(value), ttl, now_ms),
-    }
+    // A time already past (EXAT/PXAT) is written as it is, as Valkey 7.0 does: the key is
+    // logically gone at once and reclaimed (with its `expired` event) on the next access.
+    db.set_str(key, StrValue::from_bytes(value), ttl, now_ms);
     ctx.srv.dirty += 1;
+    ctx.notify(KeyspaceEvents::STRING, "set", key);
+    if let Ttl::At(_) = ttl {
+        ctx.notify(KeyspaceEvents::GENERIC, "expire", key);
+    }
     ack_with(ctx.out, true);
     Ok(())
 }
@@ -432,6 +433,7 @@ fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
             reply_str(ctx.out, s);
             db.remove(&argv[1], now_ms);
             ctx.srv.dirty += 1;
+            ctx.notify(KeyspaceEvents::GENERIC, "del", &argv[1]);
         }
     }
     Ok(())
@@ -454,13 +456,18 @@ fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
             expiry
         }
     };
-    let changed = match expiry {
-        Expiry::None | Expiry::Keep => false,
-        Expiry::Persist => db.expire_at(key, now_ms).is_some() && db.set_expire(key, None, now_ms),
-        Expiry::At(at_ms) if at_ms <= now_ms => db.remove(key, now_ms),
-        Expiry::At(at_ms) => db.set_expire(key, Some(at_ms), now_ms),
+    let event = match expiry {
+        Expiry::None | Expiry::Keep => None,
+        Expiry::Persist => (db.expire_at(key, now_ms).is_some()
+            && db.set_expire(key, None, now_ms))
+        .then_some("persist"),
+        Expiry::At(at_ms) if at_ms <= now_ms => db.remove(key, now_ms).then_some("del"),
+        Expiry::At(at_ms) => db.set_expire(key, Some(at_ms), now_ms).then_some("expire"),
     };
-    ctx.srv.dirty += changed as u64;
+    if let Some(event) = event {
+        ctx.srv.dirty += 1;
+        ctx.notify(KeyspaceEvents::GENERIC, event, key);
+    }
     Ok(())
 }
 
@@ -488,12 +495,7 @@ fn pairs<'a>(argv: &'a [Bytes]) -> Result<std::slice::ChunksExact<'a, Bytes>, Cm
 
 fn mset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let pairs = pairs(argv)?;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
-    let n = pairs.len();
-    for pair in pairs {
-        db.set_str(&pair[0], StrValue::from_bytes(&pair[1]), Ttl::Clear, ctx.now_ms);
-    }
-    ctx.srv.dirty += n as u64;
+    set_pairs(ctx, pairs);
     ctx.out.ok();
     Ok(())
 }
@@ -506,13 +508,21 @@ fn msetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     }
-    let n = pairs.len();
-    for pair in pairs {
-        db.set_str(&pair[0], StrValue::from_bytes(&pair[1]), Ttl::Clear, now_ms);
-    }
-    ctx.srv.dirty += n as u64;
+    set_pairs(ctx, pairs);
     ctx.out.int(1);
     Ok(())
+}
+
+/// The writes of MSET and MSETNX, each followed by its `set` event (as Valkey raises them:
+/// `new a, set a, new b, set b`).
+fn set_pairs(ctx: &mut Ctx, pairs: std::slice::ChunksExact<'_, Bytes>) {
+    let n = pairs.len();
+    for pair in pairs {
+        let db = &mut ctx.srv.dbs[ctx.client.db];
+        db.set_str(&pair[0], StrValue::from_bytes(&pair[1]), Ttl::Clear, ctx.now_ms);
+        ctx.notify(KeyspaceEvents::STRING, "set", &pair[0]);
+    }
+    ctx.srv.dirty += n as u64;
 }
 
 #[cfg(test)]

@@ -246,12 +246,6 @@ pub fn key_positions(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf) -> bool {
     key_positions_of(cmd, argv, out, u32::MAX)
 }
 
-/// The positions of the keys a command may write (key specs flagged RW, OW or RM): what a
-/// write command may have changed, for WATCH and client tracking.
-pub fn written_key_positions(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf) -> bool {
-    key_positions_of(cmd, argv, out, ks::RW | ks::OW | ks::RM)
-}
-
 /// [`key_positions`] restricted to key specs with one of the `flags`.
 fn key_positions_of(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf, flags: u32) -> bool {
     out.clear();

@@ -35,13 +35,22 @@ pub enum EditEncoding {
     Fresh,
 }
 
-/// Why the keyspace removed a key on its own (not by a command's request).
+/// Why the keyspace removed a key on its own (not by a command's request), or, for the two
+/// notes only keyspace notifications ask for, that a key was created or missed. They share
+/// one log because Valkey raises them in the order they happen (a lazily expired key's
+/// `expired` before the `new` of the SET that replaces it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Removal {
     /// Its TTL passed (lazily on access, or by active expiry).
     Expired,
     /// maxmemory eviction.
     Evicted,
+    /// Not a removal: the key was just created (Valkey's `new` event, raised by `dbAdd`).
+    /// Logged while `log_created` is set.
+    Created,
+    /// Not a removal: a read lookup (one that counts a keyspace miss) found nothing
+    /// (Valkey's `keymiss` event). Logged while `log_misses` is set.
+    Missed,
 }
 
 /// Counters a database keeps for INFO.
@@ -61,8 +70,11 @@ pub struct DbStats {
 enum Access {
     /// GET-like: counts, touches.
     Read,
-    /// EXISTS/TYPE/TTL/OBJECT-like: counts, does not touch.
+    /// EXISTS/TYPE/TTL-like: counts, does not touch.
     ReadNoTouch,
+    /// OBJECT: counts, does not touch, and a miss raises no `keymiss` (Valkey's
+    /// `LOOKUP_NOTOUCH | LOOKUP_NONOTIFY`).
+    ReadNoNotify,
     /// Internal or write lookups: neither.
     Quiet,
 }
@@ -79,6 +91,10 @@ pub struct Db {
     /// it and drains the log after every command and time event.
     pub log_removals: bool,
     pub removals: Vec<(Box<[u8]>, Removal)>,
+    /// While true, keys created are logged as [`Removal::Created`] (the `n` event class).
+    pub log_created: bool,
+    /// While true, read misses are logged as [`Removal::Missed`] (the `m` event class).
+    pub log_misses: bool,
 }
 
 impl Db {
@@ -130,6 +146,9 @@ impl Db {
                 self.stats.keyspace_hits += 1;
             } else {
                 self.stats.keyspace_misses += 1;
+                if self.log_misses && access != Access::ReadNoNotify {
+                    self.removals.push((key.into(), Removal::Missed));
+                }
             }
         }
         if !found {
@@ -163,6 +182,11 @@ impl Db {
     /// alone (EXISTS, TYPE, TTL, OBJECT, as Valkey's `LOOKUP_NOTOUCH`).
     pub fn read_obj_notouch(&mut self, key: &[u8], now_ms: i64) -> Option<&KeyEntry> {
         self.lookup(hash_key(key), key, now_ms, Access::ReadNoTouch)
+    }
+
+    /// As [`Db::read_obj_notouch`], but a miss raises no `keymiss` event (OBJECT).
+    pub fn read_obj_nonotify(&mut self, key: &[u8], now_ms: i64) -> Option<&KeyEntry> {
+        self.lookup(hash_key(key), key, now_ms, Access::ReadNoNotify)
     }
 
     /// Look a key up without counting a hit or touching its access clock (writes).
@@ -211,6 +235,7 @@ impl Db {
             Ttl::At(at) => Some(at),
             Ttl::Keep => self.lookup(h, key, now_ms, Access::Quiet).and_then(|e| e.expire_at()),
         };
+        self.note_write(h, key, now_ms);
         let lru = new_clock(self.access, now_ms);
         self.keys.insert(h, key, Obj::new_value(&mut value), expire_at_ms, lru);
     }
@@ -254,6 +279,7 @@ impl Db {
             None => {
                 let lru = new_clock(self.access, now_ms);
                 self.keys.insert(h, key, NewValue::Agg(create().wrap()), None, lru);
+                self.log_created(key);
             }
         }
         let e = self.keys.get_mut(h, key).expect("present");
@@ -279,6 +305,7 @@ impl Db {
             Ttl::At(at) => Some(at),
             Ttl::Keep => self.lookup(h, key, now_ms, Access::Quiet).and_then(|e| e.expire_at()),
         };
+        self.note_write(h, key, now_ms);
         let lru = new_clock(self.access, now_ms);
         self.keys.insert(h, key, NewValue::from(&value), expire_at_ms, lru);
     }
@@ -286,6 +313,7 @@ impl Db {
     /// Write a string built by an edit (SETRANGE on a missing key): `raw` for OBJECT ENCODING.
     pub fn set_str_edited(&mut self, key: &[u8], value: StrValue, now_ms: i64) {
         let h = hash_key(key);
+        self.note_write(h, key, now_ms);
         let lru = new_clock(self.access, now_ms);
         self.keys.insert(h, key, NewValue::from(&value), None, lru);
         if matches!(value, StrValue::Raw(_)) {
@@ -320,10 +348,12 @@ impl Db {
         self.take_entry(key, now_ms)
     }
 
-    /// Insert a whole object as it is (RENAME, MOVE, COPY).
+    /// Insert a whole object as it is (RENAME, MOVE). Logged as created even when it
+    /// replaces a key: Valkey deletes the destination first, then adds the key.
     pub fn put(&mut self, key: &[u8], mut obj: Obj) {
         let h = hash_key(key);
         self.keys.insert(h, key, Obj::new_value(&mut obj.value), obj.expire_at_ms, obj.lru);
+        self.log_created(key);
         if obj.raw {
             if let Some(e) = self.keys.get_mut(h, key) {
                 e.set_raw();
@@ -428,6 +458,25 @@ impl Db {
         }
         self.stats.expired_keys += expired as u64;
         (sampled, expired)
+    }
+
+    /// Before a write that may create `key`: while creations are logged, finds out whether
+    /// it exists (expiring it lazily first, as Valkey's lookup before `dbAdd` does) and logs
+    /// it as created if not. Only looks while someone listens, so plain writes stay one
+    /// hash-table operation.
+    fn note_write(&mut self, h: u64, key: &[u8], now_ms: i64) {
+        if !self.log_created && !self.log_removals {
+            return;
+        }
+        if self.lookup(h, key, now_ms, Access::Quiet).is_none() {
+            self.log_created(key);
+        }
+    }
+
+    fn log_created(&mut self, key: &[u8]) {
+        if self.log_created {
+            self.removals.push((key.into(), Removal::Created));
+        }
     }
 
     fn log_removal(&mut self, key: &[u8], why: Removal) {
@@ -629,6 +678,35 @@ mod tests {
         assert_eq!(r, Ok(Some(2)));
         assert_eq!(db.object(b"k", T0).unwrap().encoding(), "raw");
         db.check_invariants();
+    }
+
+    #[test]
+    fn created_and_missed_keys_are_logged_in_order_while_asked() {
+        let mut db = Db::new();
+        db.set_str(b"quiet", StrValue::Int(1), Ttl::Clear, T0);
+        assert!(db.get(b"nokey", T0).is_none());
+        assert!(db.removals.is_empty(), "nothing logged while off");
+        (db.log_created, db.log_misses, db.log_removals) = (true, true, true);
+        db.set_str(b"k", StrValue::Int(1), Ttl::At(T0 + 1), T0);
+        db.set_str(b"k", StrValue::Int(2), Ttl::Keep, T0);
+        assert!(db.get(b"nokey", T0).is_none());
+        assert!(db.read_obj_nonotify(b"nokey", T0).is_none());
+        // Expired when overwritten: its expiry comes before the new key.
+        db.set_str(b"k", StrValue::Int(3), Ttl::Clear, T0 + 2);
+        let obj = db.take(b"quiet", T0).expect("exists");
+        db.put(b"k", obj);
+        let log: Vec<(&[u8], Removal)> = db.removals.iter().map(|(k, r)| (&k[..], *r)).collect();
+        assert_eq!(
+            log,
+            [
+                (&b"k"[..], Removal::Created),
+                (b"nokey", Removal::Missed),
+                (b"k", Removal::Expired),
+                (b"k", Removal::Created),
+                (b"k", Removal::Created),
+            ]
+        );
+        assert_eq!(db.stats.keyspace_misses, 3);
     }
 
     #[test]

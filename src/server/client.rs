@@ -65,6 +65,12 @@ pub struct Client {
     pub blocked: bool,
     /// Commands run inside EXEC (MULTI lands with issue 7): blocking commands do not block.
     pub in_exec: bool,
+    /// Pub/sub subscriptions (see `server::pubsub`).
+    pub subs: crate::server::pubsub::ClientSubs,
+    /// Client-side caching settings; None while tracking is off (see `server::tracking`).
+    pub tracking: Option<Box<crate::server::tracking::ClientTracking>>,
+    /// The transaction between MULTI and EXEC/DISCARD (see `server::multi`); None outside.
+    pub multi: Option<Box<crate::server::multi::Transaction>>,
 }
 
 impl Client {
@@ -99,6 +105,9 @@ impl Client {
             unblocking: false,
             in_exec: false,
             blocked: false,
+            subs: Default::default(),
+            tracking: None,
+            multi: None,
         }
     }
 
@@ -109,6 +118,12 @@ impl Client {
         if self.kind == ClientKind::Monitor {
             f.push('O');
         }
+        if self.subs.total() > 0 {
+            f.push('P');
+        }
+        if self.multi.is_some() {
+            f.push('x');
+        }
         if self.close_after_reply {
             f.push('c');
         }
@@ -117,6 +132,15 @@ impl Client {
         }
         if self.blocked {
             f.push('b');
+        }
+        if let Some(t) = self.tracking.as_deref() {
+            f.push('t');
+            if t.broken_redirect {
+                f.push('R');
+            }
+            if t.mode == crate::server::tracking::Mode::Bcast {
+                f.push('B');
+            }
         }
         if self.unix {
             f.push('U');
@@ -134,8 +158,11 @@ impl Client {
     }
 
     /// The client's type for CLIENT LIST / KILL `TYPE` and output-buffer classes. MONITOR
-    /// clients count as normal, as in Valkey.
+    /// clients count as normal, as in Valkey; a client with subscriptions is `pubsub`.
     pub fn client_type(&self) -> ClientType {
+        if self.subs.total() > 0 {
+            return ClientType::PubSub;
+        }
         match self.kind {
             ClientKind::Normal | ClientKind::Monitor => ClientType::Normal,
         }

@@ -5,11 +5,12 @@
 use tracing::info;
 
 use crate::config::Config;
-use crate::server::client::{Client, ClientKind};
+use crate::config::ObufClass;
+use crate::server::client::{Client, ClientKind, ClientType};
 use crate::server::state::ServerState;
 
 /// Reply bytes that never count toward client-output-buffer-limit (Valkey's PROTO_REPLY_CHUNK_BYTES).
-const REPLY_STATIC_BYTES: usize = 16 * 1024;
+pub const REPLY_STATIC_BYTES: usize = 16 * 1024;
 /// Keys sampled per db per active-expire loop (Valkey's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP).
 const EXPIRE_KEYS_PER_LOOP: usize = 20;
 /// Share of a sample that must be expired to repeat the loop (percent).
@@ -31,6 +32,8 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     close_idle_clients(srv, now_ms);
     // maxmemory-clients, then key eviction while over maxmemory (memory::evict).
     crate::memory::evict::time_event(srv, now_ms);
+    crate::persist::bgsave::check_child(srv, now_ms);
+    crate::persist::bgsave::check_save_points(srv, now_ms);
     srv.drain_removals();
     sample_metrics(srv, now_ms);
     let used = crate::memory::used_memory();
@@ -130,7 +133,9 @@ fn close_idle_clients(srv: &mut ServerState, now_ms: i64) {
     let mut idle = Vec::new();
     for (t, s) in srv.clients.iter() {
         // A client blocked on keys waits as long as its own timeout says, as in Valkey.
+        // Nor do subscribers, which may listen quietly for as long as they like.
         if s.client.kind == ClientKind::Normal
+            && s.client.subs.total() == 0
             && now_ms - s.client.last_interaction_ms > timeout_ms
             && !srv.blocking.is_blocked(t)
         {
@@ -163,16 +168,19 @@ pub fn rate(samples: &[(i64, u64); 16], idx: usize) -> f64 {
     (newest.1 - oldest.1) as f64 * 1000.0 / (newest.0 - oldest.0) as f64
 }
 
-/// Whether a client's output buffer broke the normal class limit (hard, or soft for longer
-/// than its time). Updates the soft-limit timer.
+/// Whether a client's output buffer broke the limit of its class (`pubsub` for a client
+/// with subscriptions, else `normal`): hard, or soft for longer than its time. Updates the
+/// soft-limit timer.
 pub fn output_over_limit(
     config: &Config,
     client: &mut Client,
     out_len: usize,
     now_ms: i64,
 ) -> bool {
-    let class = match client.kind {
-        ClientKind::Normal | ClientKind::Monitor => 0,
+    let class = match client.client_type() {
+        ClientType::PubSub => ObufClass::Pubsub as usize,
+        ClientType::Replica => ObufClass::Replica as usize,
+        ClientType::Normal | ClientType::Primary => ObufClass::Normal as usize,
     };
     let lim = &config.client_output_buffer_limit[class];
     // As Valkey, the first 16 KiB (its static reply buffer) do not count toward the limit.

@@ -6,10 +6,11 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use crate::commands::table::{written_key_positions, KeyBuf};
+use crate::commands::error::MultiError;
 use crate::commands::{self, table::flag, CmdError, Command, Ctx};
 use crate::server::blocking::Blocked;
 use crate::server::client::ReplyMode;
+use crate::server::multi;
 use crate::server::state::{ServerState, Slot};
 
 /// What the caller should do after a command.
@@ -109,6 +110,7 @@ pub fn execute(
             if let Some(c) = cmd {
                 srv.stats.cmd.entry(c.name).or_default().rejected_calls += 1;
             }
+            let e = multi::rejected(srv, token, &mut slot.client, cmd, e);
             reply_error(srv, slot, &e);
             finish_reply_mode(slot, reply_mark);
             return Flow::Continue;
@@ -117,7 +119,17 @@ pub fn execute(
     let needs_auth = !srv.config.requirepass.is_empty() && !slot.client.authenticated;
     if needs_auth && cmd.flags & flag::NO_AUTH == 0 {
         srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-        reply_error(srv, slot, &CmdError::NoAuth);
+        let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::NoAuth);
+        reply_error(srv, slot, &e);
+        finish_reply_mode(slot, reply_mark);
+        return Flow::Continue;
+    }
+    // Inside MULTI, commands flagged no-multi are refused (and fail the transaction).
+    if slot.client.multi.is_some() && cmd.flags & flag::NO_MULTI != 0 {
+        srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+        let e = CmdError::Multi(MultiError::NotAllowed);
+        let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
+        reply_error(srv, slot, &e);
         finish_reply_mode(slot, reply_mark);
         return Flow::Continue;
     }
@@ -126,21 +138,60 @@ pub fn execute(
     if srv.config.maxmemory_bytes != 0 {
         use crate::memory::evict;
         let outcome = evict::perform_evictions(srv, now_ms);
-        if cmd.flags & flag::DENYOOM != 0 {
+        // Inside MULTI queuing takes memory too: see `multi::refused_when_oom`.
+        if cmd.flags & flag::DENYOOM != 0 || multi::refused_when_oom(&slot.client, cmd) {
             if outcome == evict::Outcome::Failed {
                 srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-                reply_error(srv, slot, &CmdError::Oom);
+                let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::Oom);
+                reply_error(srv, slot, &e);
                 finish_reply_mode(slot, reply_mark);
                 return Flow::Continue;
             }
             evict::hold_back_table_growth(srv, now_ms);
         }
     }
-    if srv.pause.kind.is_some() && srv.paused(cmd.is_write() || is_may_replicate(cmd), now_ms) {
-        return Flow::Paused;
+    // RESP2 subscriber mode (RESP3 has no limits): after the OOM check, as Valkey.
+    if slot.client.subs.total() > 0
+        && !slot.out.is_resp3()
+        && !crate::server::pubsub::allowed_in_subscriber_mode(cmd.name)
+    {
+        srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+        reply_error(srv, slot, &CmdError::PubSubContext(cmd.name.to_string()));
+        finish_reply_mode(slot, reply_mark);
+        return Flow::Continue;
     }
+    if srv.pause.kind.is_some() {
+        // EXEC is a write when one of its queued commands is.
+        let write =
+            cmd.is_write() || is_may_replicate(cmd) || multi::exec_is_write(&slot.client, cmd);
+        if srv.paused(write, now_ms) {
+            return Flow::Paused;
+        }
+    }
+    // Inside MULTI: queue, except the commands acting on the transaction itself.
+    if slot.client.multi.is_some() && !multi::runs_in_multi(cmd) {
+        multi::queue(srv, token, slot, cmd, argv);
+        finish_reply_mode(slot, reply_mark);
+        return Flow::Continue;
+    }
+    call(srv, token, slot, cmd, argv, now_ms, reply_mark)
+}
 
-    let dirty_before = srv.dirty;
+/// Run a command that passed the checks (Valkey's `call()`): the handler, then key events,
+/// statistics, the slow log, the MONITOR feed, CLIENT REPLY modes and blocking. EXEC runs
+/// its queued commands through here (`server::multi`); `reply_mark` is where the command's
+/// reply starts in the client's output.
+pub fn call(
+    srv: &mut ServerState,
+    token: usize,
+    slot: &mut Slot,
+    cmd: &'static Command,
+    argv: &[Bytes],
+    now_ms: i64,
+    reply_mark: usize,
+) -> Flow {
+    // Client tracking: the current client, and tracking-table-max-keys.
+    crate::server::tracking::begin(srv, token, slot);
     let started = Instant::now();
     let result = {
         let mut ctx = Ctx {
@@ -155,15 +206,16 @@ pub fn execute(
             None => Err(CmdError::WrongArity(cmd.name.to_string())),
         }
     };
+    // EXEC's queued commands run here, inside its reply and its duration.
+    multi::after_handler(srv, token, slot, now_ms);
     let duration_us = started.elapsed().as_micros() as u64;
 
     let block = slot.client.block_request.take();
-    if srv.dirty != dirty_before && cmd.is_write() {
-        report_written_keys(srv, cmd, argv, slot.client.db);
-    }
     if srv.dbs.iter().any(|d| !d.removals.is_empty()) {
         srv.drain_removals();
     }
+    // Messages this client published to itself, before its error reply if any.
+    srv.pubsub.flush_lent(token, &mut slot.out);
     let stat = srv.stats.cmd.entry(cmd.name).or_default();
     stat.calls += 1;
     stat.usec += duration_us;
@@ -195,6 +247,8 @@ pub fn execute(
         feed_monitors(srv, token, slot, argv, now_ms);
     }
     finish_reply_mode(slot, reply_mark);
+    // Keys read by a tracking client; invalidations for this client follow its reply.
+    crate::server::tracking::after_command(srv, token, slot, cmd, argv);
     match block {
         Some(req) if result.is_ok() => {
             let blocked = Blocked {
@@ -206,26 +260,20 @@ pub fn execute(
             };
             srv.blocking.block(token, blocked);
             slot.client.blocked = true;
+            crate::server::tracking::end(srv, token, slot);
             Flow::Blocked
         }
         _ => {
-            if srv.blocking.has_ready() && !slot.client.unblocking {
+            if srv.blocking.has_ready() && !slot.client.unblocking && !slot.client.in_exec {
                 // After the outermost command only (serving runs commands itself). This
                 // client is lent out of the table meanwhile; it is not blocked, so no waiter
                 // needs it.
                 crate::server::unblock::serve_ready(srv, now_ms);
+                // What the served clients' commands published to this one.
+                srv.pubsub.flush_lent(token, &mut slot.out);
             }
+            crate::server::tracking::end(srv, token, slot);
             Flow::Continue
-        }
-    }
-}
-
-/// Reports every key a write command that dirtied the dataset may have changed.
-fn report_written_keys(srv: &mut ServerState, cmd: &Command, argv: &[Bytes], db: usize) {
-    let mut keys = KeyBuf::new();
-    if written_key_positions(cmd, argv, &mut keys) {
-        for i in keys.iter() {
-            srv.key_modified(db, &argv[i as usize]);
         }
     }
 }
@@ -235,7 +283,9 @@ fn trunc_all(a: &[u8]) -> String {
 }
 
 fn is_may_replicate(cmd: &Command) -> bool {
-    cmd.flags & flag::MAY_REPLICATE != 0
+    // PUBLISH and SPUBLISH are may-replicate (propagated to replicas) in Valkey, though the
+    // table leaves the flag out because redis-server 7.0's COMMAND INFO does not print it.
+    cmd.flags & flag::MAY_REPLICATE != 0 || matches!(cmd.name, "publish" | "spublish")
 }
 
 /// Apply CLIENT REPLY OFF / SKIP to the reply just written.

@@ -82,6 +82,9 @@ impl EventLoop {
         let mut writable: Vec<usize> = Vec::new();
         loop {
             cron::before_sleep_expire(&mut self.srv, now_ms());
+            // Invalidations of keys changed by time events (BCAST announcements too) go out
+            // next turn without sleeping first (they are queued for writing).
+            crate::server::tracking::before_sleep(&mut self.srv);
             crate::memory::publish();
             let now = now_ms();
             let wake_ms = match self.srv.blocking.next_timeout() {
@@ -120,6 +123,7 @@ impl EventLoop {
             self.ready.append(&mut self.srv.unblocked);
             self.execute_ready();
             self.ready.append(&mut self.srv.unblocked);
+            crate::server::tracking::before_sleep(&mut self.srv);
             self.flush_writes();
             self.close_pending();
             let now = now_ms();
@@ -130,7 +134,7 @@ impl EventLoop {
             }
             if let Some(mode) = self.srv.shutdown {
                 info!("User requested shutdown...");
-                let _ = mode;
+                crate::persist::save::on_shutdown(&mut self.srv, mode, now_ms());
                 self.flush_writes();
                 return Ok(());
             }
@@ -138,7 +142,9 @@ impl EventLoop {
     }
 
     fn has_pending_work(&self) -> bool {
-        !self.again.is_empty() || !self.ready.is_empty()
+        // Output queued by a time event (a keyspace notification of an expired key) is
+        // written next turn without sleeping first.
+        !self.again.is_empty() || !self.ready.is_empty() || !self.srv.to_write.is_empty()
     }
 
     fn accept_all(&mut self, which: usize) {
@@ -492,6 +498,9 @@ impl EventLoop {
         }
         self.srv.monitors.retain(|&m| m != token);
         self.srv.blocking.unblock(token);
+        crate::server::multi::client_closed(&mut self.srv, token, &mut slot.client);
+        self.srv.pubsub.remove_client(token, &mut slot.client.subs);
+        crate::server::tracking::client_closed(&mut self.srv, token, &mut slot.client);
     }
 }
 

@@ -3,25 +3,34 @@
 //! notifications (pub/sub).
 //!
 //! Commands report through `Ctx::notify` (a keyspace event of a class, such as `set` or
-//! `lpush`); dispatch reports every key a write command may have changed when the command
-//! made the dataset dirty ([`ServerState::key_modified`]); the keyspace itself logs keys it
-//! removes on its own (expired, evicted) while [`ServerState::refresh_removal_log`] says
-//! someone listens, and [`ServerState::drain_removals`] turns them into the same events.
+//! `lpush`), raised exactly when they changed the key: each such event is also the key's
+//! [`ServerState::key_modified`] report (as Valkey pairs `signalModifiedKey` with
+//! `notifyKeyspaceEvent`), whether or not notify-keyspace-events publishes it. The keyspace
+//! itself logs keys it removes on its own (expired, evicted) and, for notifications, keys
+//! created and read misses, while [`ServerState::refresh_removal_log`] says someone listens;
+//! [`ServerState::drain_removals`] turns them into the same events.
 
 use crate::config::KeyspaceEvents;
 use crate::keyspace::db::Removal;
 use crate::server::state::ServerState;
 
 impl ServerState {
-    /// `key` of `db` was (or may have been) changed: WATCH and tracking hook in here.
+    /// `key` of `db` was changed: WATCH and tracking hook in here.
     pub fn key_modified(&mut self, db: usize, key: &[u8]) {
-        let _ = (db, key);
+        if self.watches.any() {
+            crate::server::multi::key_modified(self, db, key);
+        }
+        if self.tracking.watches_keys() {
+            crate::server::tracking::key_modified(self, key);
+        }
     }
 
     /// Every key of `db` (None: every db) is about to change (FLUSHDB, FLUSHALL, SWAPDB):
     /// called before the change, so listeners can still see which of their keys exist.
     pub fn db_modified(&mut self, db: Option<usize>) {
         let _ = db;
+        crate::server::multi::db_modified(self, db);
+        self.tracking.db_modified();
     }
 
     /// Whether anything needs the keyspace's own removals (expired and evicted keys).
@@ -36,12 +45,23 @@ impl ServerState {
     /// or when `removal_listeners` changes.
     pub fn refresh_removal_log(&mut self) {
         let on = self.wants_removals();
+        let created = self.notifies(KeyspaceEvents::NEW);
+        let misses = self.notifies(KeyspaceEvents::KEY_MISS);
         for db in &mut self.dbs {
             db.log_removals = on;
-            if !on {
+            db.log_created = created;
+            db.log_misses = misses;
+            if !on && !created && !misses {
                 db.removals.clear();
             }
         }
+    }
+
+    /// Whether events of `class` are published at all (the class and K or E are selected).
+    pub fn notifies(&self, class: u32) -> bool {
+        let ev = self.config.notify_keyspace_events.0;
+        let channels = ev & (KeyspaceEvents::KEYSPACE | KeyspaceEvents::KEYEVENT) != 0;
+        channels && ev & class != 0
     }
 
     /// Raises the events of keys the keyspace removed on its own since the last call.
@@ -51,11 +71,16 @@ impl ServerState {
                 continue;
             }
             for (key, why) in std::mem::take(&mut self.dbs[db].removals) {
-                self.key_modified(db, &key);
                 let (class, event) = match why {
                     Removal::Expired => (KeyspaceEvents::EXPIRED, "expired"),
                     Removal::Evicted => (KeyspaceEvents::EVICTED, "evicted"),
+                    // Notes for notifications only: the command reports its own writes.
+                    Removal::Created => (KeyspaceEvents::NEW, "new"),
+                    Removal::Missed => (KeyspaceEvents::KEY_MISS, "keymiss"),
                 };
+                if matches!(why, Removal::Expired | Removal::Evicted) {
+                    self.key_modified(db, &key);
+                }
                 self.notify(db, class, event, &key);
             }
         }
@@ -65,6 +90,16 @@ impl ServerState {
     /// `__keyspace@<db>__:<key>` (message: the event) and `__keyevent@<db>__:<event>`
     /// (message: the key) as notify-keyspace-events selects.
     pub fn notify(&mut self, db: usize, class: u32, event: &str, key: &[u8]) {
+        // A command's event is also its report that it changed the key (Valkey pairs
+        // signalModifiedKey with notifyKeyspaceEvent the same way); the keyspace's own
+        // removals were reported by `drain_removals`, and `new`/`keymiss` change nothing.
+        let removal_notes = KeyspaceEvents::EXPIRED
+            | KeyspaceEvents::EVICTED
+            | KeyspaceEvents::NEW
+            | KeyspaceEvents::KEY_MISS;
+        if class & removal_notes == 0 {
+            self.key_modified(db, key);
+        }
         let ev = self.config.notify_keyspace_events.0;
         if ev & class == 0 {
             return;
@@ -87,7 +122,6 @@ impl ServerState {
     /// Delivers `message` to the subscribers of `channel` (and matching patterns); returns
     /// how many received it.
     pub fn publish(&mut self, channel: &[u8], message: &[u8]) -> usize {
-        let _ = (channel, message);
-        0
+        crate::server::pubsub::publish(self, crate::server::pubsub::Scope::Global, channel, message)
     }
 }

@@ -10,12 +10,15 @@ pub mod conn;
 pub mod cron;
 pub mod daemon;
 pub mod dispatch;
-pub mod events;
 pub mod event_loop;
+pub mod events;
 pub mod listener;
 pub mod log;
+pub mod multi;
+pub mod pubsub;
 pub mod slowlog;
 pub mod state;
+pub mod tracking;
 pub mod unblock;
 
 use std::path::PathBuf;
@@ -28,6 +31,13 @@ pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> 
     let now = event_loop::now_ms();
     let mut srv = state::ServerState::new(config, config_file, now);
     crate::commands::keyspace::sync_access_clock(&mut srv);
+    match crate::persist::save::load_at_startup(&mut srv, now) {
+        Ok(_) => {}
+        Err(e) => {
+            tracing::warn!("{e}");
+            return Err(std::io::Error::other(e));
+        }
+    }
     let mut el = event_loop::EventLoop::new(srv)?;
     tracing::info!("Server initialized");
     tracing::info!("Ready to accept connections tcp (port {})", el.srv.tcp_port);

@@ -225,6 +225,12 @@ pub struct ServerState {
     pub monitors: Vec<usize>,
     /// Clients blocked on keys (BLPOP and friends).
     pub blocking: crate::server::blocking::Blocking,
+    /// Pub/sub subscriptions, server-wide (`server::pubsub`).
+    pub pubsub: crate::server::pubsub::PubSub,
+    /// Client-side caching: tracked keys, BCAST prefixes, tracking clients (`server::tracking`).
+    pub tracking: crate::server::tracking::Tracking,
+    /// WATCH: who watches which keys, and whose watches went dirty (`server::multi`).
+    pub watches: crate::server::multi::Watches,
     /// How many things need the keyspace's own removals besides notifications (watched keys,
     /// tracked keys): see `events`.
     pub removal_listeners: usize,
@@ -236,6 +242,8 @@ pub struct ServerState {
     /// Slots with output to write at the end of this tick.
     pub to_write: Vec<usize>,
     pub lastsave_s: i64,
+    /// BGSAVE: the child in progress and how the last one ended.
+    pub bgsave: crate::persist::bgsave::BgSave,
     pub dirty: u64,
     pub hz: u32,
     pub cron_loops: u64,
@@ -273,11 +281,15 @@ impl ServerState {
             active_expire_enabled: true,
             monitors: Vec::new(),
             blocking: Default::default(),
+            pubsub: Default::default(),
+            tracking: Default::default(),
+            watches: Default::default(),
             unblocked: Vec::new(),
             removal_listeners: 0,
             to_close: Vec::new(),
             to_write: Vec::new(),
             lastsave_s: now_ms / 1000,
+            bgsave: Default::default(),
             dirty: 0,
             hz,
             cron_loops: 0,

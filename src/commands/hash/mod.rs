@@ -15,6 +15,7 @@ use crate::commands::args::int_arg;
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, RO, RW, UPDATE};
 use crate::commands::table::{acl, flag, range, specs, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::KeyspaceEvents;
 use crate::resp::reply::Reply;
 use crate::types::agg::AggType;
 use crate::types::hash::{HashObj, Limits};
@@ -117,6 +118,8 @@ fn set_pairs(ctx: &mut Ctx, argv: &[Bytes]) -> Result<i64, CmdError> {
     h.prepare_write(pairs, limits);
     let created = pairs.chunks_exact(2).filter(|p| h.set(&p[0], &p[1], limits)).count();
     ctx.srv.dirty += (pairs.len() / 2) as u64;
+    // Raised even when no value changed, as Valkey does.
+    ctx.notify(KeyspaceEvents::HASH, "hset", &argv[1]);
     Ok(created as i64)
 }
 
@@ -143,6 +146,7 @@ fn hsetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         h.prepare_write(&argv[2..4], limits);
         h.set(field, value, limits);
         ctx.srv.dirty += 1;
+        ctx.notify(KeyspaceEvents::HASH, "hset", key);
     }
     ctx.out.int(i64::from(set));
     Ok(())
@@ -179,8 +183,14 @@ fn hdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Ok(());
     };
     let deleted = argv[2..].iter().filter(|f| h.remove(f)).count();
-    db.remove_if_empty(key);
+    let emptied = db.remove_if_empty(key);
     ctx.srv.dirty += deleted as u64;
+    if deleted > 0 {
+        ctx.notify(KeyspaceEvents::HASH, "hdel", key);
+    }
+    if emptied {
+        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+    }
     ctx.out.int(deleted as i64);
     Ok(())
 }
@@ -260,6 +270,7 @@ fn hincrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let next = current.checked_add(incr).ok_or(CmdError::IncrOverflow)?;
     h.set_int(field, next, limits);
     ctx.srv.dirty += 1;
+    ctx.notify(KeyspaceEvents::HASH, "hincrby", key);
     ctx.out.int(next);
     Ok(())
 }
@@ -285,6 +296,7 @@ fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let text = sum.to_human_string();
     h.set(field, text.as_bytes(), limits);
     ctx.srv.dirty += 1;
+    ctx.notify(KeyspaceEvents::HASH, "hincrbyfloat", key);
     ctx.out.bulk(text.as_bytes());
     Ok(())
 }

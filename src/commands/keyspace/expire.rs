@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use crate::commands::args::int_arg;
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::KeyspaceEvents;
 
 /// The unit of a time argument or reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,13 +157,16 @@ fn set_expire(ctx: &mut Ctx, argv: &[Bytes], unit: Unit, base: Base, name: &str)
         ctx.out.int(0);
         return Ok(());
     }
-    if when_ms <= now {
+    let event = if when_ms <= now {
         // A time already past deletes the key (a deletion, not an expiry).
         db.remove(key, now);
+        "del"
     } else {
         db.set_expire(key, Some(when_ms), now);
-    }
+        "expire"
+    };
     ctx.srv.dirty += 1;
+    ctx.notify(KeyspaceEvents::GENERIC, event, key);
     ctx.out.int(1);
     Ok(())
 }
@@ -216,6 +220,7 @@ pub fn persist(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     if had_ttl {
         db.set_expire(&argv[1], None, now);
         ctx.srv.dirty += 1;
+        ctx.notify(KeyspaceEvents::GENERIC, "persist", &argv[1]);
     }
     ctx.out.int(had_ttl as i64);
     Ok(())

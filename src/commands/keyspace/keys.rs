@@ -7,6 +7,7 @@ use bytes::Bytes;
 use super::{db_index_arg, db_position, two_dbs};
 use crate::commands::args::Args;
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::KeyspaceEvents;
 use crate::keyspace::db::{Db, Ttl};
 use crate::keyspace::lazyfree;
 
@@ -30,14 +31,14 @@ pub fn unlink(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn delete_keys(ctx: &mut Ctx, keys: &[Bytes], mode: FreeMode) -> CmdResult {
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
     let mut deleted = 0;
     for key in keys {
-        let Some(obj) = db.take_raw(key, now) else { continue };
+        let Some(obj) = ctx.srv.dbs[ctx.client.db].take_raw(key, now) else { continue };
         deleted += 1;
         if mode == FreeMode::Lazy && obj.free_effort() > lazyfree::LAZYFREE_THRESHOLD {
             lazyfree::free_async(obj, 1);
         }
+        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
     }
     ctx.srv.dirty += deleted;
     ctx.out.int(deleted as i64);
@@ -108,6 +109,8 @@ fn rename_key(ctx: &mut Ctx, src: &[u8], dst: &[u8], overwrite: Overwrite) -> Cm
         db.put(dst, obj);
         ctx.srv.dirty += 1;
         ctx.signal_ready(dst);
+        ctx.notify(KeyspaceEvents::GENERIC, "rename_from", src);
+        ctx.notify(KeyspaceEvents::GENERIC, "rename_to", dst);
         true
     };
     match overwrite {
@@ -159,9 +162,16 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Ok(());
     };
     let dst = &mut ctx.srv.dbs[dst_pos];
-    if opts.overwrite == Overwrite::Keep && dst.contains(dst_key, now) {
-        ctx.out.int(0);
-        return Ok(());
+    match opts.overwrite {
+        Overwrite::Keep if dst.contains(dst_key, now) => {
+            ctx.out.int(0);
+            return Ok(());
+        }
+        Overwrite::Keep => {}
+        // Deleted first, so the copy is a new key (Valkey raises `new` for it).
+        Overwrite::Replace => {
+            dst.remove(dst_key, now);
+        }
     }
     let ttl = match expire_at_ms {
         Some(at) => Ttl::At(at),
@@ -170,9 +180,7 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     dst.set(dst_key, value, ttl, now);
     ctx.srv.dirty += 1;
     ctx.srv.blocking.signal(dst_pos, dst_key);
-    if dst_pos != ctx.client.db {
-        ctx.srv.key_modified(dst_pos, dst_key); // Dispatch reports the current db's keys.
-    }
+    ctx.srv.notify(dst_pos, KeyspaceEvents::GENERIC, "copy_to", dst_key);
     ctx.out.int(1);
     Ok(())
 }
@@ -193,7 +201,8 @@ pub fn move_cmd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         dst.put(key, obj);
         ctx.srv.dirty += 1;
         ctx.srv.blocking.signal(dst_pos, key);
-        ctx.srv.key_modified(dst_pos, key); // Dispatch reports the current db's keys.
+        ctx.srv.notify(src_pos, KeyspaceEvents::GENERIC, "move_from", key);
+        ctx.srv.notify(dst_pos, KeyspaceEvents::GENERIC, "move_to", key);
     }
     ctx.out.int(moved as i64);
     Ok(())

@@ -78,7 +78,7 @@ fn help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
 /// null and yields None when the key does not exist.
 fn lookup<'c>(ctx: &'c mut Ctx, argv: &[Bytes]) -> Option<(&'c KeyEntry, &'c mut Reply)> {
     let now = ctx.now_ms;
-    let obj = ctx.srv.dbs[ctx.client.db].read_obj_notouch(&argv[2], now);
+    let obj = ctx.srv.dbs[ctx.client.db].read_obj_nonotify(&argv[2], now);
     if obj.is_none() {
         ctx.out.null();
     }

@@ -9,7 +9,7 @@
 
 use bytes::Bytes;
 
-use super::{move_element, mpop, parse_end, parse_mpop, pop_one};
+use super::{move_element, mpop, notify_pop, parse_end, parse_mpop, pop_one};
 use crate::commands::args::parse_timeout;
 use crate::commands::{CmdResult, Ctx};
 use crate::server::blocking::{BlockRequest, TimeoutReply};
@@ -46,8 +46,9 @@ fn bpop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> CmdResult {
         ctx.out.array(2);
         ctx.out.bulk(key);
         pop_one(ctx.out, list, end, limit);
-        db.remove_if_empty(key);
+        let emptied = db.remove_if_empty(key);
         ctx.srv.dirty += 1;
+        notify_pop(ctx, key, end, emptied);
         return Ok(());
     }
     block_or_reply(ctx, keys, timeout_at_ms, TimeoutReply::NullArray);

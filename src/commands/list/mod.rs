@@ -20,6 +20,7 @@ use crate::commands::args::{self, int_arg, is, negatable_int_arg, pop_count_arg,
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, RW};
 use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::KeyspaceEvents;
 use crate::resp::reply::{AggKind, Reply};
 use crate::types::agg::AggType;
 use crate::types::list::{Dir, End, ListObj, Needle, NodeLimit, Place};
@@ -220,6 +221,36 @@ fn clamp_range(start: i64, stop: i64, len: usize) -> Option<(usize, usize)> {
     Some((start as usize, (stop - start + 1) as usize))
 }
 
+/// The `lpop` / `rpop` event of a pop from `end` of `key`, then `del` when the pop emptied
+/// (and so deleted) the list.
+fn notify_pop(ctx: &mut Ctx, key: &[u8], end: End, emptied: bool) {
+    let event = match end {
+        End::Head => "lpop",
+        End::Tail => "rpop",
+    };
+    ctx.notify(KeyspaceEvents::LIST, event, key);
+    if emptied {
+        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+    }
+}
+
+/// The `lpush` / `rpush` event of a push at `end` of `key`.
+fn notify_push(ctx: &mut Ctx, key: &[u8], end: End) {
+    let event = match end {
+        End::Head => "lpush",
+        End::Tail => "rpush",
+    };
+    ctx.notify(KeyspaceEvents::LIST, event, key);
+}
+
+/// `event` of `key`, then `del` when the edit emptied (and so deleted) the list.
+fn notify_edit(ctx: &mut Ctx, key: &[u8], event: &str, emptied: bool) {
+    ctx.notify(KeyspaceEvents::LIST, event, key);
+    if emptied {
+        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+    }
+}
+
 // ----- pushes ----------------------------------------------------------------------------
 
 /// Whether a push needs the key to exist (LPUSHX, RPUSHX).
@@ -250,6 +281,7 @@ fn push_generic(ctx: &mut Ctx, argv: &[Bytes], end: End, create: Create) -> CmdR
     ctx.out.int(list.len() as i64);
     ctx.srv.dirty += elements.len() as u64;
     ctx.signal_ready(key);
+    notify_push(ctx, key, end);
     Ok(())
 }
 
@@ -298,8 +330,9 @@ fn pop_generic(ctx: &mut Ctx, argv: &[Bytes], end: End, name: &str) -> CmdResult
             1
         }
     };
-    db.remove_if_empty(key);
+    let emptied = db.remove_if_empty(key);
     ctx.srv.dirty += popped as u64;
+    notify_pop(ctx, key, end, emptied);
     Ok(())
 }
 
@@ -321,8 +354,9 @@ fn mpop(ctx: &mut Ctx, keys: &[Bytes], end: End, count: usize) -> Result<bool, C
         ctx.out.array(2);
         ctx.out.bulk(key);
         let popped = pop_range(ctx.out, list, end, count, limit);
-        db.remove_if_empty(key);
+        let emptied = db.remove_if_empty(key);
         ctx.srv.dirty += popped as u64;
+        notify_pop(ctx, key, end, emptied);
         return Ok(true);
     }
     Ok(false)
@@ -480,6 +514,7 @@ fn lset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     }
     list.shrink_check(limit);
     ctx.srv.dirty += 1;
+    ctx.notify(KeyspaceEvents::LIST, "lset", key);
     ctx.out.ok();
     Ok(())
 }
@@ -501,8 +536,10 @@ fn ltrim(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     list.delete_range(0, left, limit);
     list.delete_range(len - left - right, right, limit);
     list.shrink_check(limit);
-    db.remove_if_empty(key);
+    let emptied = db.remove_if_empty(key);
     ctx.srv.dirty += (left + right) as u64;
+    // Raised even when nothing was trimmed, as Valkey does.
+    notify_edit(ctx, key, "ltrim", emptied);
     ctx.out.ok();
     Ok(())
 }
@@ -521,7 +558,8 @@ fn lrem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let removed = list.remove(&argv[3], want, from, limit);
     if removed > 0 {
         list.shrink_check(limit);
-        db.remove_if_empty(key);
+        let emptied = db.remove_if_empty(key);
+        notify_edit(ctx, key, "lrem", emptied);
     }
     ctx.srv.dirty += removed as u64;
     ctx.out.int(removed as i64);
@@ -552,6 +590,7 @@ fn linsert(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     ctx.out.int(list.len() as i64);
     ctx.srv.dirty += 1;
     ctx.signal_ready(key);
+    ctx.notify(KeyspaceEvents::LIST, "linsert", key);
     Ok(())
 }
 
@@ -569,21 +608,26 @@ fn move_element(ctx: &mut Ctx, src: &Bytes, dst: &Bytes, from: End, to: End) -> 
     db.write_agg::<ListObj>(dst, now_ms)?;
     let list = db.write_agg::<ListObj>(src, now_ms)?.expect("checked above");
     let value = list.pop(from, limit).expect("a stored list is not empty");
-    if src == dst {
+    let emptied = if src == dst {
         // Valkey pushes before it checks the popped list for shrinking.
         list.grow_check(value.len(), 1, limit);
         list.push(to, &value, limit);
         list.shrink_check(limit);
+        false
     } else {
         list.shrink_check(limit);
-        db.remove_if_empty(src);
+        let emptied = db.remove_if_empty(src);
         let target = db.write_agg_or_create::<ListObj>(dst, now_ms, ListObj::new)?;
         target.grow_check(value.len(), 1, limit);
         target.push(to, &value, limit);
-    }
+        emptied
+    };
     ctx.out.bulk(&value);
     ctx.srv.dirty += 1;
     ctx.signal_ready(dst);
+    // Valkey pushes first, then pops: the destination's events (`new` included) come first.
+    notify_push(ctx, dst, to);
+    notify_pop(ctx, src, from, emptied);
     Ok(())
 }
 

@@ -10,6 +10,7 @@ use bytes::Bytes;
 
 use crate::commands::args::int_arg;
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::KeyspaceEvents;
 use crate::keyspace::db::{Db, Ttl, Value};
 use crate::resp::reply::AggKind;
 use crate::types::agg::Typed;
@@ -88,7 +89,7 @@ fn intersect(ctx: &mut Ctx, keys: &[Bytes], mode: InterOut, dst: Option<&Bytes>)
             InterOut::Store => {}
         }
         return match dst {
-            Some(dst) => store(ctx, dst, None),
+            Some(dst) => store(ctx, dst, None, "sinterstore"),
             None => Ok(()),
         };
     };
@@ -120,7 +121,8 @@ fn intersect(ctx: &mut Ctx, keys: &[Bytes], mode: InterOut, dst: Option<&Bytes>)
         }
         InterOut::Store => {
             let result = inter_result(first, first.iter().filter(|&e| in_all(e)), &lim);
-            store(ctx, dst.expect("SINTERSTORE has a destination"), Some(result))
+            let dst = dst.expect("SINTERSTORE has a destination");
+            store(ctx, dst, Some(result), "sinterstore")
         }
     }
 }
@@ -182,7 +184,13 @@ fn union_diff(ctx: &mut Ctx, keys: &[Bytes], op: Op, dst: Option<&Bytes>) -> Cmd
         Op::Diff => diff_into(&mut result, sets, &lim),
     }
     match dst {
-        Some(dst) => store(ctx, dst, Some(result)),
+        Some(dst) => {
+            let event = match op {
+                Op::Union => "sunionstore",
+                Op::Diff => "sdiffstore",
+            };
+            store(ctx, dst, Some(result), event)
+        }
         None => {
             let out = &mut *ctx.out;
             out.set(result.len());
@@ -227,9 +235,10 @@ fn diff_into(result: &mut SetObj, mut sets: Vec<Option<&SetObj>>, lim: &SetLimit
     }
 }
 
-/// Writes a *STORE result to `dst` (replacing any value and TTL), or deletes `dst` when the
-/// result is empty, and replies with the result's size.
-fn store(ctx: &mut Ctx, dst: &[u8], result: Option<SetObj>) -> CmdResult {
+/// Writes a *STORE result to `dst` (replacing any value and TTL) and raises `event`, or
+/// deletes `dst` (raising `del` if it existed) when the result is empty, and replies with
+/// the result's size.
+fn store(ctx: &mut Ctx, dst: &[u8], result: Option<SetObj>, event: &str) -> CmdResult {
     let now = ctx.now_ms;
     let result = result.filter(|r| !r.is_empty());
     let len = result.as_ref().map_or(0, SetObj::len);
@@ -237,9 +246,16 @@ fn store(ctx: &mut Ctx, dst: &[u8], result: Option<SetObj>) -> CmdResult {
     let changed = match result {
         Some(set) => {
             db.set(dst, Value::Agg(set.wrap()), Ttl::Clear, now);
+            ctx.notify(KeyspaceEvents::SET, event, dst);
             true
         }
-        None => db.remove(dst, now),
+        None => {
+            let deleted = db.remove(dst, now);
+            if deleted {
+                ctx.notify(KeyspaceEvents::GENERIC, "del", dst);
+            }
+            deleted
+        }
     };
     if changed {
         ctx.srv.dirty += 1;

@@ -17,6 +17,7 @@ use crate::commands::args::scan_elements;
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE};
 use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::KeyspaceEvents;
 use crate::keyspace::db::Db;
 use crate::resp::reply::Reply;
 use crate::types::agg::Typed;
@@ -157,6 +158,9 @@ fn sadd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     }
     let added = members.iter().filter(|m| set.add(m, &lim)).count();
     ctx.srv.dirty += added as u64;
+    if added > 0 {
+        ctx.notify(KeyspaceEvents::SET, "sadd", &argv[1]);
+    }
     ctx.out.int(added as i64);
     Ok(())
 }
@@ -177,8 +181,11 @@ fn srem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
             }
         }
     }
-    db.remove_if_empty(&argv[1]);
+    let emptied = db.remove_if_empty(&argv[1]);
     ctx.srv.dirty += removed;
+    if removed > 0 {
+        notify_removed(ctx, "srem", &argv[1], emptied);
+    }
     ctx.out.int(removed as i64);
     Ok(())
 }
@@ -235,13 +242,27 @@ fn smove(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     }
-    db.remove_if_empty(src);
+    let emptied = db.remove_if_empty(src);
+    notify_removed(ctx, "srem", src, emptied);
+    let db = ctx.db();
     let set = db.write_agg_or_create(dst, now, || SetObj::for_first_member(member, 1, &lim))?;
     let added = set.add(member, &lim);
     debug_assert!(added || dst_exists, "a new destination set takes the member");
     ctx.srv.dirty += 1 + u64::from(added);
+    if added {
+        ctx.notify(KeyspaceEvents::SET, "sadd", dst);
+    }
     ctx.out.int(1);
     Ok(())
+}
+
+/// `event` (`srem`, `spop`) of `key`, then `del` when the removal emptied (and so deleted)
+/// the set.
+fn notify_removed(ctx: &mut Ctx, event: &str, key: &[u8], emptied: bool) {
+    ctx.notify(KeyspaceEvents::SET, event, key);
+    if emptied {
+        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+    }
 }
 
 /// SSCAN key cursor [MATCH pattern] [COUNT count], in the argument order of every element

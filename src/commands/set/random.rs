@@ -17,7 +17,7 @@ use crate::commands::reply_limit::ReplyLimit;
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::types::set::{SetObj, SetRng};
 
-use super::{limits, reply_elem};
+use super::{limits, notify_removed, reply_elem};
 
 /// SRANDMEMBER key [count].
 pub fn srandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
@@ -100,9 +100,10 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
         return Ok(());
     };
     let popped = set.pop_random(&mut rng);
-    db.remove_if_empty(key);
+    let emptied = db.remove_if_empty(key);
     reply_elem(ctx.out, popped.as_elem());
     ctx.srv.dirty += 1;
+    notify_removed(ctx, "spop", key, emptied);
     Ok(())
 }
 
@@ -127,10 +128,12 @@ fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
         set.iter().for_each(|e| reply_elem(out, e));
         db.remove(key, now);
         ctx.srv.dirty += len as u64;
+        notify_removed(ctx, "spop", key, true);
         return Ok(());
     }
     out.set(n);
     set.pop_many(n, &mut rng, &lim, |e| reply_elem(out, e));
     ctx.srv.dirty += n as u64;
+    notify_removed(ctx, "spop", key, false);
     Ok(())
 }

@@ -25,6 +25,7 @@ use crate::commands::args::int_arg;
 use crate::commands::table::ks::{ACCESS, OW, RO, UPDATE};
 use crate::commands::table::{acl, flag, range, BeginSearch, Command, FindKeys, KeyBuf, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::KeyspaceEvents;
 use crate::keyspace::db::{Db, Ttl, Value, ValueRef};
 use crate::types::agg::{AggRef, AggType, Typed};
 use crate::types::list::{Dir, End, ListObj, NodeLimit};
@@ -399,8 +400,10 @@ fn store(ctx: &mut Ctx, dst: &[u8], chosen: &[Item], gets: &[&[u8]]) -> CmdResul
         ctx.srv.dirty += n as u64;
         // A client blocked on the destination (BLPOP) can now be served.
         ctx.signal_ready(dst);
+        ctx.notify(KeyspaceEvents::LIST, "sortstore", dst);
     } else if db.remove(dst, now) {
         ctx.srv.dirty += 1;
+        ctx.notify(KeyspaceEvents::GENERIC, "del", dst);
     }
     ctx.out.int(n as i64);
     Ok(())

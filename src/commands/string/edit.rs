@@ -11,6 +11,7 @@ use bytes::Bytes;
 use super::read_str;
 use crate::commands::args::int_arg;
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::KeyspaceEvents;
 use crate::keyspace::db::{EditEncoding, Ttl, ValueRef};
 use crate::types::string::{LongDouble, StrValue};
 
@@ -39,6 +40,7 @@ pub(super) fn append(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         }
     };
     ctx.srv.dirty += 1;
+    ctx.notify(KeyspaceEvents::STRING, "append", key);
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -76,6 +78,7 @@ pub(super) fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         }
     };
     ctx.srv.dirty += 1;
+    ctx.notify(KeyspaceEvents::STRING, "setrange", key);
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -159,6 +162,7 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
         }
     };
     ctx.srv.dirty += 1;
+    ctx.notify(KeyspaceEvents::STRING, "incrby", key);
     ctx.out.int(value);
     Ok(())
 }
@@ -189,6 +193,7 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         }
     };
     ctx.srv.dirty += 1;
+    ctx.notify(KeyspaceEvents::STRING, "incrbyfloat", key);
     ctx.out.bulk(text.as_bytes());
     Ok(())
 }

@@ -21,6 +21,7 @@ use crate::commands::table::{
     acl, flag, range as spec_range, specs, BeginSearch, Command, FindKeys, KeySpec,
 };
 use crate::commands::{CmdError, Ctx};
+use crate::config::KeyspaceEvents;
 use crate::resp::reply::Reply;
 use crate::types::zset::range::{parse_lex_bound, parse_score_bound};
 use crate::types::zset::{LexRange, Limits, ScoreRange};
@@ -191,6 +192,15 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 /// The listpack limits from the config.
+/// `event` (`zrem`, `zpopmin`, `zremrangebyscore`...) of `key`, then `del` when the removal
+/// emptied (and so deleted) the sorted set.
+fn notify_removed(ctx: &mut Ctx, event: &str, key: &[u8], emptied: bool) {
+    ctx.notify(KeyspaceEvents::ZSET, event, key);
+    if emptied {
+        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+    }
+}
+
 fn limits(ctx: &Ctx) -> Limits {
     let c = &ctx.srv.config;
     Limits {

@@ -245,7 +245,7 @@ fn generic(ctx: &mut Ctx, argv: &[Bytes], op: Op, store: bool, name: &str) -> Cm
     };
     if store {
         let n = result.len();
-        store_sorted(ctx, &argv[1], result);
+        store_sorted(ctx, &argv[1], result, name);
         ctx.out.int(n as i64);
         return Ok(());
     }

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use super::{lex_range, limits, member_reply, members_header, score_range};
 use crate::commands::args::{int_arg, is};
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::KeyspaceEvents;
 use crate::keyspace::db::{Ttl, Value};
 use crate::types::agg::Typed;
 use crate::types::zset::ZSetObj;
@@ -232,18 +233,21 @@ pub fn zrangestore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         }
     }
     let n = picked.len();
-    store_sorted(ctx, &argv[1], picked);
+    store_sorted(ctx, &argv[1], picked, "zrangestore");
     ctx.out.int(n as i64);
     Ok(())
 }
 
-/// Stores `members` (sorted ascending, distinct) at `dst` as a new sorted set, or deletes
-/// `dst` when there are none. Shared by ZRANGESTORE and the *STORE set operations.
-pub(super) fn store_sorted(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>) {
+/// Stores `members` (sorted ascending, distinct) at `dst` as a new sorted set and raises
+/// `event`, or deletes `dst` (raising `del` if it existed) when there are none. Shared by
+/// ZRANGESTORE and the *STORE set operations.
+pub(super) fn store_sorted(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>, event: &str) {
     let now = ctx.now_ms;
     ctx.srv.dirty += 1;
     if members.is_empty() {
-        ctx.srv.dbs[ctx.client.db].remove(dst, now);
+        if ctx.srv.dbs[ctx.client.db].remove(dst, now) {
+            ctx.notify(KeyspaceEvents::GENERIC, "del", dst);
+        }
         return;
     }
     let max_member = members.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
@@ -253,29 +257,33 @@ pub(super) fn store_sorted(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64
     }
     ctx.srv.dbs[ctx.client.db].set(dst, Value::Agg(z.wrap()), Ttl::Clear, now);
     ctx.signal_ready(dst);
+    ctx.notify(KeyspaceEvents::ZSET, event, dst);
 }
 
 /// ZREMRANGEBYRANK key start stop
 pub fn zremrangebyrank(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (start, end) = (int_arg(&argv[2])?, int_arg(&argv[3])?);
-    remove_span(ctx, &argv[1], |z| rank_span(start, end, z.len()).unwrap_or((0, 0)))
+    remove_span(ctx, &argv[1], "zremrangebyrank", |z| {
+        rank_span(start, end, z.len()).unwrap_or((0, 0))
+    })
 }
 
 /// ZREMRANGEBYSCORE key min max
 pub fn zremrangebyscore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let r = score_range(&argv[2], &argv[3])?;
-    remove_span(ctx, &argv[1], |z| z.score_bounds(&r))
+    remove_span(ctx, &argv[1], "zremrangebyscore", |z| z.score_bounds(&r))
 }
 
 /// ZREMRANGEBYLEX key min max
 pub fn zremrangebylex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let r = lex_range(&argv[2], &argv[3])?;
-    remove_span(ctx, &argv[1], |z| z.lex_bounds(&r))
+    remove_span(ctx, &argv[1], "zremrangebylex", |z| z.lex_bounds(&r))
 }
 
 fn remove_span(
     ctx: &mut Ctx,
     key: &[u8],
+    event: &str,
     span: impl FnOnce(&ZSetObj) -> (usize, usize),
 ) -> CmdResult {
     let now = ctx.now_ms;
@@ -286,9 +294,12 @@ fn remove_span(
     };
     let (lo, hi) = span(z);
     z.remove_ranks(lo, hi);
-    db.remove_if_empty(key);
+    let emptied = db.remove_if_empty(key);
     let n = hi - lo;
     ctx.srv.dirty += n as u64;
+    if n > 0 {
+        super::notify_removed(ctx, event, key, emptied);
+    }
     ctx.out.int(n as i64);
     Ok(())
 }

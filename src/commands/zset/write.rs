@@ -6,6 +6,7 @@ use bytes::Bytes;
 use super::{lex_range, limits, score_range};
 use crate::commands::args::is;
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::config::KeyspaceEvents;
 use crate::types::zset::range::parse_score;
 use crate::types::zset::ZSetObj;
 
@@ -210,6 +211,7 @@ fn add_generic(
     if added + updated > 0 {
         ctx.srv.dirty += (added + updated) as u64;
         ctx.signal_ready(key);
+        ctx.notify(KeyspaceEvents::ZSET, if incr { "zincr" } else { "zadd" }, key);
     }
     if let Some(e) = failed {
         return Err(e);
@@ -250,8 +252,11 @@ pub fn zrem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
             }
         }
     }
-    db.remove_if_empty(&argv[1]);
+    let emptied = db.remove_if_empty(&argv[1]);
     ctx.srv.dirty += removed;
+    if removed > 0 {
+        super::notify_removed(ctx, "zrem", &argv[1], emptied);
+    }
     ctx.out.int(removed as i64);
     Ok(())
 }

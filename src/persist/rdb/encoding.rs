@@ -46,6 +46,11 @@ impl<W: Write> RdbWriter<W> {
         self.crc
     }
 
+    /// Whether strings are LZF-compressed (rdbcompression).
+    pub fn compresses(&self) -> bool {
+        self.compress
+    }
+
     /// Bytes written so far.
     pub fn written(&self) -> u64 {
         self.written
@@ -65,7 +70,7 @@ impl<W: Write> RdbWriter<W> {
         self.raw(&[b])
     }
 
-    pub fn len(&mut self, n: u64) -> io::Result<()> {
+    pub fn length(&mut self, n: u64) -> io::Result<()> {
         if n < 1 << 6 {
             self.byte(n as u8)
         } else if n < 1 << 14 {
@@ -108,12 +113,12 @@ impl<W: Write> RdbWriter<W> {
         if self.compress && s.len() > LZF_MIN_LEN {
             if let Some(c) = lzf::compress(s, s.len() - 4) {
                 self.byte(0xC0 | ENC_LZF)?;
-                self.len(c.len() as u64)?;
-                self.len(s.len() as u64)?;
+                self.length(c.len() as u64)?;
+                self.length(s.len() as u64)?;
                 return self.raw(&c);
             }
         }
-        self.len(s.len() as u64)?;
+        self.length(s.len() as u64)?;
         self.raw(s)
     }
 }
@@ -214,7 +219,7 @@ impl<R: Read> RdbReader<R> {
         })
     }
 
-    pub fn len(&mut self) -> Result<u64, RdbError> {
+    pub fn length(&mut self) -> Result<u64, RdbError> {
         match self.len_or_encoding()? {
             Len::Plain(n) => Ok(n),
             Len::Encoded(e) => Err(corrupt(format!("encoded value {e} where a length belongs"))),
@@ -229,8 +234,8 @@ impl<R: Read> RdbReader<R> {
             Len::Encoded(ENC_INT16) => Ok(i16::from_le_bytes(self.exact()?).to_string().into()),
             Len::Encoded(ENC_INT32) => Ok(i32::from_le_bytes(self.exact()?).to_string().into()),
             Len::Encoded(ENC_LZF) => {
-                let compressed_len = self.len()?;
-                let len = self.len()?;
+                let compressed_len = self.length()?;
+                let len = self.length()?;
                 if len > self.max_len {
                     return Err(corrupt(format!("LZF length {len} over the limit")));
                 }
@@ -262,14 +267,14 @@ mod tests {
 
     #[test]
     fn lengths_take_their_documented_sizes() {
-        assert_eq!(written(|w| w.len(63)), [63]);
-        assert_eq!(written(|w| w.len(64)), [0x40, 64]);
-        assert_eq!(written(|w| w.len(16383)), [0x7f, 0xff]);
-        assert_eq!(written(|w| w.len(16384)), [0x80, 0, 0, 0x40, 0]);
-        assert_eq!(written(|w| w.len(1 << 32)), [0x81, 0, 0, 0, 1, 0, 0, 0, 0]);
+        assert_eq!(written(|w| w.length(63)), [63]);
+        assert_eq!(written(|w| w.length(64)), [0x40, 64]);
+        assert_eq!(written(|w| w.length(16383)), [0x7f, 0xff]);
+        assert_eq!(written(|w| w.length(16384)), [0x80, 0, 0, 0x40, 0]);
+        assert_eq!(written(|w| w.length(1 << 32)), [0x81, 0, 0, 0, 1, 0, 0, 0, 0]);
         for n in [0, 1, 63, 64, 300, 16383, 16384, 1 << 31, u64::from(u32::MAX), 1 << 40] {
-            let bytes = written(|w| w.len(n));
-            assert_eq!(RdbReader::new(&bytes[..], u64::MAX).len().unwrap(), n);
+            let bytes = written(|w| w.length(n));
+            assert_eq!(RdbReader::new(&bytes[..], u64::MAX).length().unwrap(), n);
         }
     }
 
@@ -300,9 +305,9 @@ mod tests {
         for cut in 0..bytes.len() {
             assert!(RdbReader::new(&bytes[..cut], 1 << 20).string().is_err());
         }
-        let huge = written(|w| w.len(1 << 40));
+        let huge = written(|w| w.length(1 << 40));
         let mut r = RdbReader::new(&huge[..], 1 << 20);
-        let n = r.len().unwrap();
+        let n = r.length().unwrap();
         assert!(r.bytes(n).is_err());
     }
 }

@@ -2,5 +2,8 @@
 //! (`crc64`), string compression (`lzf`) and the length/string encodings (`encoding`).
 
 pub mod crc64;
+pub mod dump;
 pub mod encoding;
+pub mod file;
 pub mod lzf;
+pub mod value;

@@ -156,6 +156,14 @@ impl HashObj {
         matches!(self.repr, Repr::Listpack(_))
     }
 
+    /// The listpack itself, in the listpack encoding (RDB and DUMP store its bytes).
+    pub fn listpack(&self) -> Option<&Listpack> {
+        match &self.repr {
+            Repr::Listpack(lp) => Some(lp),
+            Repr::Table(_) => None,
+        }
+    }
+
     /// The listpack position of `field`'s value.
     fn lp_value_pos(lp: &Listpack, field: &[u8]) -> Option<listpack::Pos> {
         let at = lp.find(lp.first()?, field, 1)?;

@@ -347,6 +347,15 @@ impl ListObj {
         Walk { list: self, node, pos: Some(pos), dir }
     }
 
+    /// The listpack nodes, head to tail (one for the listpack encoding): RDB stores them as
+    /// they are.
+    pub fn nodes(&self) -> Vec<&Listpack> {
+        match &self.repr {
+            Repr::Packed(lp) => vec![lp],
+            Repr::Quick(q) => q.nodes().collect(),
+        }
+    }
+
     /// Every element, head to tail.
     pub fn iter(&self) -> Walk<'_> {
         self.walk(0, Dir::Forward)

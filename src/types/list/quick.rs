@@ -53,6 +53,11 @@ fn single(v: &[u8]) -> Listpack {
 }
 
 impl QuickList {
+    /// The nodes, head to tail.
+    pub fn nodes(&self) -> impl Iterator<Item = &Listpack> {
+        self.nodes.iter()
+    }
+
     /// A quicklist of the elements of `lp`: one node, `lp` itself, when it is within the
     /// limit (it can be a little over: the growing check counts raw element bytes, not their
     /// encoding), else cut into nodes filled up to the limit.

@@ -355,6 +355,14 @@ impl SetObj {
 
     /// Every member once, in the encoding's order (ascending for an intset, insertion order
     /// for a listpack, bucket order for a table).
+    /// The intset itself, in the intset encoding (RDB and DUMP store its bytes).
+    pub fn intset(&self) -> Option<&Intset> {
+        match &self.repr {
+            Repr::Intset(is) => Some(is),
+            _ => None,
+        }
+    }
+
     pub fn iter(&self) -> Iter<'_> {
         match &self.repr {
             Repr::Intset(is) => Iter::Intset(is.iter()),

@@ -107,6 +107,14 @@ impl ZSetObj {
         self.len() == 0
     }
 
+    /// The listpack itself, in the listpack encoding (RDB and DUMP store its bytes).
+    pub fn listpack(&self) -> Option<&Listpack> {
+        match &self.repr {
+            Repr::Listpack(lp) => Some(lp),
+            Repr::Skiplist(_) => None,
+        }
+    }
+
     pub fn is_listpack(&self) -> bool {
         matches!(self.repr, Repr::Listpack(_))
     }

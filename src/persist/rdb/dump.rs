@@ -1,0 +1,92 @@
+//! DUMP payloads: a value in RDB form, then the RDB version (2 bytes, little endian), then
+//! the CRC-64 of everything before it (8 bytes, little endian). RESTORE checks the footer
+//! before it reads anything, then reads exactly one value and nothing more.
+
+use super::crc64;
+use super::encoding::{RdbError, RdbReader, RdbWriter};
+use super::value::{read_value, write_value, LoadLimits};
+use crate::keyspace::value::{Value, ValueRef};
+
+/// The RDB version ferrokey writes: 10, which redis-server 7.0 and every Valkey load.
+pub const RDB_VERSION: u16 = 10;
+/// The newest RDB version ferrokey reads.
+pub const RDB_VERSION_MAX: u16 = 11;
+
+/// The DUMP payload of `v`.
+pub fn payload(v: ValueRef<'_>, compress: bool) -> Vec<u8> {
+    let mut w = RdbWriter::new(Vec::new(), compress);
+    write_value(&mut w, v).expect("writing to memory cannot fail");
+    w.raw(&RDB_VERSION.to_le_bytes()).expect("writing to memory cannot fail");
+    let crc = w.crc();
+    let mut out = w.into_inner();
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Why a payload was refused (RESTORE's two error replies).
+#[derive(Debug, PartialEq, Eq)]
+pub enum PayloadError {
+    /// Too short, a newer RDB version, or a checksum that does not match.
+    VersionOrChecksum,
+    /// The footer is right but the value does not parse (or has bytes left over).
+    BadFormat,
+}
+
+/// The value of a DUMP payload, built under `lim`. `max_len` bounds every length read.
+pub fn parse(bytes: &[u8], lim: &LoadLimits, max_len: u64) -> Result<Value, PayloadError> {
+    if bytes.len() < 10 {
+        return Err(PayloadError::VersionOrChecksum);
+    }
+    let (body, crc) = bytes.split_at(bytes.len() - 8);
+    let version = u16::from_le_bytes([body[body.len() - 2], body[body.len() - 1]]);
+    if version > RDB_VERSION_MAX || crc64::update(0, body).to_le_bytes() != crc {
+        return Err(PayloadError::VersionOrChecksum);
+    }
+    let value_bytes = &body[..body.len() - 2];
+    let mut r = RdbReader::new(value_bytes, max_len);
+    let value = (|| -> Result<Value, RdbError> {
+        let ty = r.byte()?;
+        read_value(&mut r, ty, lim)
+    })()
+    .map_err(|_| PayloadError::BadFormat)?;
+    if r.position() != value_bytes.len() as u64 {
+        return Err(PayloadError::BadFormat);
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::types::string::StrValue;
+
+    fn lim() -> LoadLimits {
+        LoadLimits::from_config(&Config::default())
+    }
+
+    #[test]
+    fn a_string_payload_matches_redis_server() {
+        // redis-server 7.0: DUMP of "12".
+        let p = payload(ValueRef::Str(crate::types::string::StrRef::Int(12)), true);
+        assert_eq!(
+            p,
+            [0x00, 0xc0, 0x0c, 0x0a, 0x00, 0x3c, 0x2a, 0xf8, 0x51, 0x5c, 0x04, 0xbc, 0xd5]
+        );
+        let v = parse(&p, &lim(), 1 << 20).unwrap();
+        assert!(matches!(v, Value::Str(StrValue::Int(12))));
+    }
+
+    #[test]
+    fn damaged_payloads_are_refused() {
+        let p = payload(ValueRef::Str(crate::types::string::StrRef::Raw(b"hello")), true);
+        for cut in 0..p.len() {
+            assert!(parse(&p[..cut], &lim(), 1 << 20).is_err());
+        }
+        for i in 0..p.len() {
+            let mut bad = p.clone();
+            bad[i] ^= 0x20;
+            assert_eq!(parse(&bad, &lim(), 1 << 20).err(), Some(PayloadError::VersionOrChecksum));
+        }
+    }
+}

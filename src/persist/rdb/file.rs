@@ -1,0 +1,217 @@
+//! Whole RDB files: the header, aux fields, database selectors with resize hints, keys with
+//! their expire times and LRU/LFU metadata, and the EOF marker with the CRC-64.
+//!
+//! ```text
+//!  "REDIS0010"
+//!  FA aux-key aux-value ...                 redis-ver, redis-bits, ctime, used-mem, aof-base
+//!  FE db-number  FB keys expires            per non-empty database
+//!    [FC expire-ms:8 LE] [F8 idle-secs | F9 freq:1] type key value
+//!  FF crc64:8 LE
+//! ```
+//!
+//! The loader reads versions 1 to 11 as far as the value types in `value` go, skips aux
+//! fields it does not know, refuses module data and duplicate keys, drops keys already
+//! expired (as a primary does), and checks the CRC-64 unless the file stored 0 (checksums
+//! disabled when it was written).
+
+use std::io::{self, Read, Write};
+
+use super::dump::{RDB_VERSION, RDB_VERSION_MAX};
+use super::encoding::{corrupt, RdbError, RdbReader, RdbWriter};
+use super::value::{read_value, write_value, LoadLimits};
+use crate::keyspace::clock::{idle_ms, lfu_decayed, lru_clock, LRU_CLOCK_MAX};
+use crate::keyspace::db::{is_expired, AccessClock, Db, Obj, ObjView};
+
+const OP_FUNCTION2: u8 = 0xF5;
+const OP_MODULE_AUX: u8 = 0xF7;
+const OP_IDLE: u8 = 0xF8;
+const OP_FREQ: u8 = 0xF9;
+const OP_AUX: u8 = 0xFA;
+const OP_RESIZEDB: u8 = 0xFB;
+const OP_EXPIRETIME_MS: u8 = 0xFC;
+const OP_EXPIRETIME: u8 = 0xFD;
+const OP_SELECTDB: u8 = 0xFE;
+const OP_EOF: u8 = 0xFF;
+
+/// What a save needs to know besides the data.
+pub struct SaveInfo {
+    pub now_ms: i64,
+    pub used_memory: usize,
+}
+
+/// Writes every database as one RDB file.
+pub fn write_rdb<W: Write>(w: &mut RdbWriter<W>, dbs: &[Db], info: &SaveInfo) -> io::Result<()> {
+    w.raw(format!("REDIS{RDB_VERSION:04}").as_bytes())?;
+    let aux = |w: &mut RdbWriter<W>, k: &str, v: &str| -> io::Result<()> {
+        w.byte(OP_AUX)?;
+        w.string(k.as_bytes())?;
+        w.string(v.as_bytes())
+    };
+    // Valkey writes redis-ver 7.2.4 for the tools that look at it; so does ferrokey.
+    aux(w, "redis-ver", "7.2.4")?;
+    aux(w, "redis-bits", "64")?;
+    aux(w, "ctime", &(info.now_ms / 1000).to_string())?;
+    aux(w, "used-mem", &info.used_memory.to_string())?;
+    aux(w, "aof-base", "0")?;
+    for (n, db) in dbs.iter().enumerate() {
+        if db.is_empty() {
+            continue;
+        }
+        w.byte(OP_SELECTDB)?;
+        w.length(n as u64)?;
+        w.byte(OP_RESIZEDB)?;
+        w.length(db.len() as u64)?;
+        w.length(db.expires_len() as u64)?;
+        let access = db.access_clock();
+        let mut result = Ok(());
+        db.for_each(|key, e| {
+            if result.is_err() || !Db::is_live(e, info.now_ms) {
+                return;
+            }
+            result = write_key(w, key, e, access, info.now_ms);
+        });
+        result?;
+    }
+    w.byte(OP_EOF)?;
+    let crc = w.crc();
+    w.raw(&crc.to_le_bytes())
+}
+
+fn write_key<W: Write>(
+    w: &mut RdbWriter<W>,
+    key: &[u8],
+    e: &impl ObjView,
+    access: AccessClock,
+    now_ms: i64,
+) -> io::Result<()> {
+    if let Some(at) = e.expire_at_ms() {
+        w.byte(OP_EXPIRETIME_MS)?;
+        w.raw(&at.to_le_bytes())?;
+    }
+    match access {
+        AccessClock::Lru => {
+            w.byte(OP_IDLE)?;
+            w.length((idle_ms(e.lru(), now_ms) / 1000) as u64)?;
+        }
+        AccessClock::Lfu { decay_time_mins, .. } => {
+            w.byte(OP_FREQ)?;
+            w.byte(lfu_decayed(e.lru(), now_ms, decay_time_mins) as u8)?;
+        }
+    }
+    // The value's type byte comes before the key.
+    let mut value = RdbWriter::new(Vec::new(), w.compresses());
+    write_value(&mut value, e.value_ref())?;
+    let value = value.into_inner();
+    w.byte(value[0])?;
+    w.string(key)?;
+    w.raw(&value[1..])
+}
+
+/// What a load found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct LoadStats {
+    pub version: u16,
+    pub keys_loaded: u64,
+    pub keys_expired: u64,
+}
+
+/// Loads an RDB file into `dbs` (which should be empty).
+pub fn load_rdb<R: Read>(
+    r: &mut RdbReader<R>,
+    dbs: &mut [Db],
+    lim: &LoadLimits,
+    now_ms: i64,
+) -> Result<LoadStats, RdbError> {
+    let header: [u8; 9] = r.exact()?;
+    if &header[..5] != b"REDIS" {
+        return Err(corrupt("Wrong signature trying to load DB from file"));
+    }
+    let version = std::str::from_utf8(&header[5..])
+        .ok()
+        .and_then(|v| v.parse::<u16>().ok())
+        .ok_or_else(|| corrupt("Wrong signature trying to load DB from file"))?;
+    if !(1..=RDB_VERSION_MAX).contains(&version) {
+        return Err(corrupt(format!("Can't handle RDB format version {version}")));
+    }
+    let mut stats = LoadStats { version, ..LoadStats::default() };
+    let mut db = 0usize;
+    let mut expire_at: Option<i64> = None;
+    let mut lru: Option<u32> = None;
+    loop {
+        let op = r.byte()?;
+        match op {
+            OP_EOF => break,
+            OP_SELECTDB => {
+                let n = r.length()?;
+                if n >= dbs.len() as u64 {
+                    return Err(corrupt(format!(
+                        "FATAL: Data file was created with a Redis server configured to handle more than {} databases. Exiting",
+                        dbs.len()
+                    )));
+                }
+                db = n as usize;
+            }
+            OP_RESIZEDB => {
+                r.length()?;
+                r.length()?;
+            }
+            OP_AUX => {
+                r.string()?;
+                r.string()?;
+            }
+            OP_EXPIRETIME_MS => expire_at = Some(i64::from_le_bytes(r.exact()?)),
+            OP_EXPIRETIME => {
+                expire_at = Some(i64::from(i32::from_le_bytes(r.exact()?)) * 1000);
+            }
+            OP_IDLE => {
+                let idle = r.length()?;
+                let clock = i64::from(lru_clock(now_ms)) - idle.min(i64::MAX as u64) as i64;
+                lru = Some(clock.rem_euclid(i64::from(LRU_CLOCK_MAX) + 1) as u32);
+            }
+            OP_FREQ => {
+                let freq = u32::from(r.byte()?);
+                lru = Some((((now_ms / 60_000) as u32 & 0xffff) << 8) | freq);
+            }
+            OP_FUNCTION2 => {
+                return Err(corrupt(
+                    "the RDB file holds functions, which ferrokey does not support",
+                ));
+            }
+            OP_MODULE_AUX => {
+                return Err(corrupt(
+                    "the RDB file holds module data, which ferrokey does not support",
+                ));
+            }
+            ty => {
+                let key = r.string()?;
+                let value = read_value(r, ty, lim)?;
+                let at = expire_at.take();
+                let clock = lru.take();
+                if at.is_some_and(|t| is_expired(t, now_ms)) {
+                    stats.keys_expired += 1;
+                    continue;
+                }
+                let target = &mut dbs[db];
+                if target.contains(&key, now_ms) {
+                    return Err(corrupt(format!(
+                        "Duplicate key '{}' found in RDB file",
+                        String::from_utf8_lossy(&key)
+                    )));
+                }
+                let clock = clock.unwrap_or_else(|| {
+                    crate::keyspace::clock::new_clock(target.access_clock(), now_ms)
+                });
+                target.put(&key, Obj { value, expire_at_ms: at, lru: clock, raw: false });
+                stats.keys_loaded += 1;
+            }
+        }
+    }
+    if version >= 5 {
+        let expected = r.crc();
+        let stored = u64::from_le_bytes(r.exact()?);
+        if stored != 0 && stored != expected {
+            return Err(corrupt("Wrong RDB checksum. Aborting now."));
+        }
+    }
+    Ok(stats)
+}

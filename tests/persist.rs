@@ -1,0 +1,228 @@
+//! RDB files over TCP and on disk: ferrokey's SAVE loads in a real redis-server 7.0, a file
+//! redis-server 7.0 saved loads in ferrokey, with every type and encoding, expire times
+//! included; ferrokey restarts with its data; a corrupted file stops start-up with a
+//! message instead of starting with partial data.
+
+mod common;
+
+use std::process::{Command, Stdio};
+
+use common::{bulk, free_port, int, start, start_redis, Client, Val};
+
+fn fill(c: &mut Client) {
+    c.cmd(&["SET", "str:int", "12345"]);
+    c.cmd(&["SET", "str:raw", "hello"]);
+    c.cmd(&["SET", "str:long", &"abc".repeat(200)]);
+    c.cmd(&["SET", "str:ttl", "v", "EX", "100000"]);
+    c.cmd(&["HSET", "hash:small", "a", "1", "b", "two"]);
+    for i in 0..600 {
+        c.cmd(&["HSET", "hash:big", &format!("f{i}"), &format!("v{i}")]);
+        c.cmd(&["SADD", "set:big", &format!("m{i}")]);
+        c.cmd(&["ZADD", "zset:big", &format!("{}.25", i % 41), &format!("m{i}")]);
+    }
+    c.cmd(&["SADD", "set:ints", "1", "-2", "300000"]);
+    c.cmd(&["SADD", "set:small", "x", "y"]);
+    c.cmd(&["ZADD", "zset:small", "1", "a", "-inf", "b"]);
+    c.cmd(&["RPUSH", "list:small", "a", "1"]);
+    let items: Vec<String> = (0..5000).map(|i| format!("item-{i}")).collect();
+    let mut argv = vec!["RPUSH", "list:big"];
+    argv.extend(items.iter().map(String::as_str));
+    c.cmd(&argv);
+    c.cmd(&["SELECT", "3"]);
+    c.cmd(&["SET", "in-db-3", "x"]);
+    c.cmd(&["SELECT", "0"]);
+}
+
+const KEYS: &[&str] = &[
+    "str:int",
+    "str:raw",
+    "str:long",
+    "str:ttl",
+    "hash:small",
+    "hash:big",
+    "set:big",
+    "set:ints",
+    "set:small",
+    "zset:small",
+    "zset:big",
+    "list:small",
+    "list:big",
+];
+
+fn sorted(v: Val) -> Val {
+    let mut items = v.as_array();
+    items.sort_by_key(|x| format!("{x:?}"));
+    Val::Array(items)
+}
+
+fn contents(c: &mut Client, key: &str) -> Val {
+    match c.cmd(&["TYPE", key]).as_str().as_str() {
+        "string" => c.cmd(&["GET", key]),
+        "hash" => sorted(c.cmd(&["HGETALL", key])),
+        "set" => sorted(c.cmd(&["SMEMBERS", key])),
+        "list" => c.cmd(&["LRANGE", key, "0", "-1"]),
+        "zset" => c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]),
+        other => panic!("{key}: type {other}"),
+    }
+}
+
+fn assert_same_data(a: &mut Client, b: &mut Client) {
+    for k in KEYS {
+        assert_eq!(contents(a, k), contents(b, k), "{k}");
+    }
+    let ttl = b.cmd(&["TTL", "str:ttl"]).as_int();
+    assert!(ttl > 99_000, "TTL {ttl}");
+    assert_eq!(b.cmd(&["TTL", "str:raw"]), int(-1));
+    b.cmd(&["SELECT", "3"]);
+    assert_eq!(b.cmd(&["GET", "in-db-3"]), bulk("x"));
+    b.cmd(&["SELECT", "0"]);
+}
+
+#[test]
+fn redis_loads_what_ferrokey_saved_and_the_other_way_round() {
+    let ours = start(&[]);
+    let theirs = start_redis(&[]);
+    let mut a = Client::connect(ours.port);
+    let mut b = Client::connect(theirs.port);
+    fill(&mut a);
+    fill(&mut b);
+    assert_eq!(a.cmd(&["SAVE"]), Val::ok());
+    assert_eq!(b.cmd(&["SAVE"]), Val::ok());
+    let our_file = ours.dir.join("dump.rdb");
+    let their_file = theirs.dir.join("dump.rdb");
+    // redis-server 7.0 loads ferrokey's file.
+    let redis_dir = common::unique_dir("load-ours");
+    std::fs::copy(&our_file, redis_dir.join("dump.rdb")).unwrap();
+    let r = start_redis(&["--dir", redis_dir.to_str().unwrap()]);
+    let mut rc = Client::connect(r.port);
+    assert_eq!(rc.cmd(&["DBSIZE"]), int(KEYS.len() as i64));
+    assert_same_data(&mut a, &mut rc);
+    // ferrokey loads redis-server 7.0's file.
+    let our_dir = common::unique_dir("load-theirs");
+    std::fs::copy(&their_file, our_dir.join("dump.rdb")).unwrap();
+    let f = start(&["--dir", our_dir.to_str().unwrap()]);
+    let mut fc = Client::connect(f.port);
+    assert_eq!(fc.cmd(&["DBSIZE"]), int(KEYS.len() as i64));
+    assert_same_data(&mut b, &mut fc);
+    for k in KEYS {
+        assert_eq!(
+            fc.cmd(&["OBJECT", "ENCODING", k]),
+            a.cmd(&["OBJECT", "ENCODING", k]),
+            "{k}: a loaded value takes the encoding its size calls for"
+        );
+    }
+    let _ = std::fs::remove_dir_all(redis_dir);
+    let _ = std::fs::remove_dir_all(our_dir);
+}
+
+#[test]
+fn ferrokey_restarts_with_its_data() {
+    let dir = common::unique_dir("restart");
+    let d = dir.to_str().unwrap();
+    let s = start(&["--dir", d]);
+    let mut c = Client::connect(s.port);
+    fill(&mut c);
+    let before: Vec<Val> = KEYS.iter().map(|k| contents(&mut c, k)).collect();
+    assert_eq!(c.cmd(&["SAVE"]), Val::ok());
+    assert!(c.cmd(&["LASTSAVE"]).as_int() > 0);
+    drop(c);
+    drop(s);
+    let s = start(&["--dir", d]);
+    let mut c = Client::connect(s.port);
+    let after: Vec<Val> = KEYS.iter().map(|k| contents(&mut c, k)).collect();
+    assert_eq!(before, after);
+    assert!(c.cmd(&["TTL", "str:ttl"]).as_int() > 99_000);
+    drop(s);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_corrupted_file_stops_start_up() {
+    let dir = common::unique_dir("corrupt");
+    let d = dir.to_str().unwrap().to_string();
+    {
+        let s = start(&["--dir", &d]);
+        let mut c = Client::connect(s.port);
+        fill(&mut c);
+        assert_eq!(c.cmd(&["SAVE"]), Val::ok());
+    }
+    let path = dir.join("dump.rdb");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x55;
+    std::fs::write(&path, &bytes).unwrap();
+    for damaged in [bytes.clone(), bytes[..bytes.len() / 3].to_vec()] {
+        std::fs::write(&path, &damaged).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_ferrokey-server"))
+            .args(["--port", &free_port().to_string(), "--bind", "127.0.0.1", "--dir", &d])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "started with a damaged RDB file");
+        let log = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            log.contains("Wrong RDB checksum") || log.contains("Short read or corrupt data"),
+            "{log}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn wait_bgsave_done(c: &mut Client) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while common::info_int(c, "persistence", "rdb_bgsave_in_progress") != 0 {
+        assert!(std::time::Instant::now() < deadline, "BGSAVE never finished");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn bgsave_writes_a_file_redis_loads_and_the_server_keeps_serving() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    fill(&mut c);
+    assert_eq!(c.cmd(&["BGSAVE"]), Val::Simple("Background saving started".into()));
+    // Writes go on while the child saves; they are not in this snapshot's file.
+    assert_eq!(c.cmd(&["SET", "after", "1"]), Val::ok());
+    wait_bgsave_done(&mut c);
+    assert_eq!(common::info_field(&mut c, "persistence", "rdb_last_bgsave_status"), "ok");
+    assert!(common::info_int(&mut c, "persistence", "rdb_changes_since_last_save") >= 1);
+    let redis_dir = common::unique_dir("bgsave");
+    std::fs::copy(s.dir.join("dump.rdb"), redis_dir.join("dump.rdb")).unwrap();
+    let r = start_redis(&["--dir", redis_dir.to_str().unwrap()]);
+    let mut rc = Client::connect(r.port);
+    assert_same_data(&mut c, &mut rc);
+    assert_eq!(rc.cmd(&["EXISTS", "after"]), int(0));
+    assert_eq!(c.cmd(&["BGSAVE", "SCHEDULE"]), Val::Simple("Background saving started".into()));
+    wait_bgsave_done(&mut c);
+    assert_eq!(c.cmd(&["BGSAVE", "NOW"]), Val::Err("ERR syntax error".into()));
+    let _ = std::fs::remove_dir_all(redis_dir);
+}
+
+#[test]
+fn save_points_and_shutdown_save() {
+    let dir = common::unique_dir("savepoints");
+    let d = dir.to_str().unwrap();
+    let s = start(&["--dir", d, "--save", "1 1"]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["SET", "k", "v"]), Val::ok());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while common::info_int(&mut c, "persistence", "rdb_saves") == 0 {
+        assert!(std::time::Instant::now() < deadline, "the save point never fired");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    wait_bgsave_done(&mut c);
+    assert!(dir.join("dump.rdb").exists());
+    // SHUTDOWN SAVE writes what came after.
+    assert_eq!(c.cmd(&["SET", "k2", "v2"]), Val::ok());
+    c.send(&[b"SHUTDOWN", b"SAVE"]);
+    assert!(c.is_closed());
+    drop(s);
+    let s = start(&["--dir", d]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["MGET", "k", "k2"]), Val::Array(vec![bulk("v"), bulk("v2")]));
+    drop(s);
+    let _ = std::fs::remove_dir_all(dir);
+}
