@@ -210,6 +210,9 @@ fn watch_survives_reads_other_keys_and_other_dbs() {
             (&["SET other v"], &["SWAPDB 0 1"]),
             // The same client's UNWATCH before the change.
             (&["SET k v"], &["UNWATCH", "SET k w"]),
+            // Multi-key writes touch only the keys they change (k missing stays missing).
+            (&["SET a 1"], &["DEL a k b", "UNLINK k a", "MSETNX a 2 k 3"]),
+            (&["SADD s m"], &["SMOVE s k absent", "SINTERSTORE k missing s"]),
         ] {
             watch_case(p, setup, change);
         }
