@@ -155,6 +155,17 @@ impl Keys {
         self.table.iter()
     }
 
+    /// Every entry, prefetching each entry's out-of-line value (a heap string or an
+    /// aggregate's object) about one bucket before it is yielded: for walks that read every
+    /// value, such as a save.
+    pub fn iter_with_values(&self) -> impl Iterator<Item = &KeyEntry> {
+        self.table.iter_prefetch_values(|e: &KeyEntry| {
+            if let Some(addr) = e.value_addr() {
+                crate::keyspace::hashtable::prefetch_read(addr);
+            }
+        })
+    }
+
     pub fn random(&self, seed: u64) -> Option<&KeyEntry> {
         self.table.random(seed)
     }
