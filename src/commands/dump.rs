@@ -8,7 +8,7 @@ use crate::commands::table::ks::{ACCESS, OW, RO, UPDATE};
 use crate::commands::table::{acl, flag, range, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
-use crate::keyspace::clock::{lru_clock, LRU_CLOCK_MAX};
+use crate::keyspace::clock::{lfu_clock_with_freq, lru_clock_idle_for};
 use crate::keyspace::db::{is_expired, AccessClock, Obj, ObjView};
 use crate::persist::rdb::dump::{self, PayloadError};
 use crate::persist::rdb::value::LoadLimits;
@@ -131,11 +131,8 @@ fn restore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     }
     let access = ctx.db().access_clock();
     let lru = match (access, opts.idle_secs, opts.freq) {
-        (AccessClock::Lfu { .. }, _, Some(f)) => (((now / 60_000) as u32 & 0xffff) << 8) | f as u32,
-        (AccessClock::Lru, Some(idle), _) => {
-            let clock = i64::from(lru_clock(now)) - idle;
-            clock.rem_euclid(i64::from(LRU_CLOCK_MAX) + 1) as u32
-        }
+        (AccessClock::Lfu { .. }, _, Some(f)) => lfu_clock_with_freq(f as u8, now),
+        (AccessClock::Lru, Some(idle), _) => lru_clock_idle_for(idle as u64, now),
         _ => crate::keyspace::clock::new_clock(access, now),
     };
     if exists && ctx.db().remove(key, now) {

@@ -60,6 +60,17 @@ pub fn lfu_random(state: &mut u64) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// An LRU clock value for an object idle for `idle_secs` (RESTORE IDLETIME, RDB idle).
+pub fn lru_clock_idle_for(idle_secs: u64, now_ms: i64) -> u32 {
+    let clock = i64::from(lru_clock(now_ms)) - idle_secs.min(i64::MAX as u64) as i64;
+    clock.rem_euclid(i64::from(LRU_CLOCK_MAX) + 1) as u32
+}
+
+/// An LFU clock value with counter `freq`, last decayed now (RESTORE FREQ, RDB freq).
+pub fn lfu_clock_with_freq(freq: u8, now_ms: i64) -> u32 {
+    (lfu_minutes(now_ms) << 8) | u32::from(freq)
+}
+
 /// The clock value of an object created now.
 pub fn new_clock(access: AccessClock, now_ms: i64) -> u32 {
     match access {
@@ -97,6 +108,18 @@ pub fn lfu_log_incr(counter: u32, log_factor: u32, r: f64) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn clocks_built_from_idle_time_and_frequency_read_back() {
+        let now = 1_700_000_000_000;
+        assert_eq!(idle_ms(lru_clock_idle_for(10, now), now), 10_000);
+        assert_eq!(idle_ms(lru_clock_idle_for(0, now), now), 0);
+        // Wraps like the 24-bit clock itself.
+        let huge = u64::from(LRU_CLOCK_MAX) + 5;
+        assert_eq!(idle_ms(lru_clock_idle_for(huge, now), now), 4_000);
+        assert_eq!(lfu_decayed(lfu_clock_with_freq(7, now), now, 1), 7);
+        assert_eq!(lfu_decayed(lfu_clock_with_freq(255, now), now + 120_000, 1), 253);
+    }
+
     use super::*;
 
     #[test]

@@ -22,7 +22,7 @@ use std::io::{self, Read, Write};
 use super::dump::{RDB_VERSION, RDB_VERSION_MAX};
 use super::encoding::{corrupt, RdbError, RdbReader, RdbWriter};
 use super::value::{read_value, write_value, LoadLimits};
-use crate::keyspace::clock::{idle_ms, lfu_decayed, lru_clock, LRU_CLOCK_MAX};
+use crate::keyspace::clock::{idle_ms, lfu_clock_with_freq, lfu_decayed, lru_clock_idle_for};
 use crate::keyspace::db::{is_expired, AccessClock, Db, Obj, ObjView};
 
 const OP_FUNCTION2: u8 = 0xF5;
@@ -166,15 +166,8 @@ pub fn load_rdb<R: Read>(
             OP_EXPIRETIME => {
                 expire_at = Some(i64::from(i32::from_le_bytes(r.exact()?)) * 1000);
             }
-            OP_IDLE => {
-                let idle = r.length()?;
-                let clock = i64::from(lru_clock(now_ms)) - idle.min(i64::MAX as u64) as i64;
-                lru = Some(clock.rem_euclid(i64::from(LRU_CLOCK_MAX) + 1) as u32);
-            }
-            OP_FREQ => {
-                let freq = u32::from(r.byte()?);
-                lru = Some((((now_ms / 60_000) as u32 & 0xffff) << 8) | freq);
-            }
+            OP_IDLE => lru = Some(lru_clock_idle_for(r.length()?, now_ms)),
+            OP_FREQ => lru = Some(lfu_clock_with_freq(r.byte()?, now_ms)),
             OP_FUNCTION2 => {
                 return Err(corrupt(
                     "the RDB file holds functions, which ferrokey does not support",
