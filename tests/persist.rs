@@ -226,3 +226,25 @@ fn save_points_and_shutdown_save() {
     drop(s);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn idle_time_is_saved_under_an_lru_policy_only() {
+    for (policy, kept) in [("allkeys-lru", true), ("noeviction", false)] {
+        let dir = common::unique_dir("idle");
+        let d = dir.to_str().unwrap();
+        let s = start(&["--dir", d, "--maxmemory-policy", policy]);
+        let mut c = Client::connect(s.port);
+        c.cmd(&["SET", "src", "v"]);
+        let Val::Bulk(p) = c.cmd(&["DUMP", "src"]) else { panic!() };
+        assert_eq!(c.cmd_b(&[b"RESTORE", b"k", b"0", &p, b"IDLETIME", b"5000"]), Val::ok());
+        assert_eq!(c.cmd(&["SAVE"]), Val::ok());
+        drop(c);
+        drop(s);
+        let s = start(&["--dir", d, "--maxmemory-policy", policy]);
+        let mut c = Client::connect(s.port);
+        let idle = c.cmd(&["OBJECT", "IDLETIME", "k"]).as_int();
+        assert_eq!(idle >= 5000, kept, "{policy}: idle {idle}");
+        drop(s);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::rdb::encoding::{RdbError, RdbReader, RdbWriter};
-use super::rdb::file::{load_rdb, write_rdb, LoadStats, SaveInfo};
+use super::rdb::file::{load_rdb, write_rdb, AccessMeta, LoadStats, SaveInfo};
 use super::rdb::value::LoadLimits;
 use crate::server::state::{ServerState, ShutdownMode};
 
@@ -45,7 +45,11 @@ pub fn write_file(srv: &ServerState, tmp: &str, now_ms: i64) -> std::io::Result<
         let file = File::create(tmp)?;
         let out = BufWriter::with_capacity(IO_BUF_BYTES, file);
         let mut w = RdbWriter::new(out, srv.config.rdbcompression);
-        let info = SaveInfo { now_ms, used_memory: crate::memory::used_memory() };
+        let info = SaveInfo {
+            now_ms,
+            used_memory: crate::memory::used_memory(),
+            meta: AccessMeta::for_policy(srv.config.maxmemory_policy),
+        };
         write_rdb(&mut w, &srv.dbs, &info)?;
         let mut out = w.into_inner();
         out.flush()?;

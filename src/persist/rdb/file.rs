@@ -36,10 +36,31 @@ const OP_EXPIRETIME: u8 = 0xFD;
 const OP_SELECTDB: u8 = 0xFE;
 const OP_EOF: u8 = 0xFF;
 
+/// Which access metadata a save writes per key: as Valkey, the LRU idle time only under an
+/// LRU maxmemory-policy and the LFU counter only under an LFU one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessMeta {
+    None,
+    LruIdle,
+    LfuFreq,
+}
+
+impl AccessMeta {
+    pub fn for_policy(policy: crate::config::MaxmemoryPolicy) -> AccessMeta {
+        use crate::config::MaxmemoryPolicy::*;
+        match policy {
+            AllkeysLru | VolatileLru => AccessMeta::LruIdle,
+            AllkeysLfu | VolatileLfu => AccessMeta::LfuFreq,
+            _ => AccessMeta::None,
+        }
+    }
+}
+
 /// What a save needs to know besides the data.
 pub struct SaveInfo {
     pub now_ms: i64,
     pub used_memory: usize,
+    pub meta: AccessMeta,
 }
 
 /// Writes every database as one RDB file.
@@ -71,7 +92,7 @@ pub fn write_rdb<W: Write>(w: &mut RdbWriter<W>, dbs: &[Db], info: &SaveInfo) ->
             if result.is_err() || !Db::is_live(e, info.now_ms) {
                 return;
             }
-            result = write_key(w, key, e, access, info.now_ms);
+            result = write_key(w, key, e, access, info);
         });
         result?;
     }
@@ -85,21 +106,22 @@ fn write_key<W: Write>(
     key: &[u8],
     e: &impl ObjView,
     access: AccessClock,
-    now_ms: i64,
+    info: &SaveInfo,
 ) -> io::Result<()> {
     if let Some(at) = e.expire_at_ms() {
         w.byte(OP_EXPIRETIME_MS)?;
         w.raw(&at.to_le_bytes())?;
     }
-    match access {
-        AccessClock::Lru => {
+    match (info.meta, access) {
+        (AccessMeta::LruIdle, AccessClock::Lru) => {
             w.byte(OP_IDLE)?;
-            w.length((idle_ms(e.lru(), now_ms) / 1000) as u64)?;
+            w.length((idle_ms(e.lru(), info.now_ms) / 1000) as u64)?;
         }
-        AccessClock::Lfu { decay_time_mins, .. } => {
+        (AccessMeta::LfuFreq, AccessClock::Lfu { decay_time_mins, .. }) => {
             w.byte(OP_FREQ)?;
-            w.byte(lfu_decayed(e.lru(), now_ms, decay_time_mins) as u8)?;
+            w.byte(lfu_decayed(e.lru(), info.now_ms, decay_time_mins) as u8)?;
         }
+        _ => {}
     }
     // The value's type byte comes before the key.
     let mut value = RdbWriter::new(Vec::new(), w.compresses());
