@@ -5,7 +5,7 @@
 mod common;
 
 use common::diff::Pair;
-use common::{bulk, int, start, start_redis, Client, Val};
+use common::{bulk, contents, int, start, start_redis, Client, Val};
 
 /// Fills `c` with one key per type and encoding.
 fn fill(c: &mut Client) {
@@ -44,24 +44,6 @@ const KEYS: &[&str] = &[
     "list:small",
     "list:big",
 ];
-
-fn sorted(v: Val) -> Val {
-    let mut items = v.as_array();
-    items.sort_by_key(|x| format!("{x:?}"));
-    Val::Array(items)
-}
-
-/// The contents of `key` as a comparable value.
-fn contents(c: &mut Client, key: &str) -> Val {
-    match c.cmd(&["TYPE", key]).as_str().as_str() {
-        "string" => c.cmd(&["GET", key]),
-        "hash" => sorted(c.cmd(&["HGETALL", key])),
-        "set" => sorted(c.cmd(&["SMEMBERS", key])),
-        "list" => c.cmd(&["LRANGE", key, "0", "-1"]),
-        "zset" => c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]),
-        other => panic!("type {other}"),
-    }
-}
 
 fn copy_all(from: &mut Client, to: &mut Client, suffix: &str) {
     for k in KEYS {

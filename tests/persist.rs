@@ -7,7 +7,7 @@ mod common;
 
 use std::process::{Command, Stdio};
 
-use common::{bulk, free_port, int, start, start_redis, Client, Val};
+use common::{bulk, contents, free_port, int, start, start_redis, Client, Val};
 
 fn fill(c: &mut Client) {
     c.cmd(&["SET", "str:int", "12345"]);
@@ -48,23 +48,6 @@ const KEYS: &[&str] = &[
     "list:small",
     "list:big",
 ];
-
-fn sorted(v: Val) -> Val {
-    let mut items = v.as_array();
-    items.sort_by_key(|x| format!("{x:?}"));
-    Val::Array(items)
-}
-
-fn contents(c: &mut Client, key: &str) -> Val {
-    match c.cmd(&["TYPE", key]).as_str().as_str() {
-        "string" => c.cmd(&["GET", key]),
-        "hash" => sorted(c.cmd(&["HGETALL", key])),
-        "set" => sorted(c.cmd(&["SMEMBERS", key])),
-        "list" => c.cmd(&["LRANGE", key, "0", "-1"]),
-        "zset" => c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]),
-        other => panic!("{key}: type {other}"),
-    }
-}
 
 fn assert_same_data(a: &mut Client, b: &mut Client) {
     for k in KEYS {

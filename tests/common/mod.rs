@@ -439,3 +439,21 @@ pub fn info_field(c: &mut Client, section: &str, field: &str) -> String {
 pub fn info_int(c: &mut Client, section: &str, field: &str) -> i64 {
     info_field(c, section, field).parse().unwrap_or_else(|e| panic!("{field}: {e}"))
 }
+
+/// The contents of `key`, whatever its type, as a comparable value: hashes and sets sorted
+/// (their order is unspecified), lists in order, sorted sets WITHSCORES.
+pub fn contents(c: &mut Client, key: &str) -> Val {
+    let sorted = |v: Val| {
+        let mut items = v.as_array();
+        items.sort_by_key(|x| format!("{x:?}"));
+        Val::Array(items)
+    };
+    match c.cmd(&["TYPE", key]).as_str().as_str() {
+        "string" => c.cmd(&["GET", key]),
+        "hash" => sorted(c.cmd(&["HGETALL", key])),
+        "set" => sorted(c.cmd(&["SMEMBERS", key])),
+        "list" => c.cmd(&["LRANGE", key, "0", "-1"]),
+        "zset" => c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]),
+        other => panic!("{key}: type {other}"),
+    }
+}
