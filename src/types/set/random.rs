@@ -36,31 +36,7 @@ const GROUP_DRAWS_MAX: usize = 256;
 /// reached in practice: the set has at least 3 times the count) and take members in order.
 const REJECTION_DRAWS_PER_PICK: usize = 64;
 
-/// A small seeded generator (SplitMix64): one per command, seeded from the server's.
-#[derive(Clone, Debug)]
-pub struct SetRng {
-    state: u64,
-}
-
-impl SetRng {
-    pub fn new(seed: u64) -> SetRng {
-        SetRng { state: seed }
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n`; `n` must not be 0.
-    pub fn below(&mut self, n: usize) -> usize {
-        assert!(n > 0, "random index in an empty range");
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
-    }
-}
+pub use crate::types::rng::Rng as SetRng;
 
 /// A member taken out of a set.
 #[derive(Debug)]
