@@ -86,48 +86,39 @@ pub fn visit(
 
 /// The ranks of the pairs inside the score range: `lo..hi`.
 pub fn score_bounds(lp: &Listpack, r: &ScoreRange) -> (usize, usize) {
-    let mut lo = None;
-    let mut i = 0;
-    let mut p = lp.first();
-    while let Some(at) = p {
+    bounds(lp, |lp, at| {
         let s = score_of(lp.get(lp.next(at).expect("score")));
-        if lo.is_none() {
-            if r.gte_min(s) {
-                if !r.lte_max(s) {
-                    return (0, 0);
-                }
-                lo = Some(i);
-            }
-        } else if !r.lte_max(s) {
-            break;
-        }
-        i += 1;
-        p = lp.next(lp.next(at).expect("score"));
-    }
-    match lo {
-        Some(lo) => (lo, i),
-        None => (0, 0),
-    }
+        (r.gte_min(s), r.lte_max(s))
+    })
 }
 
 /// The ranks of the pairs inside the lex range, walked as Valkey walks a listpack: from the
 /// first member at or above the minimum, while members stay at or below the maximum.
 pub fn lex_bounds(lp: &Listpack, r: &LexRange<'_>) -> (usize, usize) {
+    let mut buf = [0u8; INT_DECIMAL_BYTES_MAX];
+    bounds(lp, |lp, at| {
+        let m = lp.get(at).write_to(&mut buf);
+        (r.gte_min(m), r.lte_max(m))
+    })
+}
+
+/// The ranks `lo..hi` of the pairs in a range, given for the pair at each member position
+/// whether it is at or above the range's minimum and at or below its maximum: from the first
+/// pair at or above the minimum, while pairs stay at or below the maximum.
+fn bounds(lp: &Listpack, mut test: impl FnMut(&Listpack, Pos) -> (bool, bool)) -> (usize, usize) {
     let mut lo = None;
     let mut i = 0;
     let mut p = lp.first();
-    let mut buf = [0u8; INT_DECIMAL_BYTES_MAX];
     while let Some(at) = p {
-        let m = lp.get(at);
-        let m = m.write_to(&mut buf);
+        let (above_min, below_max) = test(lp, at);
         if lo.is_none() {
-            if r.gte_min(m) {
-                if !r.lte_max(m) {
+            if above_min {
+                if !below_max {
                     return (0, 0);
                 }
                 lo = Some(i);
             }
-        } else if !r.lte_max(m) {
+        } else if !below_max {
             break;
         }
         i += 1;
