@@ -434,6 +434,13 @@ impl Db {
         }
     }
 
+    /// As [`Db::for_each`], prefetching nothing (the baseline for the prefetching walks).
+    pub fn for_each_unprefetched(&self, mut f: impl FnMut(&[u8], &KeyEntry)) {
+        for e in self.keys.iter_unprefetched() {
+            f(e.key(), e);
+        }
+    }
+
     /// A random key that has not expired, or None when the db is empty or (after some
     /// tries) only expired keys were found, as Valkey does.
     pub fn random_key(&mut self, seed: u64, now_ms: i64) -> Option<Vec<u8>> {

@@ -4,6 +4,7 @@
 //! CRC-64 that closes every RDB file and DUMP payload, LZF compression of strings, and the
 //! length and string encodings. SAVE/BGSAVE, loading and the AOF build on them.
 
+pub mod aof;
 pub mod bgsave;
 pub mod rdb;
 pub mod save;

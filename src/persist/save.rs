@@ -49,6 +49,7 @@ pub fn write_file(srv: &ServerState, tmp: &str, now_ms: i64) -> std::io::Result<
             now_ms,
             used_memory: crate::memory::used_memory(),
             meta: AccessMeta::for_policy(srv.config.maxmemory_policy),
+            prefetch: true,
         };
         write_rdb(&mut w, &srv.dbs, &info)?;
         let mut out = w.into_inner();

@@ -124,6 +124,7 @@ impl EventLoop {
             self.execute_ready();
             self.ready.append(&mut self.srv.unblocked);
             crate::server::tracking::before_sleep(&mut self.srv);
+            crate::persist::aof::before_replies(&mut self.srv);
             self.flush_writes();
             self.close_pending();
             let now = now_ms();
@@ -135,6 +136,7 @@ impl EventLoop {
             if let Some(mode) = self.srv.shutdown {
                 info!("User requested shutdown...");
                 crate::persist::save::on_shutdown(&mut self.srv, mode, now_ms());
+                crate::persist::aof::on_shutdown(&mut self.srv);
                 self.flush_writes();
                 return Ok(());
             }

@@ -244,6 +244,8 @@ pub struct ServerState {
     pub lastsave_s: i64,
     /// BGSAVE: the child in progress and how the last one ended.
     pub bgsave: crate::persist::bgsave::BgSave,
+    /// The append-only file (`persist::aof`).
+    pub aof: crate::persist::aof::Aof,
     pub dirty: u64,
     pub hz: u32,
     pub cron_loops: u64,
@@ -290,6 +292,7 @@ impl ServerState {
             to_write: Vec::new(),
             lastsave_s: now_ms / 1000,
             bgsave: Default::default(),
+            aof: Default::default(),
             dirty: 0,
             hz,
             cron_loops: 0,

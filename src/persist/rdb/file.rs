@@ -24,6 +24,7 @@ use super::encoding::{corrupt, RdbError, RdbReader, RdbWriter};
 use super::value::{read_value, write_value, LoadLimits};
 use crate::keyspace::clock::{idle_ms, lfu_clock_with_freq, lfu_decayed, lru_clock_idle_for};
 use crate::keyspace::db::{is_expired, AccessClock, Db, Obj, ObjView};
+use crate::keyspace::entry::KeyEntry;
 
 const OP_FUNCTION2: u8 = 0xF5;
 const OP_MODULE_AUX: u8 = 0xF7;
@@ -61,6 +62,8 @@ pub struct SaveInfo {
     pub now_ms: i64,
     pub used_memory: usize,
     pub meta: AccessMeta,
+    /// Walk the tables with the prefetching iterator (always, except to measure it).
+    pub prefetch: bool,
 }
 
 /// Writes every database as one RDB file.
@@ -88,12 +91,17 @@ pub fn write_rdb<W: Write>(w: &mut RdbWriter<W>, dbs: &[Db], info: &SaveInfo) ->
         w.length(db.expires_len() as u64)?;
         let access = db.access_clock();
         let mut result = Ok(());
-        db.for_each_with_values(|key, e| {
+        let mut each = |key: &[u8], e: &KeyEntry| {
             if result.is_err() || !Db::is_live(e, info.now_ms) {
                 return;
             }
             result = write_key(w, key, e, access, info);
-        });
+        };
+        if info.prefetch {
+            db.for_each_with_values(&mut each);
+        } else {
+            db.for_each_unprefetched(&mut each);
+        }
         result?;
     }
     w.byte(OP_EOF)?;
