@@ -361,6 +361,28 @@ impl Db {
         }
     }
 
+    /// As [`Db::put`] for a key that must not exist (loading a file): false, and nothing
+    /// stored, when it does (expired or not).
+    pub fn put_absent(&mut self, key: &[u8], mut obj: Obj) -> bool {
+        let h = hash_key(key);
+        let value = Obj::new_value(&mut obj.value);
+        if !self.keys.insert_absent(h, key, value, obj.expire_at_ms, obj.lru) {
+            return false;
+        }
+        self.log_created(key);
+        if obj.raw {
+            if let Some(e) = self.keys.get_mut(h, key) {
+                e.set_raw();
+            }
+        }
+        true
+    }
+
+    /// Room for `n` keys at once while the database is empty (a load's resize hint).
+    pub fn reserve_empty(&mut self, n: usize) {
+        self.keys.reserve_empty(n);
+    }
+
     /// The key's expire time, if it exists and has one.
     pub fn expire_at(&mut self, key: &[u8], now_ms: i64) -> Option<i64> {
         self.lookup(hash_key(key), key, now_ms, Access::Quiet).and_then(|e| e.expire_at())

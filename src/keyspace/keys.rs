@@ -79,6 +79,32 @@ impl Keys {
     }
 
     /// Insert or replace the entry for `key`.
+    /// Inserts a key known to be new, unless it exists: then nothing changes and the answer
+    /// is false. One lookup (a load's duplicate check and insert in one).
+    pub fn insert_absent(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        value: NewValue<'_>,
+        expire_at_ms: Option<i64>,
+        lru: u32,
+    ) -> bool {
+        if self.table.find(hash, key).is_some() {
+            return false;
+        }
+        let mut e = KeyEntry::new(key, value, expire_at_ms, lru);
+        if expire_at_ms.is_some() {
+            self.expires.insert(&mut e);
+        }
+        self.table.insert_new(hash, e);
+        true
+    }
+
+    /// Room for `n` keys at once in an empty keyspace (see `Table::reserve_empty`).
+    pub fn reserve_empty(&mut self, n: usize) {
+        self.table.reserve_empty(n);
+    }
+
     pub fn insert(
         &mut self,
         hash: u64,

@@ -291,6 +291,15 @@ impl<E: Entry> Table<E> {
         table
     }
 
+    /// Makes room for `capacity` elements at once when the table is empty (a load that
+    /// knows its size: RDB's resize hint), so it does not grow and rehash step by step.
+    /// Does nothing to a table that holds elements.
+    pub fn reserve_empty(&mut self, capacity: usize) {
+        if self.is_empty() && !self.is_rehashing() && capacity > 0 {
+            *self = Self::with_capacity(capacity);
+        }
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.used[0] + self.used[1]

@@ -12,7 +12,8 @@
 //! The save walks each table with the prefetching iterator: bucket lines three heads ahead,
 //! entries two ahead, and each entry's out-of-line value one head before it is written.
 //!
-//! The loader reads versions 1 to 11 as far as the value types in `value` go, skips aux
+//! The loader reads versions 1 to 11 with every value type Valkey reads but modules and
+//! streams (the old encodings are in `legacy`), skips keys with no element, skips aux
 //! fields it does not know, refuses module data and duplicate keys, drops keys already
 //! expired (as a primary does), and checks the CRC-64 unless the file stored 0 (checksums
 //! disabled when it was written).
@@ -21,7 +22,7 @@ use std::io::{self, Read, Write};
 
 use super::dump::{RDB_VERSION, RDB_VERSION_MAX};
 use super::encoding::{corrupt, RdbError, RdbReader, RdbWriter};
-use super::value::{read_value, write_value, LoadLimits};
+use super::value::{read_value_or_empty, write_keyed_value, LoadLimits};
 use crate::keyspace::clock::{idle_ms, lfu_clock_with_freq, lfu_decayed, lru_clock_idle_for};
 use crate::keyspace::db::{is_expired, AccessClock, Db, Obj, ObjView};
 use crate::keyspace::entry::KeyEntry;
@@ -36,6 +37,10 @@ const OP_EXPIRETIME_MS: u8 = 0xFC;
 const OP_EXPIRETIME: u8 = 0xFD;
 const OP_SELECTDB: u8 = 0xFE;
 const OP_EOF: u8 = 0xFF;
+
+/// The largest resize hint a load pre-sizes a table for (a corrupt hint must not allocate
+/// gigabytes before the first key is read).
+const RESIZE_HINT_MAX: u64 = 1 << 24;
 
 /// Which access metadata a save writes per key: as Valkey, the LRU idle time only under an
 /// LRU maxmemory-policy and the LFU counter only under an LFU one.
@@ -132,12 +137,7 @@ fn write_key<W: Write>(
         _ => {}
     }
     // The value's type byte comes before the key.
-    let mut value = RdbWriter::new(Vec::new(), w.compresses());
-    write_value(&mut value, e.value_ref())?;
-    let value = value.into_inner();
-    w.byte(value[0])?;
-    w.string(key)?;
-    w.raw(&value[1..])
+    write_keyed_value(w, Some(key), e.value_ref())
 }
 
 /// What a load found.
@@ -146,6 +146,8 @@ pub struct LoadStats {
     pub version: u16,
     pub keys_loaded: u64,
     pub keys_expired: u64,
+    /// Keys skipped for holding no element.
+    pub keys_empty: u64,
 }
 
 /// Loads an RDB file into `dbs` (which should be empty).
@@ -185,8 +187,10 @@ pub fn load_rdb<R: Read>(
                 db = n as usize;
             }
             OP_RESIZEDB => {
+                // Size the table once (bounded: the hint is only a hint).
+                let keys = r.length()?;
                 r.length()?;
-                r.length()?;
+                dbs[db].reserve_empty(keys.min(RESIZE_HINT_MAX) as usize);
             }
             OP_AUX => {
                 r.string()?;
@@ -210,24 +214,35 @@ pub fn load_rdb<R: Read>(
             }
             ty => {
                 let key = r.string()?;
-                let value = read_value(r, ty, lim)?;
+                let value = read_value_or_empty(r, ty, lim)?;
                 let at = expire_at.take();
                 let clock = lru.take();
+                // Old versions could save a key with no element; Valkey skips it.
+                let Some(value) = value else {
+                    if stats.keys_empty < 10 {
+                        tracing::info!(
+                            "rdbLoadObject skipping empty key: {}",
+                            String::from_utf8_lossy(&key)
+                        );
+                    }
+                    stats.keys_empty += 1;
+                    continue;
+                };
                 if at.is_some_and(|t| is_expired(t, now_ms)) {
                     stats.keys_expired += 1;
                     continue;
                 }
                 let target = &mut dbs[db];
-                if target.contains(&key, now_ms) {
+                let clock = clock.unwrap_or_else(|| {
+                    crate::keyspace::clock::new_clock(target.access_clock(), now_ms)
+                });
+                let obj = Obj { value, expire_at_ms: at, lru: clock, raw: false };
+                if !target.put_absent(&key, obj) {
                     return Err(corrupt(format!(
                         "Duplicate key '{}' found in RDB file",
                         String::from_utf8_lossy(&key)
                     )));
                 }
-                let clock = clock.unwrap_or_else(|| {
-                    crate::keyspace::clock::new_clock(target.access_clock(), now_ms)
-                });
-                target.put(&key, Obj { value, expire_at_ms: at, lru: clock, raw: false });
                 stats.keys_loaded += 1;
             }
         }

@@ -5,5 +5,6 @@ pub mod crc64;
 pub mod dump;
 pub mod encoding;
 pub mod file;
+pub mod legacy;
 pub mod lzf;
 pub mod value;

@@ -18,14 +18,17 @@
 //! A listpack set is written as a plain set: type 20 (SET_LISTPACK) would force RDB 11,
 //! which redis-server 7.0 refuses.
 //!
-//! Read: those types, plus 20 (SET_LISTPACK) and 3 (ZSET, scores as strings). Every value
-//! read is rebuilt through the type's own insertion API under the configured limits, so a
-//! value lands in the encoding its size calls for and duplicates or malformed data are
-//! refused instead of trusted.
+//! Read: those types, plus 20 (SET_LISTPACK), 3 (ZSET, scores as strings) and the encodings
+//! older versions wrote (types 1, 9, 10, 12, 13, 14: see `legacy`). Every value read is
+//! rebuilt through the type's own insertion API under the configured limits, so a value
+//! lands in the encoding its size calls for and duplicates or malformed data are refused
+//! instead of trusted. A value with no element is an empty key: a file load skips it (as
+//! Valkey does, since old versions could write one), a RESTORE payload is refused.
 
 use std::io::{self, Read, Write};
 
 use super::encoding::{corrupt, RdbError, RdbReader, RdbWriter};
+use super::legacy;
 use crate::config::Config;
 use crate::keyspace::value::{Value, ValueRef};
 use crate::types::agg::{AggRef, AggType, Typed};
@@ -58,20 +61,30 @@ fn entry_bytes(e: LpEntry<'_>) -> Vec<u8> {
 
 /// Writes `v`'s type byte and payload.
 pub fn write_value<W: Write>(w: &mut RdbWriter<W>, v: ValueRef<'_>) -> io::Result<()> {
+    write_keyed_value(w, None, v)
+}
+
+/// Writes `v`'s type byte, then `key` when given (a file's key record puts the key between
+/// the two), then the payload.
+pub fn write_keyed_value<W: Write>(
+    w: &mut RdbWriter<W>,
+    key: Option<&[u8]>,
+    v: ValueRef<'_>,
+) -> io::Result<()> {
     match v {
         ValueRef::Str(StrRef::Int(n)) => {
-            w.byte(TYPE_STRING)?;
+            head(w, TYPE_STRING, key)?;
             if !w.int_string(n)? {
                 w.string(n.to_string().as_bytes())?;
             }
             Ok(())
         }
         ValueRef::Str(StrRef::Raw(b)) => {
-            w.byte(TYPE_STRING)?;
+            head(w, TYPE_STRING, key)?;
             w.string(b)
         }
         ValueRef::Agg(AggRef::List(l)) => {
-            w.byte(TYPE_LIST_QUICKLIST_2)?;
+            head(w, TYPE_LIST_QUICKLIST_2, key)?;
             let nodes = l.nodes();
             w.length(nodes.len() as u64)?;
             for node in nodes {
@@ -82,11 +95,11 @@ pub fn write_value<W: Write>(w: &mut RdbWriter<W>, v: ValueRef<'_>) -> io::Resul
         }
         ValueRef::Agg(AggRef::Set(s)) => match s.intset() {
             Some(is) => {
-                w.byte(TYPE_SET_INTSET)?;
+                head(w, TYPE_SET_INTSET, key)?;
                 w.string(is.as_bytes())
             }
             None => {
-                w.byte(TYPE_SET)?;
+                head(w, TYPE_SET, key)?;
                 w.length(s.len() as u64)?;
                 for m in s.iter() {
                     w.string(&entry_bytes(m))?;
@@ -96,11 +109,11 @@ pub fn write_value<W: Write>(w: &mut RdbWriter<W>, v: ValueRef<'_>) -> io::Resul
         },
         ValueRef::Agg(AggRef::Hash(h)) => match h.listpack() {
             Some(lp) => {
-                w.byte(TYPE_HASH_LISTPACK)?;
+                head(w, TYPE_HASH_LISTPACK, key)?;
                 w.string(lp.as_bytes())
             }
             None => {
-                w.byte(TYPE_HASH)?;
+                head(w, TYPE_HASH, key)?;
                 w.length(h.len() as u64)?;
                 for (f, v) in h.iter() {
                     w.string(&entry_bytes(f))?;
@@ -111,11 +124,11 @@ pub fn write_value<W: Write>(w: &mut RdbWriter<W>, v: ValueRef<'_>) -> io::Resul
         },
         ValueRef::Agg(AggRef::ZSet(z)) => match z.listpack() {
             Some(lp) => {
-                w.byte(TYPE_ZSET_LISTPACK)?;
+                head(w, TYPE_ZSET_LISTPACK, key)?;
                 w.string(lp.as_bytes())
             }
             None => {
-                w.byte(TYPE_ZSET_2)?;
+                head(w, TYPE_ZSET_2, key)?;
                 w.length(z.len() as u64)?;
                 let mut result = Ok(());
                 z.for_each(|m, score| {
@@ -126,6 +139,15 @@ pub fn write_value<W: Write>(w: &mut RdbWriter<W>, v: ValueRef<'_>) -> io::Resul
                 result
             }
         },
+    }
+}
+
+/// A value's type byte and, for a file's key record, the key.
+fn head<W: Write>(w: &mut RdbWriter<W>, ty: u8, key: Option<&[u8]>) -> io::Result<()> {
+    w.byte(ty)?;
+    match key {
+        Some(k) => w.string(k),
+        None => Ok(()),
     }
 }
 
@@ -152,17 +174,37 @@ impl LoadLimits {
     }
 }
 
-/// Reads the payload of a value of type `ty` (its type byte already read).
+/// Reads the payload of a value of type `ty` (its type byte already read); an empty value
+/// is an error.
 pub fn read_value<R: Read>(
     r: &mut RdbReader<R>,
     ty: u8,
     lim: &LoadLimits,
 ) -> Result<Value, RdbError> {
-    Ok(match ty {
+    read_value_or_empty(r, ty, lim)?.ok_or_else(|| corrupt("empty key"))
+}
+
+/// Reads the payload of a value of type `ty` (its type byte already read); `None` for a
+/// value with no element (its payload read whole).
+pub fn read_value_or_empty<R: Read>(
+    r: &mut RdbReader<R>,
+    ty: u8,
+    lim: &LoadLimits,
+) -> Result<Option<Value>, RdbError> {
+    if legacy::is_legacy(ty) {
+        return legacy::read_legacy(r, ty, lim);
+    }
+    Ok(Some(match ty {
         TYPE_STRING => Value::Str(StrValue::from_bytes(&r.string()?)),
-        TYPE_LIST_QUICKLIST_2 => Value::Agg(read_quicklist(r, lim)?.wrap()),
+        TYPE_LIST_QUICKLIST_2 => match read_quicklist(r, lim)? {
+            Some(list) => Value::Agg(list.wrap()),
+            None => return Ok(None),
+        },
         TYPE_SET => {
             let n = r.length()?;
+            if n == 0 {
+                return Ok(None);
+            }
             let mut members = Vec::new();
             for _ in 0..n {
                 members.push(r.string()?);
@@ -177,11 +219,17 @@ pub fn read_value<R: Read>(
         }
         TYPE_SET_LISTPACK => {
             let lp = read_listpack(r)?;
+            if lp.is_empty() {
+                return Ok(None);
+            }
             let members: Vec<Vec<u8>> = lp.iter().map(entry_bytes).collect();
             Value::Agg(build_set(members.iter().map(Vec::as_slice), members.len(), lim)?.wrap())
         }
         TYPE_HASH => {
             let n = r.length()?;
+            if n == 0 {
+                return Ok(None);
+            }
             let mut pairs = Vec::new();
             for _ in 0..n {
                 pairs.push((r.string()?, r.string()?));
@@ -190,6 +238,9 @@ pub fn read_value<R: Read>(
         }
         TYPE_HASH_LISTPACK => {
             let lp = read_listpack(r)?;
+            if lp.is_empty() {
+                return Ok(None);
+            }
             if lp.len() % 2 != 0 {
                 return Err(corrupt("hash listpack with an odd number of entries"));
             }
@@ -200,6 +251,9 @@ pub fn read_value<R: Read>(
         }
         TYPE_ZSET_2 | TYPE_ZSET => {
             let n = r.length()?;
+            if n == 0 {
+                return Ok(None);
+            }
             let mut pairs = Vec::new();
             for _ in 0..n {
                 let member = r.string()?;
@@ -214,6 +268,9 @@ pub fn read_value<R: Read>(
         }
         TYPE_ZSET_LISTPACK => {
             let lp = read_listpack(r)?;
+            if lp.is_empty() {
+                return Ok(None);
+            }
             if lp.len() % 2 != 0 {
                 return Err(corrupt("sorted set listpack with an odd number of entries"));
             }
@@ -229,27 +286,31 @@ pub fn read_value<R: Read>(
             Value::Agg(build_zset(pairs, lim)?.wrap())
         }
         other => return Err(corrupt(format!("unsupported object type {other}"))),
-    })
+    }))
 }
 
 fn read_listpack<R: Read>(r: &mut RdbReader<R>) -> Result<Listpack, RdbError> {
     Listpack::from_bytes(&r.string()?).map_err(|e| corrupt(format!("bad listpack: {e:?}")))
 }
 
-fn read_quicklist<R: Read>(r: &mut RdbReader<R>, lim: &LoadLimits) -> Result<ListObj, RdbError> {
+/// A quicklist (`None` when no node holds an element: Valkey skips empty nodes).
+fn read_quicklist<R: Read>(
+    r: &mut RdbReader<R>,
+    lim: &LoadLimits,
+) -> Result<Option<ListObj>, RdbError> {
     let nodes = r.length()?;
     let mut list = ListObj::new();
     for _ in 0..nodes {
         let container = r.length()?;
         let blob = r.string()?;
+        if blob.is_empty() {
+            return Err(corrupt("quicklist node of zero bytes"));
+        }
         let elements: Vec<Vec<u8>> = match container {
             CONTAINER_PLAIN => vec![blob],
             CONTAINER_PACKED => {
                 let lp = Listpack::from_bytes(&blob)
                     .map_err(|e| corrupt(format!("bad quicklist node: {e:?}")))?;
-                if lp.is_empty() {
-                    return Err(corrupt("empty quicklist node"));
-                }
                 lp.iter().map(entry_bytes).collect()
             }
             other => return Err(corrupt(format!("unknown quicklist container {other}"))),
@@ -260,10 +321,7 @@ fn read_quicklist<R: Read>(r: &mut RdbReader<R>, lim: &LoadLimits) -> Result<Lis
             list.push(ListEnd::Tail, e, lim.list);
         }
     }
-    if list.is_empty() {
-        return Err(corrupt("empty list"));
-    }
-    Ok(list)
+    Ok((!list.is_empty()).then_some(list))
 }
 
 fn build_set<'a>(
@@ -282,7 +340,10 @@ fn build_set<'a>(
     Ok(set)
 }
 
-fn build_hash(pairs: &[(Vec<u8>, Vec<u8>)], lim: &LoadLimits) -> Result<HashObj, RdbError> {
+pub(super) fn build_hash(
+    pairs: &[(Vec<u8>, Vec<u8>)],
+    lim: &LoadLimits,
+) -> Result<HashObj, RdbError> {
     if pairs.is_empty() {
         return Err(corrupt("empty hash"));
     }
@@ -297,7 +358,10 @@ fn build_hash(pairs: &[(Vec<u8>, Vec<u8>)], lim: &LoadLimits) -> Result<HashObj,
     Ok(h)
 }
 
-fn build_zset(pairs: Vec<(Vec<u8>, f64)>, lim: &LoadLimits) -> Result<ZSetObj, RdbError> {
+pub(super) fn build_zset(
+    pairs: Vec<(Vec<u8>, f64)>,
+    lim: &LoadLimits,
+) -> Result<ZSetObj, RdbError> {
     if pairs.is_empty() {
         return Err(corrupt("empty sorted set"));
     }
@@ -314,7 +378,7 @@ fn build_zset(pairs: Vec<(Vec<u8>, f64)>, lim: &LoadLimits) -> Result<ZSetObj, R
     Ok(z)
 }
 
-fn parse_score(s: &[u8]) -> Result<f64, RdbError> {
+pub(super) fn parse_score(s: &[u8]) -> Result<f64, RdbError> {
     std::str::from_utf8(s)
         .ok()
         .and_then(|t| t.parse::<f64>().ok())
