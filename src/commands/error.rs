@@ -99,6 +99,23 @@ pub enum CmdError {
     DebugNotAllowed,
     /// `-ERR No shutdown in progress.`
     NoShutdownInProgress,
+    // Persistence (SAVE, BGSAVE, SHUTDOWN, DEBUG RELOAD).
+    /// `-MISCONF Valkey is configured to save RDB snapshots, ...` (stop-writes-on-bgsave-error)
+    BgsaveMisconf,
+    /// `-MISCONF Errors writing to the AOF file: <error>`
+    AofMisconf(String),
+    /// `-ERR` alone: a save failed (SAVE, DEBUG RELOAD; the log says why)
+    SaveFailed,
+    /// `-ERR Background save already in progress`
+    BgsaveInProgress,
+    /// `-ERR Another child process is active (AOF?): can't BGSAVE right now. ...`
+    BgsaveChildActive,
+    /// `-ERR Errors trying to SHUTDOWN. Check logs.`
+    ShutdownFailed,
+    /// `-ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.`
+    DebugReloadOption,
+    /// `-ERR Error trying to load the RDB dump, check server logs.`
+    RdbLoadFailed,
     /// `-ERR value is out of range, value must between <min> and <max>` (Valkey's wording)
     OutOfRangeBetween {
         min: i64,
@@ -308,6 +325,27 @@ impl fmt::Display for CmdError {
                  this option in the configuration file, and then restart the server.",
             ),
             CmdError::NoShutdownInProgress => f.write_str("ERR No shutdown in progress."),
+            CmdError::BgsaveMisconf => f.write_str(
+                "MISCONF Valkey is configured to save RDB snapshots, but it's currently unable to \
+                 persist to disk. Commands that may modify the data set are disabled, because \
+                 this instance is configured to report errors during writes if RDB snapshotting \
+                 fails (stop-writes-on-bgsave-error option). Please check the Valkey logs for \
+                 details about the RDB error.",
+            ),
+            CmdError::AofMisconf(e) => write!(f, "MISCONF Errors writing to the AOF file: {e}"),
+            CmdError::SaveFailed => f.write_str("ERR"),
+            CmdError::BgsaveInProgress => f.write_str("ERR Background save already in progress"),
+            CmdError::BgsaveChildActive => f.write_str(
+                "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE \
+                 SCHEDULE in order to schedule a BGSAVE whenever possible.",
+            ),
+            CmdError::ShutdownFailed => f.write_str("ERR Errors trying to SHUTDOWN. Check logs."),
+            CmdError::DebugReloadOption => {
+                f.write_str("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+            }
+            CmdError::RdbLoadFailed => {
+                f.write_str("ERR Error trying to load the RDB dump, check server logs.")
+            }
             CmdError::OutOfRangeBetween { min, max } => {
                 write!(f, "ERR value is out of range, value must between {min} and {max}")
             }

@@ -1,5 +1,5 @@
-//! Persistence commands: SAVE and BGSAVE (the AOF, DEBUG RELOAD and the rest of issue 8 build
-//! on `persist`).
+//! Persistence commands: SAVE and BGSAVE (DEBUG RELOAD is in `server_cmd`, the AOF's in
+//! `aof_cmd`).
 
 use bytes::Bytes;
 
@@ -33,34 +33,49 @@ pub static COMMANDS: &[Command] = &[
 
 fn save(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     if ctx.srv.bgsave.child.is_some() {
-        return Err(CmdError::err("Background save already in progress"));
+        return Err(CmdError::BgsaveInProgress);
     }
+    ctx.srv.bgsave.saves += 1;
     let now = ctx.now_ms;
-    match crate::persist::save::save(ctx.srv, now) {
-        Ok(()) => {
-            ctx.out.ok();
-            Ok(())
-        }
-        Err(_) => Err(CmdError::Other("ERR".into())),
-    }
+    crate::persist::save::save(ctx.srv, now).map_err(|_| CmdError::SaveFailed)?;
+    ctx.out.ok();
+    Ok(())
 }
 
-/// BGSAVE [SCHEDULE]. With nothing else running in the background, SCHEDULE starts at once.
+/// When BGSAVE starts its child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum When {
+    Now,
+    /// SCHEDULE: if another child runs, start when it ends.
+    Schedule,
+}
+
+/// BGSAVE [SCHEDULE]. Inside a transaction it is scheduled, as in Valkey (the fork waits
+/// for the time events).
 fn bgsave(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    match argv.get(1) {
-        None => {}
-        Some(a) if crate::commands::args::is(a, "schedule") && argv.len() == 2 => {}
-        Some(_) => return Err(CmdError::Syntax),
+    let when = match argv {
+        [_] => When::Now,
+        [_, a] if crate::commands::args::is(a, "schedule") => When::Schedule,
+        _ => return Err(CmdError::Syntax),
+    };
+    if ctx.srv.bgsave.child.is_some() {
+        return Err(CmdError::BgsaveInProgress);
+    }
+    let busy = crate::persist::aof::any_child(ctx.srv) || ctx.client.in_exec;
+    if busy {
+        if when == When::Schedule || ctx.client.in_exec {
+            ctx.srv.bgsave.scheduled = true;
+            ctx.out.simple("Background saving scheduled");
+            return Ok(());
+        }
+        return Err(CmdError::BgsaveChildActive);
     }
     let now = ctx.now_ms;
     match bgsave::start(ctx.srv, now) {
         Ok(()) => ctx.out.simple("Background saving started"),
-        Err(StartError::InProgress) => {
-            return Err(CmdError::err("Background save already in progress"))
-        }
-        Err(StartError::Fork(e)) => {
-            return Err(CmdError::err(format!("Background save failed: {e}")))
-        }
+        Err(StartError::InProgress) => return Err(CmdError::BgsaveInProgress),
+        Err(StartError::ChildActive) => return Err(CmdError::BgsaveChildActive),
+        Err(StartError::Fork(_)) => return Err(CmdError::SaveFailed),
     }
     Ok(())
 }

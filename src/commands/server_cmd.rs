@@ -12,12 +12,13 @@ use crate::commands::command::reply_help;
 use crate::commands::table::{acl, flag, Command, Handler};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::EnableDebugCommand;
-use crate::keyspace::db::{lru_clock, ObjView, ValueRef};
+use crate::keyspace::db::{lru_clock, ObjView, Ttl, ValueRef};
 use crate::keyspace::entry::KeyEntry;
+use crate::persist::save::{Duplicates, Flush, OnSaveError, Reload, ReloadError, SaveFirst};
 use crate::server::client::ClientKind;
 use crate::server::state::ShutdownMode;
 use crate::types::string::parse_i64;
-use crate::types::string::StrRef;
+use crate::types::string::{StrRef, StrValue};
 
 mod memory;
 use memory::MEMORY_SUBCOMMANDS;
@@ -112,20 +113,43 @@ fn lastsave(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. NOW and FORCE are accepted: there are no
-/// replicas to wait for, and a failed save is the persistence code's to report. A shutdown
-/// is never left in progress, so ABORT always finds none.
+/// SHUTDOWN's options, parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ShutdownOpts {
+    mode: ShutdownMode,
+    /// FORCE: exit even when the final save fails.
+    on_save_error: OnSaveError,
+}
+
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. NOW is accepted (there are no replicas to
+/// wait for). The final save runs here, so that its failure can still be answered: without
+/// FORCE the server keeps running and replies `-ERR Errors trying to SHUTDOWN. Check
+/// logs.` A shutdown is never left in progress, so ABORT always finds none.
 fn shutdown(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let opts = parse_shutdown(argv)?;
+    let now = ctx.now_ms;
+    crate::persist::save::prepare_shutdown(ctx.srv, opts.mode, opts.on_save_error, now)
+        .map_err(|_| CmdError::ShutdownFailed)?;
+    // No reply: the connection closes when the server exits.
+    ctx.srv.shutdown = Some(opts.mode);
+    Ok(())
+}
+
+fn parse_shutdown(argv: &[Bytes]) -> Result<ShutdownOpts, CmdError> {
     let mut save: Option<ShutdownMode> = None;
     let mut conflict = false;
     let mut modifiers = 0;
     let mut aborts = 0;
+    let mut on_save_error = OnSaveError::Refuse;
     for a in &argv[1..] {
         let wanted = if is(a, "NOSAVE") {
             ShutdownMode::NoSave
         } else if is(a, "SAVE") {
             ShutdownMode::Save
         } else if is(a, "NOW") || is(a, "FORCE") {
+            if is(a, "FORCE") {
+                on_save_error = OnSaveError::ExitAnyway;
+            }
             modifiers += 1;
             continue;
         } else if is(a, "ABORT") {
@@ -143,9 +167,7 @@ fn shutdown(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     if aborts > 0 {
         return Err(CmdError::NoShutdownInProgress);
     }
-    // No reply: the connection closes when the server exits.
-    ctx.srv.shutdown = Some(save.unwrap_or(ShutdownMode::Default));
-    Ok(())
+    Ok(ShutdownOpts { mode: save.unwrap_or(ShutdownMode::Default), on_save_error })
 }
 
 /// MONITOR: from now on the client receives every command other clients run. Sent again,
@@ -266,6 +288,8 @@ static DEBUG_SUBCOMMANDS: &[DebugSub] = &[
     DebugSub { name: "sleep", arity: 3, handler: debug_sleep },
     DebugSub { name: "set-active-expire", arity: 3, handler: debug_set_active_expire },
     DebugSub { name: "object", arity: 3, handler: debug_object },
+    DebugSub { name: "reload", arity: -2, handler: debug_reload },
+    DebugSub { name: "populate", arity: -3, handler: debug_populate },
 ];
 
 /// Whether this client may run DEBUG under `enable-debug-command`.
@@ -299,6 +323,24 @@ fn debug_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
         &[
             "OBJECT <key>",
             "    Show low level info about `key` and associated value.",
+            "POPULATE <count> [<prefix>] [<size>]",
+            "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+            "    it is used instead of the 'key' prefix. These are not propagated to",
+            "    replicas. Cluster slots are not respected so keys not belonging to the",
+            "    current node can be created in cluster mode.",
+            "RELOAD [option ...]",
+            "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+            "    * MERGE: conflicting keys will be loaded from RDB.",
+            "    * NOFLUSH: the existing database will not be removed before load, but",
+            "      conflicting keys will generate an exception and kill the server.",
+            "    * NOSAVE: the database will be loaded from an existing RDB file.",
+            "    Examples:",
+            "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+            "      the database.",
+            "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+            "      existing RDB file.",
+            "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+            "      file to the database.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the Valkey behavior). Setting it to 1 reenables back the",
@@ -344,6 +386,74 @@ fn debug_sleep(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn debug_set_active_expire(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     ctx.srv.active_expire_enabled = leading_i64(&argv[2]) != 0;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty the dataset, load the file back.
+fn debug_reload(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let mut opts = Reload::default();
+    for a in &argv[2..] {
+        if is(a, "MERGE") {
+            opts.duplicates = Duplicates::Replace;
+        } else if is(a, "NOFLUSH") {
+            opts.flush = Flush::No;
+        } else if is(a, "NOSAVE") {
+            opts.save_first = SaveFirst::No;
+        } else {
+            return Err(CmdError::DebugReloadOption);
+        }
+    }
+    let now = ctx.now_ms;
+    match crate::persist::save::reload(ctx.srv, opts, now) {
+        Ok(()) => ctx.out.ok(),
+        Err(ReloadError::Save) => return Err(CmdError::SaveFailed),
+        Err(ReloadError::Load) => return Err(CmdError::RdbLoadFailed),
+    }
+    Ok(())
+}
+
+/// Longest key DEBUG POPULATE writes (Valkey formats it into a 128-byte buffer).
+const POPULATE_KEY_MAX: usize = 127;
+
+/// A non-negative integer argument (Valkey's `getPositiveLongFromObjectOrReply`, whose one
+/// error covers both a negative number and no number).
+fn non_negative(a: &[u8]) -> Result<u64, CmdError> {
+    parse_i64(a).and_then(|n| u64::try_from(n).ok()).ok_or(CmdError::OutOfRangePositive)
+}
+
+/// DEBUG POPULATE count [prefix] [size]: creates the string keys `<prefix>:<n>` (prefix
+/// `key`) for n in 0..count with the value `value:<n>`, cut or padded with zero bytes to
+/// `size` when one is given. Keys that exist are left alone.
+fn debug_populate(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    if argv.len() > 5 {
+        return Err(subcommand_syntax(argv));
+    }
+    let count = non_negative(&argv[2])?;
+    let size = argv.get(4).map(|a| non_negative(a)).transpose()?.unwrap_or(0) as usize;
+    // The prefix is read as a C string: it ends at a zero byte.
+    let prefix: &[u8] = match argv.get(3) {
+        Some(p) => p.split(|&b| b == 0).next().unwrap_or_default(),
+        None => b"key",
+    };
+    let (db, now) = (ctx.client.db, ctx.now_ms);
+    let mut key = Vec::with_capacity(prefix.len() + 21);
+    for n in 0..count {
+        key.clear();
+        key.extend_from_slice(prefix);
+        key.push(b':');
+        key.extend_from_slice(n.to_string().as_bytes());
+        key.truncate(POPULATE_KEY_MAX);
+        if ctx.srv.dbs[db].contains(&key, now) {
+            continue;
+        }
+        let mut value = format!("value:{n}").into_bytes();
+        if size > 0 {
+            value.resize(size, 0);
+        }
+        ctx.srv.dbs[db].set_str(&key, StrValue::Raw(value.into_boxed_slice()), Ttl::Clear, now);
+        ctx.srv.key_modified(db, &key);
+    }
     ctx.out.ok();
     Ok(())
 }

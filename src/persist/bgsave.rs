@@ -1,40 +1,65 @@
-//! BGSAVE: a forked child writes the RDB file from its copy-on-write snapshot of the
-//! dataset, then exits; the time events reap it and record the outcome. Save points
-//! (`save <seconds> <changes> ...`) start one from the time events.
+//! BGSAVE: a forked child (`persist::fork`) writes the RDB file from its copy-on-write
+//! snapshot of the dataset, then exits; the time events reap it and record the outcome.
+//! Save points (`save <seconds> <changes> ...`) and BGSAVE SCHEDULE start one from the time
+//! events.
 //!
 //! The child only iterates and writes: it allocates what the encoder needs, logs nothing
-//! (the parent's logger may have been mid-write when it forked) and leaves with `_exit`, so
-//! no destructor or atexit handler of the parent runs twice.
+//! (the parent's logger may have been mid-write when it forked) and leaves with `_exit`.
+//! The parent logs for it when it reaps it.
 
+use crate::persist::fork::{self, ChildKind, ForkChild, Reaped};
 use crate::server::state::ServerState;
 
-/// Seconds to wait after a failed background save before a save point tries again.
+/// Delay after a failed background save before a save point or a scheduled BGSAVE tries
+/// again (Valkey's CONFIG_BGSAVE_RETRY_DELAY, 5 seconds).
 const RETRY_DELAY_MS: i64 = 5000;
 
-/// The background save in progress and how the last one ended.
+/// The background save in progress and how the last save and load went (INFO
+/// persistence).
 #[derive(Debug)]
 pub struct BgSave {
-    /// The child and when it started, with the dirty count it saw.
+    /// The child, with the dirty count it saw.
     pub child: Option<Child>,
+    /// How the last save ended (SAVE and BGSAVE; a failure with save points configured
+    /// refuses writes, see `persist::deny`).
     pub last_ok: bool,
     /// Duration of the last background save, seconds (-1: none yet).
     pub last_time_secs: i64,
     /// When the last one was started (for the retry delay after a failure).
     pub last_try_ms: i64,
-    /// Number of saves done (INFO `rdb_saves`).
+    /// Saves attempted by SAVE and BGSAVE (INFO `rdb_saves`).
     pub saves: u64,
+    /// BGSAVE SCHEDULE (or BGSAVE inside a transaction) while another child ran: start one
+    /// as soon as none runs.
+    pub scheduled: bool,
+    /// Copy-on-write memory of the last successful child, bytes (`rdb_last_cow_size`).
+    pub last_cow_bytes: u64,
+    /// Keys loaded and dropped as expired by the last load (start-up, DEBUG RELOAD).
+    pub last_load_keys_loaded: u64,
+    pub last_load_keys_expired: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub struct Child {
-    pub pid: libc::pid_t,
-    pub started_ms: i64,
+    pub fork: ForkChild,
     pub dirty_at_start: u64,
+    /// Keys in the dataset at the fork (INFO `current_save_keys_total`).
+    pub keys_total: u64,
 }
 
 impl Default for BgSave {
     fn default() -> BgSave {
-        BgSave { child: None, last_ok: true, last_time_secs: -1, last_try_ms: 0, saves: 0 }
+        BgSave {
+            child: None,
+            last_ok: true,
+            last_time_secs: -1,
+            last_try_ms: 0,
+            saves: 0,
+            scheduled: false,
+            last_cow_bytes: 0,
+            last_load_keys_loaded: 0,
+            last_load_keys_expired: 0,
+        }
     }
 }
 
@@ -42,7 +67,14 @@ impl Default for BgSave {
 #[derive(Debug, PartialEq, Eq)]
 pub enum StartError {
     InProgress,
+    /// Another child (an AOF rewrite) runs.
+    ChildActive,
     Fork(String),
+}
+
+/// The file a child writes before renaming it over the RDB file.
+pub fn temp_name(pid: libc::pid_t) -> String {
+    format!("temp-{pid}.rdb")
 }
 
 /// Forks a child that saves the dataset.
@@ -50,73 +82,101 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
     if srv.bgsave.child.is_some() {
         return Err(StartError::InProgress);
     }
+    if crate::persist::aof::any_child(srv) {
+        return Err(StartError::ChildActive);
+    }
+    srv.bgsave.saves += 1;
     srv.bgsave.last_try_ms = now_ms;
-    // SAFETY: fork has no memory-safety preconditions of its own. The child runs only
-    // `child_main`, which reads the (copied) dataset, writes a file and calls `_exit`; it
-    // never returns into the parent's code, unwinds or runs destructors. jemalloc installs
-    // fork handlers, so allocating in the child is safe.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        let e = std::io::Error::last_os_error();
-        srv.bgsave.last_ok = false;
-        return Err(StartError::Fork(e.to_string()));
+    let snapshot: &ServerState = srv;
+    let spawned = fork::spawn(ChildKind::Rdb, now_ms, || {
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() };
+        super::save::write_file(snapshot, &temp_name(pid), now_ms).is_ok()
+    });
+    match spawned {
+        Ok(fork) => {
+            tracing::info!("Background saving started by pid {}", fork.pid);
+            let keys_total = srv.dbs.iter().map(|d| d.len() as u64).sum();
+            srv.bgsave.child = Some(Child { fork, dirty_at_start: srv.dirty, keys_total });
+            Ok(())
+        }
+        Err(e) => {
+            srv.bgsave.last_ok = false;
+            tracing::warn!("Can't save in background: fork: {e}");
+            Err(StartError::Fork(e.to_string()))
+        }
     }
-    if pid == 0 {
-        child_main(srv, now_ms);
-    }
-    tracing::info!("Background saving started by pid {pid}");
-    srv.bgsave.child = Some(Child { pid, started_ms: now_ms, dirty_at_start: srv.dirty });
-    Ok(())
-}
-
-fn child_main(srv: &ServerState, now_ms: i64) -> ! {
-    // SAFETY: getpid has no preconditions.
-    let pid = unsafe { libc::getpid() };
-    let ok = super::save::write_file(srv, &format!("temp-{pid}.rdb"), now_ms).is_ok();
-    // SAFETY: `_exit` ends the process at once, without running the parent's handlers.
-    unsafe { libc::_exit(if ok { 0 } else { 1 }) }
 }
 
 /// Reaps a finished child (time events). Returns whether one finished.
 pub fn check_child(srv: &mut ServerState, now_ms: i64) -> bool {
-    let Some(child) = srv.bgsave.child else { return false };
-    let mut status: libc::c_int = 0;
-    // SAFETY: waitpid on our own child with a valid out-pointer.
-    let r = unsafe { libc::waitpid(child.pid, &mut status, libc::WNOHANG) };
-    if r == 0 {
-        return false;
-    }
-    srv.bgsave.child = None;
-    srv.bgsave.last_time_secs = (now_ms - child.started_ms) / 1000;
-    let ok = r == child.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    srv.bgsave.last_ok = ok;
-    if ok {
-        tracing::info!("Background saving terminated with success");
-        srv.dirty = srv.dirty.saturating_sub(child.dirty_at_start);
-        srv.lastsave_s = child.started_ms / 1000;
-        srv.bgsave.saves += 1;
-    } else {
-        tracing::warn!("Background saving error");
-    }
+    let Some(child) = srv.bgsave.child.as_mut() else { return false };
+    let Some(reaped) = child.fork.try_reap(now_ms) else { return false };
+    let child = srv.bgsave.child.take().expect("checked above");
+    finished(srv, &child, &reaped, now_ms);
     true
 }
 
-/// Starts a background save when a save point is reached (time events).
+fn finished(srv: &mut ServerState, child: &Child, r: &Reaped, now_ms: i64) {
+    let bg = &mut srv.bgsave;
+    bg.last_time_secs = r.elapsed_ms / 1000;
+    match r.by_signal {
+        None if r.ok => {
+            tracing::info!("DB saved on disk");
+            if r.cow_bytes > 0 {
+                let mb = r.cow_bytes >> 20;
+                tracing::info!("Fork CoW for RDB: current {mb} MB, peak {mb} MB, average {mb} MB");
+            }
+            tracing::info!("Background saving terminated with success");
+            bg.last_ok = true;
+            bg.last_cow_bytes = r.cow_bytes;
+            srv.dirty = srv.dirty.saturating_sub(child.dirty_at_start);
+            srv.lastsave_s = now_ms / 1000;
+        }
+        None => {
+            tracing::warn!("Background saving error");
+            bg.last_ok = false;
+        }
+        Some(sig) => {
+            tracing::warn!("Background saving terminated by signal {sig}");
+            let _ = std::fs::remove_file(temp_name(child.fork.pid));
+            // SIGUSR1 is how the server itself stops a child: not a failure.
+            if sig != libc::SIGUSR1 {
+                bg.last_ok = false;
+            }
+        }
+    }
+}
+
+/// Stops a background save in progress (SHUTDOWN) and removes its temporary file.
+pub fn kill_child(srv: &mut ServerState) {
+    if let Some(child) = srv.bgsave.child.take() {
+        tracing::warn!("There is a child saving an .rdb. Killing it!");
+        let pid = child.fork.pid;
+        child.fork.kill_and_reap();
+        let _ = std::fs::remove_file(temp_name(pid));
+    }
+}
+
+/// Starts a background save when a save point is reached or one was scheduled (time
+/// events).
 pub fn check_save_points(srv: &mut ServerState, now_ms: i64) {
-    if srv.bgsave.child.is_some() || srv.config.save.is_empty() {
+    if srv.bgsave.child.is_some() || crate::persist::aof::any_child(srv) {
         return;
     }
-    if !srv.bgsave.last_ok && now_ms - srv.bgsave.last_try_ms < RETRY_DELAY_MS {
-        return;
-    }
+    let retry_ok = srv.bgsave.last_ok || now_ms - srv.bgsave.last_try_ms > RETRY_DELAY_MS;
     let since_s = now_ms / 1000 - srv.lastsave_s;
     let due = srv
         .config
         .save
         .iter()
-        .find(|&&(secs, changes)| srv.dirty >= changes && since_s >= secs as i64);
-    if let Some(&(secs, changes)) = due {
+        .find(|&&(secs, changes)| srv.dirty >= changes && since_s > secs as i64);
+    if let (Some(&(secs, changes)), true) = (due, retry_ok) {
         tracing::info!("{changes} changes in {secs} seconds. Saving...");
         let _ = start(srv, now_ms);
+        return;
+    }
+    if srv.bgsave.scheduled && retry_ok && start(srv, now_ms).is_ok() {
+        srv.bgsave.scheduled = false;
     }
 }

@@ -1,0 +1,35 @@
+//! Writes refused while the server cannot persist them (Valkey's
+//! `writeCommandsDeniedByDiskError`): after a failed background save, when save points are
+//! configured and `stop-writes-on-bgsave-error` is yes, and while the AOF cannot be written.
+//!
+//! Dispatch asks [`write_denied`] for the write commands, EXEC of a transaction holding one,
+//! and PING (a client's health check then reports the problem), after the OOM check and
+//! before the subscriber-mode check, as Valkey's `processCommand` does.
+
+use crate::commands::table::{flag, Command};
+use crate::commands::CmdError;
+use crate::server::client::Client;
+use crate::server::state::ServerState;
+
+/// The refusal for write commands while persistence is failing, if it is.
+pub fn write_denied(srv: &ServerState) -> Option<CmdError> {
+    if srv.config.stop_writes_on_bgsave_error && !srv.config.save.is_empty() && !srv.bgsave.last_ok
+    {
+        return Some(CmdError::BgsaveMisconf);
+    }
+    if srv.aof.logging() {
+        if let Some(e) = &srv.aof.write_error {
+            return Some(CmdError::AofMisconf(e.clone()));
+        }
+    }
+    None
+}
+
+/// Whether `cmd` is refused while persistence fails: a write, an EXEC whose transaction
+/// queued one, or PING.
+pub fn applies_to(cmd: &Command, client: &Client) -> bool {
+    cmd.is_write()
+        || cmd.name == "ping"
+        || (cmd.name == "exec"
+            && client.multi.as_deref().is_some_and(|t| t.flags & flag::WRITE != 0))
+}
