@@ -119,6 +119,9 @@ pub fn apply_changes(srv: &mut ServerState, changed: &[&'static str]) {
                 crate::commands::keyspace::sync_access_clock(srv)
             }
             "notify-keyspace-events" => srv.refresh_removal_log(),
+            "appendonly" => {
+                crate::persist::aof::config_changed(srv, crate::server::event_loop::now_ms())
+            }
             "port" | "bind" | "unixsocket" | "unixsocketperm" => {
                 // The listeners are opened at start; they are not re-opened here.
                 tracing::warn!("CONFIG SET {name}: takes effect after a restart");

@@ -4,8 +4,8 @@
 
 use crate::commands::table::Command;
 use crate::commands::{
-    client_cmd, command, config_cmd, connection, dump, hash, info, keyspace, list, persist_cmd,
-    pubsub, server_cmd, set, sort, string, zset,
+    aof_cmd, client_cmd, command, config_cmd, connection, dump, hash, info, keyspace, list,
+    persist_cmd, pubsub, server_cmd, set, sort, string, zset,
 };
 
 pub static FAMILIES: &[&[Command]] = &[
@@ -18,6 +18,7 @@ pub static FAMILIES: &[&[Command]] = &[
     keyspace::COMMANDS,
     dump::COMMANDS,
     persist_cmd::COMMANDS,
+    aof_cmd::COMMANDS,
     connection::COMMANDS,
     pubsub::COMMANDS,
     crate::commands::multi::COMMANDS,

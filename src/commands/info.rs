@@ -337,7 +337,7 @@ fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
         "mem_clients_slaves" => 0,
         "mem_clients_normal" => clients_normal,
         "mem_cluster_links" => 0,
-        "mem_aof_buffer" => 0,
+        "mem_aof_buffer" => srv.aof.feed.buf.capacity(),
         "mem_allocator" => "jemalloc-5.3.0",
         "active_defrag_running" => 0,
         "lazyfree_pending_objects" => lazyfree::pending_objects(),
@@ -346,16 +346,19 @@ fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
 }
 
 fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
+    let aof = &srv.aof;
     s.push_str("# Persistence\r\n");
     fields!(s,
         "loading" => 0,
         "async_loading" => 0,
+        // The child reports its copy-on-write size when it ends (`rdb_last_cow_size`),
+        // not while it runs.
         "current_cow_peak" => 0,
         "current_cow_size" => 0,
         "current_cow_size_age" => 0,
         "current_fork_perc" => "0.00",
         "current_save_keys_processed" => 0,
-        "current_save_keys_total" => 0,
+        "current_save_keys_total" => srv.bgsave.child.as_ref().map_or(0, |c| c.keys_total),
         "rdb_changes_since_last_save" => srv.dirty,
         "rdb_bgsave_in_progress" => u8::from(srv.bgsave.child.is_some()),
         "rdb_last_save_time" => srv.lastsave_s,
@@ -364,24 +367,35 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "rdb_current_bgsave_time_sec" => srv
             .bgsave
             .child
-            .map_or(-1, |c| (crate::server::event_loop::now_ms() - c.started_ms) / 1000),
+            .as_ref()
+            .map_or(-1, |c| (crate::server::event_loop::now_ms() - c.fork.started_ms) / 1000),
         "rdb_saves" => srv.bgsave.saves,
-        "rdb_last_cow_size" => 0,
-        "rdb_last_load_keys_expired" => 0,
-        "rdb_last_load_keys_loaded" => 0,
-        "aof_enabled" => u8::from(srv.config.appendonly),
-        "aof_rewrite_in_progress" => 0,
-        "aof_rewrite_scheduled" => 0,
-        "aof_last_rewrite_time_sec" => -1,
-        "aof_current_rewrite_time_sec" => -1,
-        "aof_last_bgrewrite_status" => "ok",
-        "aof_rewrites" => 0,
-        "aof_rewrites_consecutive_failures" => 0,
-        "aof_last_write_status" => "ok",
-        "aof_last_cow_size" => 0,
+        "rdb_last_cow_size" => srv.bgsave.last_cow_bytes,
+        "rdb_last_load_keys_expired" => srv.bgsave.last_load_keys_expired,
+        "rdb_last_load_keys_loaded" => srv.bgsave.last_load_keys_loaded,
+        "aof_enabled" => u8::from(srv.aof.logging()),
+        "aof_rewrite_in_progress" => u8::from(aof.rewrite.in_progress()),
+        "aof_rewrite_scheduled" => u8::from(aof.rewrite.scheduled),
+        "aof_last_rewrite_time_sec" => aof.rewrite.last_time_secs,
+        "aof_current_rewrite_time_sec" => aof.rewrite.current_secs(crate::server::event_loop::now_ms()),
+        "aof_last_bgrewrite_status" => if aof.rewrite.last_ok { "ok" } else { "err" },
+        "aof_rewrites" => aof.rewrite.rewrites,
+        "aof_rewrites_consecutive_failures" => aof.rewrite.consecutive_failures,
+        "aof_last_write_status" => if aof.write_error.is_none() { "ok" } else { "err" },
+        "aof_last_cow_size" => aof.rewrite.last_cow_size,
         "module_fork_in_progress" => 0,
         "module_fork_last_cow_size" => 0,
     );
+    if aof.logging() {
+        fields!(s,
+            "aof_current_size" => aof.current_size,
+            "aof_base_size" => aof.base_size,
+            "aof_pending_rewrite" => u8::from(aof.rewrite.scheduled),
+            "aof_buffer_length" => aof.feed.buf.len(),
+            "aof_pending_bio_fsync" => u8::from(aof.fsync_pending()),
+            "aof_delayed_fsync" => aof.delayed_fsync,
+        );
+    }
 }
 
 fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
@@ -430,8 +444,8 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
         "pubsub_channels" => srv.pubsub.len(Kind::Channel),
         "pubsub_patterns" => srv.pubsub.len(Kind::Pattern),
         "pubsubshard_channels" => srv.pubsub.len(Kind::Shard),
-        "latest_fork_usec" => 0,
-        "total_forks" => 0,
+        "latest_fork_usec" => crate::persist::fork::latest_fork_usec(),
+        "total_forks" => crate::persist::fork::total_forks(),
         "migrate_cached_sockets" => 0,
         "slave_expires_tracked_keys" => 0,
         "active_defrag_hits" => 0,

@@ -5,6 +5,7 @@
 //! error text (they return a [`CmdError`](error::CmdError)), and never touch sockets: they
 //! read `argv`, change `ctx.srv` and `ctx.client`, and write the reply into `ctx.out`.
 
+pub mod aof_cmd;
 pub mod args;
 pub mod client_cmd;
 pub mod command;
@@ -30,6 +31,8 @@ pub mod tracking_cmd;
 pub mod zset;
 
 use std::collections::HashMap;
+
+use bytes::Bytes;
 use std::sync::OnceLock;
 
 use crate::keyspace::db::Db;
@@ -80,6 +83,14 @@ impl Ctx<'_> {
         self.srv.notify(db, class, event, key);
         // A RESP3 client subscribed to its own events gets them before the reply.
         self.srv.pubsub.flush_lent(self.slot, self.out);
+    }
+
+    /// Logs `cmds` to the AOF instead of the running command (for a command whose effect
+    /// was random, such as SPOP: the log must say what happened). Nothing when the AOF is off.
+    pub fn propagate_as(&mut self, cmds: impl FnOnce() -> Vec<Vec<Bytes>>) {
+        if self.srv.aof.logging() {
+            self.srv.aof.feed.replaced = Some(cmds());
+        }
     }
 
     /// A write added elements at `key` (of the client's database): clients blocked on it get

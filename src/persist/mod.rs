@@ -6,5 +6,7 @@
 
 pub mod aof;
 pub mod bgsave;
+pub mod deny;
+pub mod fork;
 pub mod rdb;
 pub mod save;

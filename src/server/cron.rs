@@ -20,6 +20,10 @@ const EXPIRE_CPU_PCT: u64 = 25;
 
 pub fn run(srv: &mut ServerState, now_ms: i64) {
     srv.cron_loops += 1;
+    if let Some(name) = crate::server::signals::take() {
+        tracing::warn!("Received {name} scheduling shutdown...");
+        crate::persist::save::shutdown_on_signal(srv, now_ms);
+    }
     if srv.pause.kind.is_some() && now_ms >= srv.pause.until_ms {
         srv.pause.kind = None;
     }
@@ -34,6 +38,7 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     crate::memory::evict::time_event(srv, now_ms);
     crate::persist::bgsave::check_child(srv, now_ms);
     crate::persist::bgsave::check_save_points(srv, now_ms);
+    crate::persist::aof::cron(srv, now_ms);
     srv.drain_removals();
     sample_metrics(srv, now_ms);
     let used = crate::memory::used_memory();

@@ -150,6 +150,17 @@ pub fn execute(
             evict::hold_back_table_growth(srv, now_ms);
         }
     }
+    // Persistence failing (stop-writes-on-bgsave-error, AOF write errors): writes and PING
+    // are refused, after the OOM check as in Valkey.
+    if let Some(e) = crate::persist::deny::write_denied(srv) {
+        if crate::persist::deny::applies_to(cmd, &slot.client) {
+            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
+            reply_error(srv, slot, &e);
+            finish_reply_mode(slot, reply_mark);
+            return Flow::Continue;
+        }
+    }
     // RESP2 subscriber mode (RESP3 has no limits): after the OOM check, as Valkey.
     if slot.client.subs.total() > 0
         && !slot.out.is_resp3()
@@ -192,6 +203,7 @@ pub fn call(
 ) -> Flow {
     // Client tracking: the current client, and tracking-table-max-keys.
     crate::server::tracking::begin(srv, token, slot);
+    let (db_before, changes_before) = (slot.client.db, srv.changes);
     let started = Instant::now();
     let result = {
         let mut ctx = Ctx {
@@ -213,6 +225,9 @@ pub fn call(
     let block = slot.client.block_request.take();
     if srv.dbs.iter().any(|d| !d.removals.is_empty()) {
         srv.drain_removals();
+    }
+    if srv.aof.logging() {
+        crate::persist::aof::after_command(srv, cmd, argv, db_before, changes_before, now_ms);
     }
     // Messages this client published to itself, before its error reply if any.
     srv.pubsub.flush_lent(token, &mut slot.out);

@@ -133,9 +133,10 @@ impl EventLoop {
                 self.next_cron_ms = now + 1000 / self.srv.hz.max(1) as i64;
                 self.close_pending();
             }
-            if let Some(mode) = self.srv.shutdown {
-                info!("User requested shutdown...");
-                crate::persist::save::on_shutdown(&mut self.srv, mode, now_ms());
+            if let Some(_mode) = self.srv.shutdown {
+                // SHUTDOWN has stopped the RDB child and made the final save
+                // (`persist::save::prepare_shutdown`), where a failure could still be
+                // answered; the AOF's last writes reach the disk here.
                 crate::persist::aof::on_shutdown(&mut self.srv);
                 self.flush_writes();
                 return Ok(());

@@ -28,7 +28,7 @@ impl ServerState {
     /// Every key of `db` (None: every db) is about to change (FLUSHDB, FLUSHALL, SWAPDB):
     /// called before the change, so listeners can still see which of their keys exist.
     pub fn db_modified(&mut self, db: Option<usize>) {
-        let _ = db;
+        self.changes += 1;
         crate::server::multi::db_modified(self, db);
         self.tracking.db_modified();
     }
@@ -38,7 +38,7 @@ impl ServerState {
         let ev = self.config.notify_keyspace_events.0;
         let channels = ev & (KeyspaceEvents::KEYSPACE | KeyspaceEvents::KEYEVENT) != 0;
         let classes = ev & (KeyspaceEvents::EXPIRED | KeyspaceEvents::EVICTED) != 0;
-        (channels && classes) || self.removal_listeners > 0
+        (channels && classes) || self.removal_listeners > 0 || self.aof.logging()
     }
 
     /// Turns the removal log of every db on or off; call when notify-keyspace-events changes
@@ -80,6 +80,9 @@ impl ServerState {
                 };
                 if matches!(why, Removal::Expired | Removal::Evicted) {
                     self.key_modified(db, &key);
+                    if self.aof.logging() {
+                        crate::persist::aof::removed(self, db, &key);
+                    }
                 }
                 self.notify(db, class, event, &key);
             }
@@ -98,6 +101,7 @@ impl ServerState {
             | KeyspaceEvents::NEW
             | KeyspaceEvents::KEY_MISS;
         if class & removal_notes == 0 {
+            self.changes += 1;
             self.key_modified(db, key);
         }
         let ev = self.config.notify_keyspace_events.0;

@@ -16,6 +16,7 @@ pub mod listener;
 pub mod log;
 pub mod multi;
 pub mod pubsub;
+pub mod signals;
 pub mod slowlog;
 pub mod state;
 pub mod tracking;
@@ -31,13 +32,16 @@ pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> 
     let now = event_loop::now_ms();
     let mut srv = state::ServerState::new(config, config_file, now);
     crate::commands::keyspace::sync_access_clock(&mut srv);
-    match crate::persist::save::load_at_startup(&mut srv, now) {
-        Ok(_) => {}
-        Err(e) => {
-            tracing::warn!("{e}");
-            return Err(std::io::Error::other(e));
-        }
+    let loaded = if srv.config.appendonly {
+        crate::persist::aof::startup::load_and_open(&mut srv, now)
+    } else {
+        crate::persist::save::load_at_startup(&mut srv, now).map(|_| ())
+    };
+    if let Err(e) = loaded {
+        tracing::warn!("{e}");
+        return Err(std::io::Error::other(e));
     }
+    signals::install();
     let mut el = event_loop::EventLoop::new(srv)?;
     tracing::info!("Server initialized");
     tracing::info!("Ready to accept connections tcp (port {})", el.srv.tcp_port);

@@ -186,11 +186,14 @@ fn run_queued(srv: &mut ServerState, token: usize, slot: &mut Slot, now_ms: i64)
     let t = slot.client.multi.take().expect("checked by the caller");
     let was_in_exec = slot.client.in_exec;
     slot.client.in_exec = true;
+    // The AOF logs the transaction's writes between MULTI and EXEC.
+    srv.aof.feed.exec_begin();
     for q in &t.commands {
         let mark = slot.out.len();
         let flow = crate::server::dispatch::call(srv, token, slot, q.cmd, &q.argv, now_ms, mark);
         debug_assert_eq!(flow, crate::server::dispatch::Flow::Continue, "blocked inside EXEC");
     }
+    srv.aof.feed.exec_end();
     slot.client.in_exec = was_in_exec;
 }
 

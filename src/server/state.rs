@@ -247,6 +247,9 @@ pub struct ServerState {
     /// The append-only file (`persist::aof`).
     pub aof: crate::persist::aof::Aof,
     pub dirty: u64,
+    /// Counts changes to the dataset (key events raised by commands, databases emptied or
+    /// swapped): a command that moved it is logged to the AOF (`persist::aof`).
+    pub changes: u64,
     pub hz: u32,
     pub cron_loops: u64,
     /// The last slow expire cycle ran out of time: run fast cycles before sleeping.
@@ -294,6 +297,7 @@ impl ServerState {
             bgsave: Default::default(),
             aof: Default::default(),
             dirty: 0,
+            changes: 0,
             hz,
             cron_loops: 0,
             expire_fast_wanted: false,

@@ -102,6 +102,9 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
     let popped = set.pop_random(&mut rng);
     let emptied = db.remove_if_empty(key);
     reply_elem(ctx.out, popped.as_elem());
+    // The AOF logs what was popped, not another random pick.
+    let member = popped.as_elem().to_vec();
+    ctx.propagate_as(|| vec![srem(key, vec![member])]);
     ctx.srv.dirty += 1;
     notify_removed(ctx, "spop", key, emptied);
     Ok(())
@@ -127,13 +130,29 @@ fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
         out.set(len);
         set.iter().for_each(|e| reply_elem(out, e));
         db.remove(key, now);
+        ctx.propagate_as(|| vec![vec![Bytes::from_static(b"DEL"), Bytes::copy_from_slice(key)]]);
         ctx.srv.dirty += len as u64;
         notify_removed(ctx, "spop", key, true);
         return Ok(());
     }
     out.set(n);
-    set.pop_many(n, &mut rng, &lim, |e| reply_elem(out, e));
+    let logging = ctx.srv.aof.logging();
+    let mut popped = Vec::new();
+    set.pop_many(n, &mut rng, &lim, |e| {
+        reply_elem(out, e);
+        if logging {
+            popped.push(e.to_vec());
+        }
+    });
+    ctx.propagate_as(|| vec![srem(key, popped)]);
     ctx.srv.dirty += n as u64;
     notify_removed(ctx, "spop", key, false);
     Ok(())
+}
+
+/// `SREM key member...`: how the AOF logs a pop.
+fn srem(key: &[u8], members: Vec<Vec<u8>>) -> Vec<Bytes> {
+    let mut argv = vec![Bytes::from_static(b"SREM"), Bytes::copy_from_slice(key)];
+    argv.extend(members.into_iter().map(Bytes::from));
+    argv
 }

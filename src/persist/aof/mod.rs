@@ -1,33 +1,266 @@
 //! The append-only file (AOF), in Valkey's multi-part layout: a directory (`appenddirname`)
-//! holding a manifest, one base file (an RDB snapshot or a command log) and the incremental
-//! command logs written since that base.
+//! holding a manifest, one base file (an RDB snapshot, or a command log when
+//! `aof-use-rdb-preamble` is no) and the incremental command logs written since that base.
 //!
-//! Work in progress (issue 8): the state lives here; `manifest`, `reader` and `load` hold the
-//! file formats and the start-up load.
+//! ```text
+//!  appendonlydir/
+//!    appendonly.aof.manifest        file appendonly.aof.3.base.rdb seq 3 type b
+//!                                   file appendonly.aof.7.incr.aof seq 7 type i
+//!    appendonly.aof.3.base.rdb      the dataset when the last rewrite started
+//!    appendonly.aof.7.incr.aof      every write since, as RESP commands
+//! ```
+//!
+//! - `feed`: which commands are logged, in which form (absolute times, explicit effects).
+//! - `writer`: the buffer reaches the incremental file before replies go out; the
+//!   `appendfsync` policies.
+//! - `rewrite`: BGREWRITEAOF. A new incremental file is opened and the parent keeps
+//!   appending to it while a forked child writes the new base; when the child is done, the
+//!   manifest swaps in the new base and the old files become history and are deleted. A crash
+//!   at any point leaves a manifest whose files replay to the full dataset.
+//! - `manifest`, `reader`, `load`: the file formats and loading at start-up.
+//!
+//! States follow Valkey's: `Off`; `On`; and `WaitRewrite` after `CONFIG SET appendonly yes`,
+//! while the first base is written (commands go to a temporary incremental file that joins
+//! the manifest with that base).
 
+pub mod emit;
+pub mod feed;
 pub mod load;
 pub mod manifest;
 pub mod reader;
+pub mod rewrite;
+pub mod startup;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+
+use crate::commands::Command;
+use crate::config::Appendfsync;
+use crate::server::state::ServerState;
+
+use feed::Feed;
+use manifest::Manifest;
+use writer::{IncrFile, Syncer};
+
+/// Whether the AOF is on (`aof_enabled` in INFO is `state != Off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AofState {
+    #[default]
+    Off,
+    On,
+    /// Turned on at run time: logging to a temporary incremental file until the first
+    /// rewrite completes.
+    WaitRewrite,
+}
 
 /// The AOF's run-time state (`ServerState::aof`).
 #[derive(Debug, Default)]
 pub struct Aof {
+    pub state: AofState,
+    pub feed: Feed,
+    /// The file commands are appended to (None while off).
+    pub incr: Option<IncrFile>,
+    /// The manifest as last persisted.
+    pub manifest: Manifest,
+    syncer: Option<Syncer>,
+    last_fsync_ms: i64,
     /// The last write or fsync error of the AOF, while it lasts: writes are refused with
     /// `-MISCONF Errors writing to the AOF file: <error>` meanwhile.
     pub write_error: Option<String>,
     /// The pid of the AOF rewrite child, while one runs.
     pub rewrite_child: Option<libc::pid_t>,
+    pub rewrite: rewrite::RewriteState,
+    /// Size of the base plus the incremental files, and of the files at the last rewrite
+    /// (auto-aof-rewrite-percentage grows from it).
+    pub current_size: u64,
+    pub base_size: u64,
+    pub rewrite_base_size: u64,
+    pub delayed_fsync: u64,
 }
 
-use crate::server::state::ServerState;
+impl Aof {
+    /// Whether commands are being logged.
+    pub fn logging(&self) -> bool {
+        self.state != AofState::Off
+    }
+
+    /// Whether the incremental file has writes not yet synced.
+    fn unsynced(&self) -> bool {
+        self.incr.as_ref().is_some_and(|i| i.unsynced)
+    }
+
+    /// Whether a background fsync is running (`aof_pending_bio_fsync`).
+    pub fn fsync_pending(&self) -> bool {
+        self.syncer.as_ref().is_some_and(Syncer::busy)
+    }
+}
+
+/// The AOF directory (relative to `dir`, the working directory).
+pub fn dir_path(srv: &ServerState) -> PathBuf {
+    PathBuf::from(&srv.config.appenddirname)
+}
+
+/// After a command ran (`dispatch::call`): logs it when it changed the dataset.
+/// `changes_before` is `ServerState::changes` before it ran; `db` the database it ran in.
+pub fn after_command(
+    srv: &mut ServerState,
+    cmd: &Command,
+    argv: &[Bytes],
+    db: usize,
+    changes_before: u64,
+    now_ms: i64,
+) {
+    if let Some(cmds) = srv.aof.feed.replaced.take() {
+        for c in &cmds {
+            srv.aof.feed.command(db, c);
+        }
+        return;
+    }
+    if srv.changes == changes_before || !cmd.is_write() {
+        return;
+    }
+    match feed::rewrite(cmd.name, argv, now_ms) {
+        Some(form) => srv.aof.feed.command(db, &form),
+        None => srv.aof.feed.command(db, argv),
+    }
+}
+
+/// A key the keyspace removed on its own (expired, evicted): logged as `DEL`.
+pub fn removed(srv: &mut ServerState, db: usize, key: &[u8]) {
+    srv.aof.feed.command(db, &[b"DEL".as_slice(), key]);
+}
 
 /// Called by the event loop right before it writes replies to clients: commands' effects
 /// reach the AOF (and, under `appendfsync always`, the disk) before they are acknowledged.
 pub fn before_replies(srv: &mut ServerState) {
-    let _ = srv;
+    if srv.aof.feed.buf.is_empty() {
+        return;
+    }
+    flush(srv, crate::server::event_loop::now_ms());
+}
+
+/// Writes the buffer and syncs as the policy says.
+fn flush(srv: &mut ServerState, now_ms: i64) {
+    let aof = &mut srv.aof;
+    let Some(incr) = aof.incr.as_mut() else {
+        // Off (a rewrite of an AOF that is off logs nothing).
+        aof.feed.buf.clear();
+        return;
+    };
+    if !aof.feed.buf.is_empty() {
+        if let Err(e) = incr.append(&aof.feed.buf) {
+            if srv.config.appendfsync == Appendfsync::Always {
+                tracing::warn!(
+                    "Can't recover from AOF write error when the AOF fsync policy is 'always'. \
+                     Exiting...: {e}"
+                );
+                std::process::exit(1);
+            }
+            if aof.write_error.is_none() {
+                tracing::warn!("Error writing to the AOF file: {e}");
+            }
+            aof.write_error = Some(manifest::strerror(&e));
+            return;
+        }
+        aof.current_size += aof.feed.buf.len() as u64;
+        aof.feed.buf.clear();
+        if aof.write_error.take().is_some() {
+            tracing::info!("AOF write error looks solved, Valkey can write again.");
+        }
+    }
+    sync(srv, now_ms, false);
+}
+
+/// Syncs the incremental file per `appendfsync` (`force`: now, whatever the policy).
+fn sync(srv: &mut ServerState, now_ms: i64, force: bool) {
+    let aof = &mut srv.aof;
+    let Some(incr) = aof.incr.as_mut() else { return };
+    if !incr.unsynced {
+        return;
+    }
+    let policy = srv.config.appendfsync;
+    if force || policy == Appendfsync::Always {
+        if let Err(e) = incr.file.sync_data() {
+            tracing::warn!(
+                "Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}. \
+                 Exiting..."
+            );
+            std::process::exit(1);
+        }
+        incr.unsynced = false;
+        aof.last_fsync_ms = now_ms;
+    } else if policy == Appendfsync::Everysec && now_ms - aof.last_fsync_ms >= 1000 {
+        if aof.syncer.is_none() {
+            match Syncer::start() {
+                Ok(s) => aof.syncer = Some(s),
+                Err(e) => {
+                    tracing::warn!("Can't start the AOF fsync thread: {e}");
+                    return;
+                }
+            }
+        }
+        let syncer = aof.syncer.as_ref().expect("started above");
+        if syncer.request(&incr.file) {
+            incr.unsynced = false;
+            aof.last_fsync_ms = now_ms;
+        } else {
+            aof.delayed_fsync += 1;
+        }
+    }
+}
+
+/// Time events: reaps the rewrite child, starts scheduled and automatic rewrites, and keeps
+/// `everysec` syncing while the server is idle.
+pub fn cron(srv: &mut ServerState, now_ms: i64) {
+    rewrite::check_child(srv, now_ms);
+    rewrite::check_scheduled(srv, now_ms);
+    if srv.aof.logging() {
+        flush(srv, now_ms);
+    }
+}
+
+/// Whether a fork child of either kind (BGSAVE, AOF rewrite) runs.
+pub fn any_child(srv: &ServerState) -> bool {
+    srv.bgsave.child.is_some() || srv.aof.rewrite_child.is_some()
+}
+
+/// `CONFIG SET appendonly`: turning it on starts a rewrite that writes the first base;
+/// turning it off closes the files (they stay on disk).
+pub fn config_changed(srv: &mut ServerState, now_ms: i64) {
+    let want = srv.config.appendonly;
+    match (want, srv.aof.state) {
+        (true, AofState::Off) => startup::turn_on(srv, now_ms),
+        (false, AofState::On | AofState::WaitRewrite) => turn_off(srv, now_ms),
+        _ => {}
+    }
+    srv.refresh_removal_log();
+}
+
+fn turn_off(srv: &mut ServerState, now_ms: i64) {
+    flush(srv, now_ms);
+    sync(srv, now_ms, true);
+    rewrite::kill_child(srv);
+    srv.aof.incr = None;
+    srv.aof.feed = Feed::default();
+    srv.aof.state = AofState::Off;
+    srv.aof.write_error = None;
+    tracing::info!("Background append only file rewriting turned off");
 }
 
 /// Called once when the server shuts down: the last writes reach the file and the disk.
 pub fn on_shutdown(srv: &mut ServerState) {
-    let _ = srv;
+    let now = crate::server::event_loop::now_ms();
+    rewrite::kill_child(srv);
+    if srv.aof.logging() && (!srv.aof.feed.buf.is_empty() || srv.aof.unsynced()) {
+        tracing::info!("Calling fsync() on the AOF file.");
+        flush(srv, now);
+        sync(srv, now, true);
+    }
+}
+
+/// The size of a file in the AOF directory (0 when it cannot be read).
+fn file_size(dir: &Path, name: impl AsRef<Path>) -> u64 {
+    std::fs::metadata(dir.join(name)).map_or(0, |m| m.len())
 }

@@ -1,0 +1,37 @@
+//! BGREWRITEAOF: rewrite the append-only file in the background (`persist::aof::rewrite`).
+
+use bytes::Bytes;
+
+use crate::commands::table::{acl, flag, Command};
+use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::persist::aof::rewrite::{self, StartError};
+
+pub static COMMANDS: &[Command] = &[Command::new(
+    "bgrewriteaof",
+    1,
+    flag::ADMIN | flag::NOSCRIPT | flag::NO_ASYNC_LOADING,
+    acl::ADMIN | acl::SLOW | acl::DANGEROUS,
+    bgrewriteaof,
+)
+.doc("server", "1.0.0", "Asynchronously rewrite the append-only file", "O(1)")];
+
+/// Starts a rewrite now, or schedules it when a BGSAVE runs.
+fn bgrewriteaof(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+    let now = ctx.now_ms;
+    match rewrite::start(ctx.srv, now) {
+        Ok(()) => ctx.out.simple("Background append only file rewriting started"),
+        Err(StartError::InProgress) => {
+            return Err(CmdError::err("Background append only file rewriting already in progress"))
+        }
+        Err(StartError::ChildActive) => {
+            ctx.srv.aof.rewrite.scheduled = true;
+            ctx.out.simple("Background append only file rewriting scheduled");
+        }
+        Err(StartError::Failed(_)) => {
+            return Err(CmdError::err(
+                "Can't execute an AOF background rewriting. Please check the server logs for more information.",
+            ))
+        }
+    }
+    Ok(())
+}

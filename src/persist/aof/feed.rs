@@ -1,0 +1,257 @@
+//! Feeding the AOF: each command that changed the dataset is appended to the AOF buffer as
+//! a RESP array, in the form that replays to the same result later.
+//!
+//! # What goes in
+//!
+//! `dispatch::call` feeds a command when it raised a key event (every write that changed a
+//! key raises one, see `server::events`) or emptied or swapped databases, and the command
+//! is a write. Keys the keyspace removed on its own (lazily or actively expired, evicted)
+//! are fed as `DEL key` when their removal is drained, before the command that found them.
+//! A `SELECT` goes in whenever the database differs from the last command's.
+//!
+//! # Replaying the same thing
+//!
+//! A log entry is replayed later, maybe days later, so what depends on the clock or on
+//! chance is rewritten to what actually happened, as Valkey does:
+//! - relative expire times become absolute: `EXPIRE`/`PEXPIRE`/`EXPIREAT` become
+//!   `PEXPIREAT key <unix-ms>` (their NX/XX/GT/LT already held), `SETEX`/`PSETEX` and
+//!   `SET ... EX|PX|EXAT` become `SET ... PXAT <unix-ms>`, `GETEX ... EX|PX|EXAT|PXAT`
+//!   becomes `PEXPIREAT` and `GETEX ... PERSIST` becomes `PERSIST`, and `RESTORE` with a
+//!   relative TTL gets `ABSTTL`;
+//! - a command whose effect was random (`SPOP`) states it explicitly through
+//!   [`crate::commands::Ctx::propagate_as`] (`SREM key <members>`).
+//!
+//! Everything else is deterministic given the same dataset and is logged as sent. The
+//! commands of a MULTI/EXEC go in between `MULTI` and `EXEC` when more than one of them is
+//! logged, so a replay never applies half a transaction.
+
+use bytes::Bytes;
+
+/// Appends `argv` as a RESP array of bulk strings.
+pub fn append_command<A: AsRef<[u8]>>(buf: &mut Vec<u8>, argv: &[A]) {
+    push_header(buf, b'*', argv.len());
+    for a in argv {
+        let a = a.as_ref();
+        push_header(buf, b'$', a.len());
+        buf.extend_from_slice(a);
+        buf.extend_from_slice(b"\r\n");
+    }
+}
+
+fn push_header(buf: &mut Vec<u8>, kind: u8, n: usize) {
+    buf.push(kind);
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[i..]);
+    buf.extend_from_slice(b"\r\n");
+}
+
+/// Where the feed stands between commands: the database the log last selected and the
+/// MULTI wrapping of a transaction in progress.
+#[derive(Debug, Default)]
+pub struct Feed {
+    /// The buffer of commands not yet written to the file.
+    pub buf: Vec<u8>,
+    /// The database the log's last `SELECT` chose (None: none yet in this file).
+    pub selected_db: Option<usize>,
+    /// Inside EXEC: MULTI goes in before the first logged command.
+    exec: Option<ExecWrap>,
+    /// Commands the running command asked to log instead of itself.
+    pub replaced: Option<Vec<Vec<Bytes>>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExecWrap {
+    /// Nothing logged yet for this transaction.
+    Pending,
+    /// `MULTI` went in: `EXEC` follows at the end.
+    Open,
+}
+
+impl Feed {
+    /// Logs one command run against `db`.
+    pub fn command<A: AsRef<[u8]>>(&mut self, db: usize, argv: &[A]) {
+        if self.exec == Some(ExecWrap::Pending) {
+            self.exec = Some(ExecWrap::Open);
+            append_command(&mut self.buf, &[b"MULTI".as_slice()]);
+        }
+        if self.selected_db != Some(db) {
+            let n = db.to_string();
+            append_command(&mut self.buf, &[b"SELECT".as_slice(), n.as_bytes()]);
+            self.selected_db = Some(db);
+        }
+        append_command(&mut self.buf, argv);
+    }
+
+    /// EXEC starts running its queued commands.
+    pub fn exec_begin(&mut self) {
+        self.exec = Some(ExecWrap::Pending);
+    }
+
+    /// EXEC finished: closes the MULTI if one was opened.
+    pub fn exec_end(&mut self) {
+        if self.exec.take() == Some(ExecWrap::Open) {
+            append_command(&mut self.buf, &[b"EXEC".as_slice()]);
+        }
+    }
+}
+
+/// The form of `argv` (a command that changed the dataset at `now_ms`) to log: None when
+/// it is logged as sent.
+pub fn rewrite(name: &str, argv: &[Bytes], now_ms: i64) -> Option<Vec<Bytes>> {
+    match name {
+        "expire" | "pexpire" | "expireat" => {
+            let n = parse_i64(&argv[2])?;
+            let at = match name {
+                "expire" => now_ms.checked_add(n.checked_mul(1000)?)?,
+                "pexpire" => now_ms.checked_add(n)?,
+                _ => n.checked_mul(1000)?,
+            };
+            Some(vec![word("PEXPIREAT"), argv[1].clone(), int(at)])
+        }
+        "setex" | "psetex" => {
+            let n = parse_i64(&argv[2])?;
+            let ms = if name == "setex" { n.checked_mul(1000)? } else { n };
+            let at = now_ms.checked_add(ms)?;
+            Some(vec![word("SET"), argv[1].clone(), argv[3].clone(), word("PXAT"), int(at)])
+        }
+        "set" => {
+            let (i, at) = expire_option(argv, 3, now_ms)?;
+            let mut out = argv.to_vec();
+            out[i] = word("PXAT");
+            out[i + 1] = int(at);
+            Some(out)
+        }
+        "getex" => {
+            if let Some((_, at)) = expire_option(argv, 2, now_ms) {
+                return Some(vec![word("PEXPIREAT"), argv[1].clone(), int(at)]);
+            }
+            let persist = argv[2..].iter().any(|a| a.eq_ignore_ascii_case(b"PERSIST"));
+            persist.then(|| vec![word("PERSIST"), argv[1].clone()])
+        }
+        "restore" => {
+            let ttl = parse_i64(&argv[2])?;
+            let abs = argv[4..].iter().any(|a| a.eq_ignore_ascii_case(b"ABSTTL"));
+            if ttl == 0 || abs {
+                return None;
+            }
+            let mut out = argv.to_vec();
+            out[2] = int(now_ms.checked_add(ttl)?);
+            out.push(word("ABSTTL"));
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// The first EX/PX/EXAT/PXAT option at or after `from` (its index) and the absolute time
+/// it sets. PXAT is returned too, so SET's rewrite is uniform.
+fn expire_option(argv: &[Bytes], from: usize, now_ms: i64) -> Option<(usize, i64)> {
+    let mut i = from;
+    while i + 1 < argv.len() {
+        let opt = &argv[i];
+        let unit = if opt.eq_ignore_ascii_case(b"EX") {
+            Some((1000, true))
+        } else if opt.eq_ignore_ascii_case(b"PX") {
+            Some((1, true))
+        } else if opt.eq_ignore_ascii_case(b"EXAT") {
+            Some((1000, false))
+        } else if opt.eq_ignore_ascii_case(b"PXAT") {
+            Some((1, false))
+        } else {
+            None
+        };
+        if let Some((scale, relative)) = unit {
+            let n = parse_i64(&argv[i + 1])?.checked_mul(scale)?;
+            let at = if relative { now_ms.checked_add(n)? } else { n };
+            return Some((i, at));
+        }
+        i += 1;
+    }
+    None
+}
+
+fn parse_i64(a: &[u8]) -> Option<i64> {
+    std::str::from_utf8(a).ok()?.parse().ok()
+}
+
+fn word(w: &'static str) -> Bytes {
+    Bytes::from_static(w.as_bytes())
+}
+
+fn int(n: i64) -> Bytes {
+    Bytes::from(n.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<Bytes> {
+        s.split(' ').map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
+    }
+
+    fn text(v: Option<Vec<Bytes>>) -> Option<String> {
+        v.map(|v| {
+            v.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>().join(" ")
+        })
+    }
+
+    #[test]
+    fn resp_encoding() {
+        let mut buf = Vec::new();
+        append_command(&mut buf, &[b"SET".as_slice(), b"k\r\n", b""]);
+        assert_eq!(buf, b"*3\r\n$3\r\nSET\r\n$3\r\nk\r\n\r\n$0\r\n\r\n");
+    }
+
+    #[test]
+    fn select_and_multi_wrapping() {
+        let mut f = Feed::default();
+        f.command(0, &[b"DEL".as_slice(), b"a"]);
+        f.exec_begin();
+        f.command(0, &[b"INCR".as_slice(), b"a"]);
+        f.command(2, &[b"INCR".as_slice(), b"b"]);
+        f.exec_end();
+        f.exec_begin();
+        f.exec_end();
+        let want = "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*2\r\n$3\r\nDEL\r\n$1\r\na\r\n\
+                    *1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\na\r\n\
+                    *2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n*2\r\n$4\r\nINCR\r\n$1\r\nb\r\n\
+                    *1\r\n$4\r\nEXEC\r\n";
+        assert_eq!(String::from_utf8(f.buf).unwrap(), want);
+    }
+
+    #[test]
+    fn relative_times_become_absolute() {
+        let now = 1_000_000;
+        let r =
+            |s: &str| text(rewrite(&s.split(' ').next().unwrap().to_lowercase(), &argv(s), now));
+        assert_eq!(r("expire k 10").as_deref(), Some("PEXPIREAT k 1010000"));
+        assert_eq!(r("pexpire k 10 NX").as_deref(), Some("PEXPIREAT k 1000010"));
+        assert_eq!(r("expireat k 5").as_deref(), Some("PEXPIREAT k 5000"));
+        assert_eq!(r("pexpireat k 5"), None);
+        assert_eq!(r("setex k 2 v").as_deref(), Some("SET k v PXAT 1002000"));
+        assert_eq!(r("psetex k 2 v").as_deref(), Some("SET k v PXAT 1000002"));
+        assert_eq!(r("set k v NX ex 3 GET").as_deref(), Some("set k v NX PXAT 1003000 GET"));
+        assert_eq!(r("set k v exat 3").as_deref(), Some("set k v PXAT 3000"));
+        assert_eq!(r("set k v KEEPTTL"), None);
+        assert_eq!(r("getex k px 7").as_deref(), Some("PEXPIREAT k 1000007"));
+        assert_eq!(r("getex k persist").as_deref(), Some("PERSIST k"));
+        assert_eq!(
+            r("restore k 50 payload REPLACE").as_deref(),
+            Some("restore k 1000050 payload REPLACE ABSTTL")
+        );
+        assert_eq!(r("restore k 50 payload ABSTTL"), None);
+        assert_eq!(r("restore k 0 payload"), None);
+        assert_eq!(r("lpush k v"), None);
+    }
+}

@@ -1,0 +1,207 @@
+//! Turning the AOF on: at start-up (after loading it) and by `CONFIG SET appendonly yes`.
+
+use std::fs::{self, OpenOptions};
+use std::io;
+use std::path::Path;
+
+use super::load::{load_dir, AofStatus, ExecError, LoadOpts};
+use super::manifest;
+use super::reader::ReadLimits;
+use super::writer::IncrFile;
+use super::{dir_path, file_size, rewrite, AofState};
+use crate::persist::rdb::encoding::{RdbError, RdbReader};
+use crate::persist::rdb::file::load_rdb;
+use crate::persist::rdb::file::{AccessMeta, SaveInfo};
+use crate::persist::rdb::value::LoadLimits;
+use crate::server::state::ServerState;
+
+/// After the start-up load with `appendonly yes`: makes sure there is a base (a server
+/// starting on an empty directory writes one from the loaded dataset at once, so the
+/// manifest always names one) and opens the last incremental file for appending, or a new
+/// one.
+pub fn open_at_start(srv: &mut ServerState, now_ms: i64) -> io::Result<()> {
+    let dir = dir_path(srv);
+    fs::create_dir_all(&dir)?;
+    let appendfilename = srv.config.appendfilename.clone();
+    let mut m = srv.aof.manifest.clone();
+    let mut changed = false;
+    if m.base.is_none() && m.incrs.is_empty() {
+        let rdb = srv.config.aof_use_rdb_preamble;
+        let base = m.next_base(&appendfilename, rdb).name.clone();
+        let temp = manifest::temp_rewrite_name(std::process::id() as i32);
+        let info = SaveInfo {
+            now_ms,
+            used_memory: crate::memory::used_memory(),
+            meta: AccessMeta::for_policy(srv.config.maxmemory_policy),
+            prefetch: true,
+        };
+        rewrite::write_base_file(&temp, &srv.dbs, &info, rdb)?;
+        fs::rename(&temp, dir.join(&base))?;
+        srv.aof.base_size = std::fs::metadata(dir.join(&base)).map_or(0, |m| m.len());
+        changed = true;
+    }
+    changed |= m.incrs.is_empty();
+    let name = m.last_incr_or_new(&appendfilename).name.to_string_lossy().into_owned();
+    let file = OpenOptions::new().create(true).append(true).open(dir.join(&name))?;
+    if changed {
+        m.persist(&dir, &appendfilename).map_err(io::Error::other)?;
+    }
+    srv.aof.manifest = m;
+    srv.aof.incr = Some(IncrFile::new(file, name)?);
+    srv.aof.feed = Default::default();
+    srv.aof.state = AofState::On;
+    srv.aof.current_size = total_size(srv);
+    srv.aof.rewrite_base_size = srv.aof.current_size;
+    srv.refresh_removal_log();
+    Ok(())
+}
+
+/// Start-up with `appendonly yes`: loads the AOF directory (the RDB file is not read, as in
+/// Valkey), then opens it for appending. An error is fatal: the message to log.
+pub fn load_and_open(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    let max_len = srv.config.proto_max_bulk_len.max(512 << 20);
+    let opts = LoadOpts {
+        load_truncated: srv.config.aof_load_truncated,
+        limits: ReadLimits { argc_max: i32::MAX as u64, bulk_len_max: max_len },
+    };
+    let lim = LoadLimits::from_config(&srv.config);
+    let appenddirname = srv.config.appenddirname.clone();
+    let appendfilename = srv.config.appendfilename.clone();
+    let cell = std::cell::RefCell::new(&mut *srv);
+    let mut replayer = Replayer::new(now_ms);
+    let mut rdb = |r: &mut dyn std::io::Read| -> Result<(), String> {
+        let mut srv = cell.borrow_mut();
+        let mut reader = RdbReader::new(r, max_len);
+        match load_rdb(&mut reader, &mut srv.dbs, &lim, now_ms) {
+            Ok(_) => Ok(()),
+            Err(RdbError::Corrupt(why)) => Err(format!(
+                "Short read or corrupt data loading the AOF's RDB preamble ({why}) at offset {}",
+                reader.position()
+            )),
+            Err(RdbError::Io(e)) => Err(format!("Error reading the AOF's RDB preamble: {e}")),
+        }
+    };
+    let mut exec = |argv: Vec<bytes::Bytes>| -> Result<(), ExecError> {
+        let mut srv = cell.borrow_mut();
+        replayer.run(&mut srv, &argv, now_ms)
+    };
+    let outcome =
+        load_dir(Path::new("."), &appenddirname, &appendfilename, opts, &mut rdb, &mut exec)
+            .map_err(|e| e.message)?;
+    if matches!(outcome.status, AofStatus::Ok | AofStatus::Truncated) {
+        tracing::info!(
+            "DB loaded from append only file: {:.3} seconds",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    srv.aof.manifest = outcome.manifest;
+    open_at_start(srv, now_ms).map_err(|e| format!("Can't open the append-only file: {e}"))?;
+    delete_history(srv);
+    Ok(())
+}
+
+/// Deletes the files the manifest lists as history, and persists it without them.
+fn delete_history(srv: &mut ServerState) {
+    if srv.aof.manifest.history.is_empty() {
+        return;
+    }
+    let dir = dir_path(srv);
+    let history = srv.aof.manifest.take_history();
+    for h in &history {
+        tracing::info!("Removing the history file {} in the background", h.name.to_string_lossy());
+        let _ = fs::remove_file(dir.join(&h.name));
+    }
+    if let Err(e) = srv.aof.manifest.persist(&dir, &srv.config.appendfilename) {
+        tracing::warn!("{e}");
+    }
+}
+
+/// The size of every file the manifest names.
+fn total_size(srv: &ServerState) -> u64 {
+    let dir = dir_path(srv);
+    let m = &srv.aof.manifest;
+    m.base.iter().chain(m.incrs.iter()).map(|f| file_size(&dir, &f.name)).sum()
+}
+
+/// `CONFIG SET appendonly yes` at run time: log to a temporary file until a rewrite has
+/// written the first base (now, or when the running BGSAVE ends).
+pub fn turn_on(srv: &mut ServerState, now_ms: i64) {
+    srv.aof.state = AofState::WaitRewrite;
+    srv.aof.feed = Default::default();
+    match rewrite::start(srv, now_ms) {
+        Ok(()) => {}
+        Err(rewrite::StartError::ChildActive) => {
+            tracing::info!(
+                "AOF was enabled but there is already another background operation. An AOF \
+                 background was scheduled to start when possible."
+            );
+            srv.aof.rewrite.scheduled = true;
+        }
+        Err(e) => tracing::warn!("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: {e:?}"),
+    }
+}
+
+/// Runs commands read from the AOF at start-up, as Valkey's loader does with its fake
+/// client: no checks but the command's existence and arity, replies discarded, MULTI/EXEC
+/// skipped (the commands between them simply run in order), and blocking commands answer
+/// at once instead of blocking (the fake client counts as inside EXEC).
+pub struct Replayer {
+    client: crate::server::client::Client,
+    out: crate::resp::reply::Reply,
+    pub commands: u64,
+}
+
+impl Replayer {
+    pub fn new(now_ms: i64) -> Replayer {
+        let mut client =
+            crate::server::client::Client::new(0, String::new(), String::new(), -1, false, now_ms);
+        client.in_exec = true;
+        let out = crate::resp::reply::Reply::new(crate::resp::reply::Proto::Resp2);
+        Replayer { client, out, commands: 0 }
+    }
+
+    /// Runs one command. An unknown command or a wrong argument count is fatal, with
+    /// Valkey's texts; an error reply from the command itself is not.
+    pub fn run(
+        &mut self,
+        srv: &mut ServerState,
+        argv: &[bytes::Bytes],
+        now_ms: i64,
+    ) -> Result<(), ExecError> {
+        let Some(first) = argv.first() else {
+            return Err(ExecError::Fatal("Empty command in the append only file".into()));
+        };
+        let name = String::from_utf8_lossy(first);
+        if first.eq_ignore_ascii_case(b"MULTI") || first.eq_ignore_ascii_case(b"EXEC") {
+            return Ok(());
+        }
+        let Some(mut cmd) = crate::commands::lookup(first) else {
+            return Err(ExecError::UnknownCommand);
+        };
+        if !cmd.subcommands.is_empty() {
+            cmd = argv.get(1).and_then(|s| cmd.subcommand(s)).unwrap_or(cmd);
+        }
+        if !cmd.arity_ok(argv.len()) {
+            return Err(ExecError::Fatal(format!(
+                "Wrong number of arguments for '{name}' reading the append only file"
+            )));
+        }
+        let Some(handler) = cmd.handler else { return Ok(()) };
+        let mut ctx = crate::commands::Ctx {
+            srv: &mut *srv,
+            client: &mut self.client,
+            out: &mut self.out,
+            now_ms,
+            slot: usize::MAX,
+        };
+        let _ = handler(&mut ctx, argv);
+        self.out.buf.clear();
+        self.client.block_request = None;
+        self.commands += 1;
+        if srv.dbs.iter().any(|d| !d.removals.is_empty()) {
+            srv.drain_removals();
+        }
+        Ok(())
+    }
+}
