@@ -2,18 +2,23 @@
 //!
 //! Keys are `key:%012d` (16 bytes), values `val:%012d` (16 bytes). The table's element is the
 //! real keyspace entry, [`KeyEntry`]: one allocation of 6 + 16 + 16 = 38 bytes (the 40-byte
-//! size class) holding header, key and value. The map is `HashMap<Box<[u8]>, Box<[u8]>,
-//! ahash::RandomState>`: a 32-byte slot per bucket pointing at two 16-byte boxes. Every row
-//! does 1M operations per iteration; the two structures run in the same process, one after
-//! the other, on the same key order.
+//! size class) holding header, key and value. Two maps, both a 32-byte slot per bucket
+//! pointing at two 16-byte boxes:
+//! - `std_hashmap`: `HashMap<Box<[u8]>, Box<[u8]>>`, the type the keyspace issue names, with
+//!   std's default hasher (SipHash-1-3, randomly keyed): what a Rust server gets from the
+//!   standard library;
+//! - `hashmap`: the same map with ahash (`ahash::RandomState`), the keyspace's own hash
+//!   function, so that the two differ only in layout: the stricter comparison.
+//!
+//! Every row does 1M operations per iteration; the structures run in the same process, one
+//! after the other, on the same key order.
 //!
 //! # Keeping it fair
 //!
-//! - **Hashing is timed on both sides, with the same function.** The table's rows call
-//!   [`hash_key`] (ahash, random seed) on each key inside the timed loop; the map hashes
-//!   through its own `ahash::RandomState` inside `insert` / `get` / `remove_entry`. Both hash
-//!   a `[u8]` through `Hash` (length, then bytes), so the difference is the layout, not the
-//!   hash.
+//! - **Hashing is timed on every side.** The table's rows call [`hash_key`] (ahash, random
+//!   seed) on each key inside the timed loop; the maps hash through their own hasher inside
+//!   `insert` / `get` / `remove_entry`. All hash a `[u8]` through `Hash` (length, then
+//!   bytes); between the table and `hashmap` the difference is the layout, not the hash.
 //! - **The query keys are hot on both sides**: lookups and deletes take their keys from one
 //!   contiguous `Vec<[u8; 16]>` in a fixed shuffled order (as a server finds them in its query
 //!   buffer), so reading the query key is not a cache miss for either structure, and the
@@ -74,6 +79,8 @@ const BATCH: usize = 16;
 const KEY_LEN: usize = 16;
 
 type Map = HashMap<Box<[u8]>, Box<[u8]>, ahash::RandomState>;
+/// The type the keyspace issue names: std's map with its default hasher (SipHash-1-3).
+type StdMap = HashMap<Box<[u8]>, Box<[u8]>>;
 type Pair = (Box<[u8]>, Box<[u8]>);
 type Key = [u8; KEY_LEN];
 
@@ -155,8 +162,19 @@ fn lookup_table_batched(table: &Table<KeyEntry>, keys: &[Key]) -> usize {
     sum
 }
 
-fn lookup_map(map: &Map, keys: &[Key]) -> usize {
+fn lookup_map<S: std::hash::BuildHasher>(
+    map: &HashMap<Box<[u8]>, Box<[u8]>, S>,
+    keys: &[Key],
+) -> usize {
     keys.iter().filter_map(|k| map.get(&k[..])).map(|v| v[0] as usize).sum()
+}
+
+fn fill_std_map(pairs: Vec<Pair>) -> StdMap {
+    let mut map = StdMap::new();
+    for (k, v) in pairs {
+        map.insert(k, v);
+    }
+    map
 }
 
 /// Bytes per key of each structure; see the module documentation for the formulas.
@@ -195,6 +213,9 @@ fn bench_insert(group: &mut BenchmarkGroup<'_, WallTime>) {
     group.bench_function("insert/hashmap", |b| {
         b.iter_batched(pairs, fill_map, BatchSize::PerIteration)
     });
+    group.bench_function("insert/std_hashmap", |b| {
+        b.iter_batched(pairs, fill_std_map, BatchSize::PerIteration)
+    });
 }
 
 fn bench_delete(group: &mut BenchmarkGroup<'_, WallTime>, keys: &[Key]) {
@@ -222,6 +243,18 @@ fn bench_delete(group: &mut BenchmarkGroup<'_, WallTime>, keys: &[Key]) {
             BatchSize::PerIteration,
         )
     });
+    group.bench_function("delete/std_hashmap", |b| {
+        b.iter_batched(
+            || (fill_std_map(pairs()), Vec::with_capacity(KEYS)),
+            |(mut map, mut removed)| {
+                for k in keys {
+                    removed.push(map.remove_entry(&k[..]));
+                }
+                (map, removed)
+            },
+            BatchSize::PerIteration,
+        )
+    });
 }
 
 fn bench(c: &mut Criterion) {
@@ -238,6 +271,7 @@ fn bench(c: &mut Criterion) {
     let before = thread_allocated();
     let map = fill_map(pairs());
     let map_charged = thread_allocated() - before;
+    let std_map = fill_std_map(pairs());
     report_memory(&table, table_charged, &map, map_charged);
     let hits = shuffled_keys(0, KEYS);
     let misses = shuffled_keys(KEYS, 2 * KEYS);
@@ -249,6 +283,9 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function(format!("lookup_{name}/hashmap"), |b| {
             b.iter(|| lookup_map(&map, keys))
+        });
+        group.bench_function(format!("lookup_{name}/std_hashmap"), |b| {
+            b.iter(|| lookup_map(&std_map, keys))
         });
         group.bench_function(format!("lookup_{name}_batch16/table"), |b| {
             b.iter(|| lookup_table_batched(&table, keys))
@@ -274,7 +311,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("iter_full/hashmap", |b| {
         b.iter(|| map.keys().map(|k| k[KEY_LEN - 1] as usize).sum::<usize>())
     });
-    drop((table, map));
+    drop((table, map, std_map));
     bench_delete(&mut group, &hits);
     group.finish();
 }
