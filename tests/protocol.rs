@@ -110,6 +110,43 @@ fn query_buffer_limit_closes_the_client() {
 }
 
 #[test]
+fn a_pipe_much_larger_than_the_query_buffer_limit_is_served() {
+    // redis-cli --pipe style mass insertion: one connection writes 24 MB of SETs as fast as
+    // it can while the replies are read on another thread. The server must not read ahead
+    // into the 1 MB query buffer limit and close the client.
+    let s = start(&["--client-query-buffer-limit", "1mb"]);
+    let c = Client::connect(s.port);
+    let mut writer = c.stream.get_ref().try_clone().expect("clone the socket");
+    let n = 100_000;
+    let value = "v".repeat(200);
+    let sender = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        for i in 0..n {
+            let key = format!("key:{i}");
+            buf.extend_from_slice(
+                format!("*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n$200\r\n{value}\r\n", key.len())
+                    .as_bytes(),
+            );
+        }
+        writer.write_all(&buf).expect("the server keeps reading");
+    });
+    let mut reader = c.stream.get_ref().try_clone().expect("clone the socket");
+    reader.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let want = b"+OK\r\n".len() * n;
+    let mut got = 0;
+    let mut buf = vec![0u8; 1 << 16];
+    while got < want {
+        let r = reader.read(&mut buf).expect("replies keep coming");
+        assert!(r > 0, "the server closed the connection after {got} reply bytes");
+        assert!(buf[..r].iter().all(|&b| b"+OK\r\n".contains(&b)));
+        got += r;
+    }
+    sender.join().unwrap();
+    let mut other = Client::connect(s.port);
+    assert_eq!(other.cmd(&["DBSIZE"]), Val::Int(n as i64));
+}
+
+#[test]
 fn binary_keys_and_values_round_trip() {
     let s = start(&[]);
     let mut c = Client::connect(s.port);

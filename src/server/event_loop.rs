@@ -239,7 +239,8 @@ impl EventLoop {
             return;
         };
         let (qlimit, plimits) = self.read_limits(&slot);
-        let outcome = conn.read_available(&mut self.scratch, qlimit);
+        let room = PENDING_CMDS_MAX.saturating_sub(slot.pending.len());
+        let outcome = read_some(&mut conn, &mut self.scratch, qlimit, room);
         let mut capped = false;
         if matches!(outcome, Ok(ReadOutcome::Data { .. })) {
             let room = PENDING_CMDS_MAX.saturating_sub(slot.pending.len());
@@ -559,11 +560,33 @@ pub enum IoDone {
     },
 }
 
+/// Reads what the socket has, unless the client is already ahead: commands parsed and not
+/// yet run (`room` below the maximum) and more than `READ_AHEAD_MAX` bytes unparsed. Then
+/// nothing is read this turn (the socket stays unread, so TCP flow control slows a
+/// pipelining client down, as Valkey's 16 KiB reads do) and the client is looked at again
+/// next turn. Without this, a client writing faster than its commands run (`redis-cli
+/// --pipe` of a large file) would fill its query buffer up to the limit and be closed.
+fn read_some(
+    conn: &mut Conn,
+    scratch: &mut [u8],
+    qlimit: usize,
+    room: usize,
+) -> io::Result<ReadOutcome> {
+    if room < PENDING_CMDS_MAX && conn.qbuf.len() >= READ_AHEAD_MAX.min(qlimit / 2) {
+        return Ok(ReadOutcome::Data { n: 0, more: true });
+    }
+    conn.read_available(scratch, qlimit)
+}
+
+/// Unparsed bytes a client may have queued before reading from it pauses (see `read_some`);
+/// at most half the query buffer limit, so one turn's reads cannot reach the limit.
+const READ_AHEAD_MAX: usize = 1 << 20;
+
 /// The I/O threads' work: read and parse, or write. Never touches the keyspace.
 fn io_work(worker: &mut Worker, job: IoJob) -> IoDone {
     match job {
         IoJob::Read { token, mut conn, qlimit, plimits, room } => {
-            let outcome = conn.read_available(&mut worker.scratch, qlimit);
+            let outcome = read_some(&mut conn, &mut worker.scratch, qlimit, room);
             let mut cmds = VecDeque::new();
             let mut error = None;
             let mut capped = false;
