@@ -134,6 +134,8 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
             srv.aof.rewrite_child = Some(child.pid);
             srv.aof.rewrite.started_ms = now_ms;
             srv.aof.rewrite.scheduled = false;
+            // Counted when started, as Valkey's `aof_rewrites`.
+            srv.aof.rewrite.rewrites += 1;
             srv.aof.rewrite.child = Some(Job { child, temp, rdb_preamble });
             Ok(())
         }
@@ -208,7 +210,6 @@ pub fn check_child(srv: &mut ServerState, now_ms: i64) {
         Ok(()) => {
             tracing::info!("Background AOF rewrite finished successfully");
             srv.aof.rewrite.last_ok = true;
-            srv.aof.rewrite.rewrites += 1;
             srv.aof.rewrite.consecutive_failures = 0;
             srv.aof.rewrite.last_cow_size = reaped.cow_bytes;
         }

@@ -51,7 +51,8 @@ pub fn open_at_start(srv: &mut ServerState, now_ms: i64) -> io::Result<()> {
     srv.aof.feed = Default::default();
     srv.aof.state = AofState::On;
     srv.aof.current_size = total_size(srv);
-    srv.aof.rewrite_base_size = srv.aof.current_size;
+    // Automatic rewrites measure growth from the base, as Valkey after a load.
+    srv.aof.rewrite_base_size = srv.aof.base_size;
     srv.refresh_removal_log();
     Ok(())
 }
@@ -96,6 +97,7 @@ pub fn load_and_open(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
         );
     }
     srv.aof.manifest = outcome.manifest;
+    srv.aof.base_size = outcome.base_size;
     open_at_start(srv, now_ms).map_err(|e| format!("Can't open the append-only file: {e}"))?;
     delete_history(srv);
     Ok(())
