@@ -20,6 +20,9 @@ use std::io::{self, Read, Write};
 
 use super::{crc64, lzf};
 
+/// Strings up to this length are read into a buffer sized in advance.
+const PRESIZE_MAX: u64 = 1 << 20;
+
 const ENC_INT8: u8 = 0;
 const ENC_INT16: u8 = 1;
 const ENC_INT32: u8 = 2;
@@ -198,9 +201,20 @@ impl<R: Read> RdbReader<R> {
             return Err(corrupt(format!("length {n} over the limit")));
         }
         let mut buf = Vec::new();
-        let got = (&mut self.input).take(n).read_to_end(&mut buf)?;
-        if got as u64 != n {
-            return Err(corrupt("unexpected end of file"));
+        if n <= PRESIZE_MAX {
+            // The usual short string: one exact read into a buffer of the right size.
+            buf.resize(n as usize, 0);
+            self.input.read_exact(&mut buf).map_err(|e| match e.kind() {
+                io::ErrorKind::UnexpectedEof => corrupt("unexpected end of file"),
+                _ => RdbError::Io(e),
+            })?;
+        } else {
+            // A long one grows as the bytes arrive, so a corrupt length cannot allocate
+            // hundreds of megabytes before the end of the file shows.
+            let got = (&mut self.input).take(n).read_to_end(&mut buf)?;
+            if got as u64 != n {
+                return Err(corrupt("unexpected end of file"));
+            }
         }
         self.crc = crc64::update(self.crc, &buf);
         self.read += n;
