@@ -442,6 +442,7 @@ fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let parsed = parse_options(Grammar::GetEx, &mut Args::new(argv, 2))?;
     let now_ms = ctx.now_ms;
+    let loading = ctx.srv.loading;
     let key = &argv[1];
     let db = &mut ctx.srv.dbs[ctx.client.db];
     let expiry = match read_str(db, key, now_ms)? {
@@ -461,7 +462,7 @@ fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         Expiry::Persist => (db.expire_at(key, now_ms).is_some()
             && db.set_expire(key, None, now_ms))
         .then_some("persist"),
-        Expiry::At(at_ms) if at_ms <= now_ms => db.remove(key, now_ms).then_some("del"),
+        Expiry::At(at_ms) if at_ms <= now_ms && !loading => db.remove(key, now_ms).then_some("del"),
         Expiry::At(at_ms) => db.set_expire(key, Some(at_ms), now_ms).then_some("expire"),
     };
     if let Some(event) = event {

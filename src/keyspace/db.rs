@@ -95,6 +95,10 @@ pub struct Db {
     pub log_created: bool,
     /// While true, read misses are logged as [`Removal::Missed`] (the `m` event class).
     pub log_misses: bool,
+    /// While true (replaying the AOF at start-up), keys past their expire time still count
+    /// as present, as Valkey expires nothing while loading: a logged write to a key that
+    /// expired while the server was down must find it, TTL and all.
+    pub expiry_paused: bool,
 }
 
 impl Db {
@@ -129,8 +133,11 @@ impl Db {
 
     /// The live entry of `key`, expiring it lazily first; counts and touches per `access`.
     fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64, access: Access) -> Option<&KeyEntry> {
-        let expired =
-            self.keys.get(h, key).map(|e| e.expire_at().is_some_and(|at| is_expired(at, now_ms)));
+        let paused = self.expiry_paused;
+        let expired = self
+            .keys
+            .get(h, key)
+            .map(|e| !paused && e.expire_at().is_some_and(|at| is_expired(at, now_ms)));
         let found = match expired {
             Some(true) => {
                 self.keys.remove(h, key);
@@ -329,7 +336,7 @@ impl Db {
     fn take_entry(&mut self, key: &[u8], now_ms: i64) -> Option<KeyEntry> {
         let h = hash_key(key);
         let e = self.keys.remove(h, key)?;
-        if e.expire_at().is_some_and(|at| is_expired(at, now_ms)) {
+        if !self.expiry_paused && e.expire_at().is_some_and(|at| is_expired(at, now_ms)) {
             self.stats.expired_keys += 1;
             self.log_removal(key, Removal::Expired);
             return None;

@@ -250,6 +250,8 @@ pub struct ServerState {
     /// Counts changes to the dataset (key events raised by commands, databases emptied or
     /// swapped): a command that moved it is logged to the AOF (`persist::aof`).
     pub changes: u64,
+    /// Replaying the AOF at start-up: expire times already past are set, not acted on.
+    pub loading: bool,
     pub hz: u32,
     pub cron_loops: u64,
     /// The last slow expire cycle ran out of time: run fast cycles before sleeping.
@@ -298,6 +300,7 @@ impl ServerState {
             aof: Default::default(),
             dirty: 0,
             changes: 0,
+            loading: false,
             hz,
             cron_loops: 0,
             expire_fast_wanted: false,

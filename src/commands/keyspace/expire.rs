@@ -157,7 +157,7 @@ fn set_expire(ctx: &mut Ctx, argv: &[Bytes], unit: Unit, base: Base, name: &str)
         ctx.out.int(0);
         return Ok(());
     }
-    let event = if when_ms <= now {
+    let event = if when_ms <= now && !ctx.srv.loading {
         // A time already past deletes the key (a deletion, not an expiry).
         db.remove(key, now);
         "del"

@@ -66,9 +66,13 @@ pub fn load_and_open(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
         load_truncated: srv.config.aof_load_truncated,
         limits: ReadLimits { argc_max: i32::MAX as u64, bulk_len_max: max_len },
     };
-    let lim = LoadLimits::from_config(&srv.config);
+    // An RDB preamble keeps keys already expired, for the same reason.
+    let lim = LoadLimits { keep_expired: true, ..LoadLimits::from_config(&srv.config) };
     let appenddirname = srv.config.appenddirname.clone();
     let appendfilename = srv.config.appendfilename.clone();
+    // Nothing expires while the log replays (as Valkey): a key whose time passed while the
+    // server was down is still there for the writes logged after its last one.
+    set_loading(srv, true);
     let cell = std::cell::RefCell::new(&mut *srv);
     let mut replayer = Replayer::new(now_ms);
     let mut rdb = |r: &mut dyn std::io::Read| -> Result<(), String> {
@@ -87,9 +91,10 @@ pub fn load_and_open(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
         let mut srv = cell.borrow_mut();
         replayer.run(&mut srv, &argv, now_ms)
     };
-    let outcome =
-        load_dir(Path::new("."), &appenddirname, &appendfilename, opts, &mut rdb, &mut exec)
-            .map_err(|e| e.message)?;
+    let loaded =
+        load_dir(Path::new("."), &appenddirname, &appendfilename, opts, &mut rdb, &mut exec);
+    set_loading(srv, false);
+    let outcome = loaded.map_err(|e| e.message)?;
     if matches!(outcome.status, AofStatus::Ok | AofStatus::Truncated) {
         tracing::info!(
             "DB loaded from append only file: {:.3} seconds",
@@ -101,6 +106,13 @@ pub fn load_and_open(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
     open_at_start(srv, now_ms).map_err(|e| format!("Can't open the append-only file: {e}"))?;
     delete_history(srv);
     Ok(())
+}
+
+fn set_loading(srv: &mut ServerState, on: bool) {
+    srv.loading = on;
+    for db in &mut srv.dbs {
+        db.expiry_paused = on;
+    }
 }
 
 /// Deletes the files the manifest lists as history, and persists it without them.

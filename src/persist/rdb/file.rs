@@ -228,7 +228,7 @@ pub fn load_rdb<R: Read>(
                     stats.keys_empty += 1;
                     continue;
                 };
-                if at.is_some_and(|t| is_expired(t, now_ms)) {
+                if !lim.keep_expired && at.is_some_and(|t| is_expired(t, now_ms)) {
                     stats.keys_expired += 1;
                     continue;
                 }

@@ -157,6 +157,9 @@ pub struct LoadLimits {
     pub set: SetLimits,
     pub zset: zset::Limits,
     pub list: NodeLimit,
+    /// Keep keys whose expire time has passed (an AOF's RDB preamble, as Valkey); a plain
+    /// RDB load drops them.
+    pub keep_expired: bool,
 }
 
 impl LoadLimits {
@@ -170,6 +173,7 @@ impl LoadLimits {
                 max_value_bytes: size(c.zset_max_listpack_value_bytes),
             },
             list: NodeLimit::from_fill(c.list_max_listpack_size),
+            keep_expired: false,
         }
     }
 }

@@ -1,0 +1,217 @@
+//! Writes of every type and of every command form the AOF logs in a rewritten form.
+
+use std::time::Duration;
+
+use super::harness::{now_ms, served, w, wb};
+use crate::common::{bulk, int, Client, Val};
+
+/// Writes of every kind, keys prefixed by `p` (a second call with another prefix writes on
+/// top of the first: FLUSHDB and SWAPDB then act on both).
+pub fn fill(c: &mut Client, port: u16, p: &str) {
+    let k = |s: &str| format!("{p}:{s}");
+    // Strings.
+    w(c, &["SET", &k("s:plain"), "hello"]);
+    w(c, &["APPEND", &k("s:plain"), " world"]);
+    wb(c, &[b"SET", k("s:bin").as_bytes(), b"a\0b\r\nc\xff\xfe*3\r\n"]);
+    w(c, &["SET", &format!("{p}:weird key\r\n$3"), "v"]);
+    w(c, &["SET", &k("s:empty"), ""]);
+    let bin_key = [k("bin").as_bytes(), b"\xff\x00\r\n"].concat();
+    wb(c, &[b"SET", &bin_key, b"\x00"]);
+    let bin_hash = [k("h:bin").as_bytes(), b"\xfe"].concat();
+    wb(c, &[b"HSET", &bin_hash, b"f\x00\xff", b"\r\n", b"", b"empty field"]);
+    wb(c, &[b"SADD", &[k("set:bin").as_bytes(), b"\x80"].concat(), b"\x00", b"\xff\xff", b""]);
+    wb(c, &[b"ZADD", k("z:bin").as_bytes(), b"1", b"\x00\x01", b"2", b""]);
+    wb(c, &[b"RPUSH", k("l:bin").as_bytes(), b"", b"\x00", b"\r\n"]);
+    w(c, &["SET", &k("s:int"), "-12345"]);
+    w(c, &["INCR", &k("s:ctr")]);
+    w(c, &["INCRBY", &k("s:ctr"), "41"]);
+    w(c, &["DECRBY", &k("s:ctr"), "2"]);
+    w(c, &["SETRANGE", &k("s:range"), "5", "xyz"]);
+    w(c, &["SET", &k("s:long"), &"0123456789".repeat(2000)]);
+    w(c, &["INCRBYFLOAT", &k("s:float"), "10.5"]);
+    w(c, &["INCRBYFLOAT", &k("s:float"), "0.1"]);
+    w(c, &["INCRBYFLOAT", &k("s:float"), "-3e2"]);
+    w(c, &["SET", &k("s:getset"), "a"]);
+    w(c, &["GETSET", &k("s:getset"), "b"]);
+    w(c, &["SET", &k("s:getdel"), "a"]);
+    w(c, &["GETDEL", &k("s:getdel")]);
+    w(c, &["MSET", &k("s:m1"), "1", &k("s:m2"), "2"]);
+    w(c, &["MSETNX", &k("s:m1"), "x", &k("s:m3"), "3"]);
+    w(c, &["SETNX", &k("s:nx"), "first"]);
+    w(c, &["SETNX", &k("s:nx"), "second"]);
+    // Lists, small and beyond the listpack limits.
+    w(c, &["RPUSH", &k("l:small"), "a", "b", "c", "d", "1", "2"]);
+    w(c, &["LPUSH", &k("l:small"), "z"]);
+    w(c, &["LINSERT", &k("l:small"), "BEFORE", "c", "bc"]);
+    w(c, &["LSET", &k("l:small"), "0", "zz"]);
+    w(c, &["LREM", &k("l:small"), "1", "d"]);
+    w(c, &["LPOP", &k("l:small")]);
+    w(c, &["RPOP", &k("l:small"), "1"]);
+    let items: Vec<String> = (0..400).map(|i| format!("item-{i}-{}", "x".repeat(i % 90))).collect();
+    let key = k("l:big");
+    let mut argv = vec!["RPUSH", &key];
+    argv.extend(items.iter().map(String::as_str));
+    w(c, &argv);
+    w(c, &["LTRIM", &k("l:big"), "1", "-2"]);
+    w(c, &["LMOVE", &k("l:big"), &k("l:moved"), "LEFT", "RIGHT"]);
+    w(c, &["LMPOP", "1", &k("l:big"), "RIGHT", "COUNT", "2"]);
+    // Hashes.
+    w(c, &["HSET", &k("h:small"), "a", "1", "b", "two", "c", "3"]);
+    w(c, &["HDEL", &k("h:small"), "c"]);
+    w(c, &["HSETNX", &k("h:small"), "d", "4"]);
+    w(c, &["HINCRBY", &k("h:small"), "a", "10"]);
+    w(c, &["HINCRBYFLOAT", &k("h:small"), "f", "1.25"]);
+    w(c, &["HINCRBYFLOAT", &k("h:small"), "f", "0.1"]);
+    for i in 0..300 {
+        w(c, &["HSET", &k("h:big"), &format!("field-{i}"), &format!("{}", i * 7)]);
+    }
+    // Sets: an intset, one past the intset limit, strings.
+    w(c, &["SADD", &k("set:int"), "1", "2", "3", "-5", "100000"]);
+    let ints: Vec<String> = (0..600).map(|i| (i * 3).to_string()).collect();
+    let key = k("set:bigint");
+    let mut argv = vec!["SADD", &key];
+    argv.extend(ints.iter().map(String::as_str));
+    w(c, &argv);
+    w(c, &["SADD", &k("set:str"), "a", "b", "c", "d"]);
+    w(c, &["SREM", &k("set:str"), "d"]);
+    w(c, &["SMOVE", &k("set:str"), &k("set:moved"), "a"]);
+    w(c, &["SINTERSTORE", &k("set:inter"), &k("set:int"), &k("set:bigint")]);
+    // SPOP: one member, a count, and a count past the size.
+    let members: Vec<String> = (0..30).map(|i| format!("m{i}")).collect();
+    let key = k("set:spop");
+    let mut argv = vec!["SADD", &key];
+    argv.extend(members.iter().map(String::as_str));
+    w(c, &argv);
+    w(c, &["SPOP", &k("set:spop")]);
+    w(c, &["SPOP", &k("set:spop"), "5"]);
+    w(c, &["SADD", &k("set:spopall"), "x", "y"]);
+    w(c, &["SPOP", &k("set:spopall"), "10"]);
+    w(c, &["SADD", &k("set:spopint"), "1", "2", "3", "4", "5", "6"]);
+    w(c, &["SPOP", &k("set:spopint"), "2"]);
+    // Sorted sets.
+    w(c, &["ZADD", &k("z:small"), "1", "a", "2.5", "b", "-inf", "c", "inf", "d"]);
+    w(c, &["ZINCRBY", &k("z:small"), "0.1", "a"]);
+    w(c, &["ZREM", &k("z:small"), "b"]);
+    for i in 0..200 {
+        w(c, &["ZADD", &k("z:big"), &format!("{}.{}", i % 37, i), &format!("member-{i}")]);
+    }
+    w(c, &["ZPOPMIN", &k("z:big"), "2"]);
+    w(c, &["ZRANGESTORE", &k("z:stored"), &k("z:big"), "0", "9"]);
+    w(c, &["ZUNIONSTORE", &k("z:union"), "2", &k("z:small"), &k("z:stored"), "WEIGHTS", "2", "3"]);
+    w(c, &["SORT", &k("set:int"), "STORE", &k("l:sorted")]);
+    // Expire times, every form (long enough to outlive the test).
+    let at_s = (now_ms() / 1000 + 5000).to_string();
+    let at_ms = (now_ms() + 6_000_000).to_string();
+    w(c, &["SET", &k("e:ex"), "v", "EX", "100000"]);
+    w(c, &["SET", &k("e:px"), "v", "PX", "200000000"]);
+    w(c, &["SET", &k("e:exat"), "v", "EXAT", &at_s]);
+    w(c, &["SET", &k("e:pxat"), "v", "PXAT", &at_ms]);
+    w(c, &["SET", &k("e:keepttl"), "v", "EX", "300000"]);
+    w(c, &["SET", &k("e:keepttl"), "v2", "KEEPTTL"]);
+    w(c, &["SET", &k("e:cleared"), "v", "EX", "300000"]);
+    w(c, &["SET", &k("e:cleared"), "v2"]);
+    w(c, &["SET", &k("e:getopt"), "v", "GET", "EX", "400000"]);
+    w(c, &["SETEX", &k("e:setex"), "500000", "v"]);
+    w(c, &["PSETEX", &k("e:psetex"), "600000000", "v"]);
+    w(c, &["SET", &k("e:expire"), "v"]);
+    w(c, &["EXPIRE", &k("e:expire"), "700000"]);
+    w(c, &["EXPIRE", &k("e:expire"), "100", "GT"]);
+    w(c, &["SET", &k("e:pexpire"), "v"]);
+    w(c, &["PEXPIRE", &k("e:pexpire"), "800000000", "NX"]);
+    w(c, &["SET", &k("e:expireat"), "v"]);
+    w(c, &["EXPIREAT", &k("e:expireat"), &at_s]);
+    w(c, &["SET", &k("e:pexpireat"), "v"]);
+    w(c, &["PEXPIREAT", &k("e:pexpireat"), &at_ms]);
+    w(c, &["SET", &k("e:getex"), "v"]);
+    w(c, &["GETEX", &k("e:getex"), "EX", "900000"]);
+    w(c, &["SET", &k("e:getexat"), "v"]);
+    w(c, &["GETEX", &k("e:getexat"), "PXAT", &at_ms]);
+    w(c, &["SET", &k("e:getexpersist"), "v", "EX", "1000"]);
+    w(c, &["GETEX", &k("e:getexpersist"), "PERSIST"]);
+    w(c, &["SET", &k("e:persist"), "v", "EX", "1000"]);
+    w(c, &["PERSIST", &k("e:persist")]);
+    w(c, &["RPUSH", &k("e:list"), "a", "b"]);
+    w(c, &["EXPIRE", &k("e:list"), "123456"]);
+    w(c, &["SET", &k("e:negative"), "v"]);
+    w(c, &["EXPIRE", &k("e:negative"), "-1"]);
+    // RESTORE: relative TTL, absolute TTL, none.
+    let Val::Bulk(payload) = w(c, &["DUMP", &k("z:small")]) else { panic!("DUMP") };
+    wb(c, &[b"RESTORE", k("r:ttl").as_bytes(), b"700000000", &payload]);
+    wb(c, &[b"RESTORE", k("r:abs").as_bytes(), at_ms.as_bytes(), &payload, b"ABSTTL"]);
+    wb(c, &[b"RESTORE", k("r:none").as_bytes(), b"0", &payload]);
+    wb(c, &[b"RESTORE", k("r:none").as_bytes(), b"0", &payload, b"REPLACE"]);
+    // Keys that expire: one read after (a DEL goes in), one never touched again.
+    w(c, &["SET", &k("x:read"), "v", "PX", "50"]);
+    w(c, &["SET", &k("x:untouched"), "v", "PX", "50"]);
+    w(c, &["HSET", &k("x:hash"), "f", "v"]);
+    w(c, &["PEXPIRE", &k("x:hash"), "50"]);
+    std::thread::sleep(Duration::from_millis(120));
+    assert_eq!(c.cmd(&["GET", &k("x:read")]), Val::Nil);
+    assert_eq!(c.cmd(&["HGET", &k("x:hash"), "f"]), Val::Nil);
+    // MULTI/EXEC, with a SELECT inside.
+    assert_eq!(c.cmd(&["MULTI"]), Val::ok());
+    let (ma, ml, mn) = (k("m:a"), k("m:l"), k("m:nosuch"));
+    let ms = k("set:spop");
+    for args in [
+        &["SET", &ma, "1"][..],
+        &["INCR", &ma],
+        &["SELECT", "4"],
+        &["RPUSH", &ml, "x", "y"],
+        &["SPOP", &mn],
+        &["SPOP", &ms, "2"],
+        &["SELECT", "0"],
+    ] {
+        assert_eq!(c.cmd(args), Val::Simple("QUEUED".into()));
+    }
+    assert_eq!(c.cmd(&["EXEC"]).as_array().len(), 7);
+    // Other databases, FLUSHDB, SWAPDB, MOVE, COPY, RENAME.
+    w(c, &["SELECT", "2"]);
+    w(c, &["SET", &k("db2"), "in two"]);
+    w(c, &["SELECT", "5"]);
+    w(c, &["SET", &k("flushed"), "v"]);
+    w(c, &["FLUSHDB"]);
+    w(c, &["SET", &k("after-flush"), "v"]);
+    w(c, &["SELECT", "6"]);
+    w(c, &["SET", &k("swapped"), "from six"]);
+    w(c, &["SELECT", "0"]);
+    w(c, &["SWAPDB", "6", "7"]);
+    w(c, &["SET", &k("mv"), "moving"]);
+    assert_eq!(w(c, &["MOVE", &k("mv"), "8"]), int(1));
+    w(c, &["COPY", &k("l:small"), &k("l:copy")]);
+    w(c, &["COPY", &k("h:small"), &k("h:copy"), "DB", "9"]);
+    w(c, &["COPY", &k("s:plain"), &k("s:int"), "REPLACE"]);
+    w(c, &["RENAME", &k("s:m1"), &k("s:renamed")]);
+    w(c, &["RENAMENX", &k("s:m2"), &k("s:renamednx")]);
+    w(c, &["DEL", &k("s:m3"), &k("nosuch")]);
+    w(c, &["UNLINK", &k("s:empty")]);
+    // Blocking pops served by a later push.
+    let r = served(c, port, &["BLPOP", &k("b:list"), "5"], &["RPUSH", &k("b:list"), "p1", "p2"]);
+    assert_eq!(r, Val::Array(vec![bulk(&k("b:list")), bulk("p1")]));
+    let r = served(
+        c,
+        port,
+        &["BLMOVE", &k("b:src"), &k("b:dst"), "LEFT", "RIGHT", "5"],
+        &["RPUSH", &k("b:src"), "q1", "q2"],
+    );
+    assert_eq!(r, bulk("q1"));
+    let r =
+        served(c, port, &["BZPOPMIN", &k("b:z"), "5"], &["ZADD", &k("b:z"), "2", "b", "1", "a"]);
+    assert_eq!(r.as_array()[1], bulk("a"));
+}
+
+/// Keys set to expire within the second, in every relative form: logged as relative times,
+/// they would come back to life with a fresh TTL after a restart.
+pub fn short_lived(c: &mut Client) {
+    let Val::Bulk(payload) = w(c, &["DUMP", "a:s:plain"]) else { panic!("DUMP") };
+    w(c, &["SET", "short:ex", "v", "EX", "1"]);
+    w(c, &["SET", "short:px", "v", "PX", "700"]);
+    w(c, &["SETEX", "short:setex", "1", "v"]);
+    w(c, &["PSETEX", "short:psetex", "700", "v"]);
+    w(c, &["SET", "short:expire", "v"]);
+    w(c, &["EXPIRE", "short:expire", "1"]);
+    w(c, &["SET", "short:pexpire", "v"]);
+    w(c, &["PEXPIRE", "short:pexpire", "700"]);
+    w(c, &["SET", "short:getex", "v"]);
+    w(c, &["GETEX", "short:getex", "PX", "700"]);
+    wb(c, &[b"RESTORE", b"short:restore", b"700", &payload]);
+}
