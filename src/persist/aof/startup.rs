@@ -152,7 +152,11 @@ pub fn turn_on(srv: &mut ServerState, now_ms: i64) {
             );
             srv.aof.rewrite.scheduled = true;
         }
-        Err(e) => tracing::warn!("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: {e:?}"),
+        // Retried from the time events while the AOF waits for its first base.
+        Err(e) => tracing::warn!(
+            "Valkey needs to enable the AOF but can't trigger a background AOF rewrite \
+             operation. Check the above logs for more info about the error. ({e:?})"
+        ),
     }
 }
 
