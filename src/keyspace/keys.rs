@@ -78,7 +78,6 @@ impl Keys {
         self.table.find_mut(hash, key)
     }
 
-    /// Insert or replace the entry for `key`.
     /// Inserts a key known to be new, unless it exists: then nothing changes and the answer
     /// is false. One lookup (a load's duplicate check and insert in one).
     pub fn insert_absent(
@@ -92,12 +91,16 @@ impl Keys {
         if self.table.find(hash, key).is_some() {
             return false;
         }
-        let mut e = KeyEntry::new(key, value, expire_at_ms, lru);
-        if expire_at_ms.is_some() {
+        self.insert_new(hash, KeyEntry::new(key, value, expire_at_ms, lru));
+        true
+    }
+
+    /// Places an entry whose key is absent, indexing its expire time if it has one.
+    fn insert_new(&mut self, hash: u64, mut e: KeyEntry) {
+        if e.expire_at().is_some() {
             self.expires.insert(&mut e);
         }
         self.table.insert_new(hash, e);
-        true
     }
 
     /// Room for `n` keys at once in an empty keyspace (see `Table::reserve_empty`).
@@ -105,6 +108,7 @@ impl Keys {
         self.table.reserve_empty(n);
     }
 
+    /// Insert or replace the entry for `key`.
     pub fn insert(
         &mut self,
         hash: u64,
@@ -129,12 +133,7 @@ impl Keys {
                 // The old entry drops here, after the index stopped pointing at it.
                 *slot = e;
             }
-            None => {
-                if expire_at_ms.is_some() {
-                    self.expires.insert(&mut e);
-                }
-                self.table.insert_new(hash, e);
-            }
+            None => self.insert_new(hash, e),
         }
     }
 

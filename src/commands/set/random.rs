@@ -103,8 +103,7 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
     let emptied = db.remove_if_empty(key);
     reply_elem(ctx.out, popped.as_elem());
     // The AOF logs what was popped, not another random pick.
-    let member = popped.as_elem().to_vec();
-    ctx.propagate_as(|| vec![srem(key, vec![member])]);
+    ctx.propagate_as(|| vec![srem(key, vec![popped.as_elem().to_vec()])]);
     ctx.srv.dirty += 1;
     notify_removed(ctx, "spop", key, emptied);
     Ok(())
