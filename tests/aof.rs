@@ -642,6 +642,33 @@ fn aof_rewrites_counts_rewrites_started() {
     assert_eq!(seen[1], expected);
 }
 
+/// Each file of the AOF starts replaying in database 0 (a fresh loading client per file),
+/// whatever the previous file selected last.
+#[test]
+fn each_aof_file_replays_from_database_0() {
+    let mut seen = Vec::new();
+    for kind in [Kind::Redis, Kind::Ours] {
+        let dir = TempDir::new("aof-per-file-db");
+        let s = aof_on(kind, &dir, &[]);
+        let mut c = Client::connect(s.port);
+        w(&mut c, &["SELECT", "3"]);
+        w(&mut c, &["SET", "a", "1"]);
+        shutdown(s);
+        // A second incr file, written by hand, without a SELECT of its own.
+        let name = "appendonly.aof.2.incr.aof";
+        std::fs::write(dir.join(AOF_DIR).join(name), resp(&["SET", "b", "1"])).unwrap();
+        append(&dir.join(MANIFEST), format!("file {name} seq 2 type i\n").as_bytes());
+        let s = aof_on(kind, &dir, &[]);
+        let mut c = Client::connect(s.port);
+        let db0 = keys_of(&mut c);
+        w(&mut c, &["SELECT", "3"]);
+        seen.push((kind, db0, keys_of(&mut c)));
+        drop(s);
+    }
+    let want = |kind| (kind, vec!["b".to_string()], vec!["a".to_string()]);
+    assert_eq!(seen, vec![want(Kind::Redis), want(Kind::Ours)], "(kind, db 0, db 3)");
+}
+
 /// Writes to keys with a TTL, made while the keys were alive, replayed after the TTL has
 /// passed: nothing expires while the AOF loads (Valkey's `keyIsExpired` is false while
 /// loading, and an RDB preamble keeps expired keys), so the writes apply to the keys as

@@ -175,6 +175,20 @@ pub fn load_dir(
     load_rdb: &mut LoadRdb<'_>,
     exec: &mut Exec<'_>,
 ) -> Result<LoadOutcome, LoadError> {
+    load_dir_with(dir, appenddirname, appendfilename, opts, load_rdb, exec, &mut || {})
+}
+
+/// As [`load_dir`], calling `file_start` before each file is replayed: Valkey replays each
+/// file through a fresh client, so each starts in database 0 whatever the last one selected.
+pub fn load_dir_with(
+    dir: &Path,
+    appenddirname: &str,
+    appendfilename: &str,
+    opts: LoadOpts,
+    load_rdb: &mut LoadRdb<'_>,
+    exec: &mut Exec<'_>,
+    file_start: &mut dyn FnMut(),
+) -> Result<LoadOutcome, LoadError> {
     let aof_dir = dir.join(appenddirname);
     let mut manifest = match Manifest::load(&aof_dir, appendfilename) {
         Ok(m) => m.unwrap_or_default(),
@@ -213,6 +227,7 @@ pub fn load_dir(
     for (i, info) in files.iter().enumerate() {
         let last = i + 1 == files.len();
         let started = Instant::now();
+        file_start();
         status = ctx.load_file(&aof_dir, &info.name, last)?;
         let kind = if info.kind == AofFileType::Base { "base" } else { "incr" };
         if matches!(status, AofStatus::Ok | AofStatus::Truncated) {

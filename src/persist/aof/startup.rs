@@ -4,7 +4,7 @@ use std::fs::{self, OpenOptions};
 use std::io;
 use std::path::Path;
 
-use super::load::{load_dir, AofStatus, ExecError, LoadOpts};
+use super::load::{load_dir_with, AofStatus, ExecError, LoadOpts};
 use super::manifest;
 use super::reader::ReadLimits;
 use super::writer::IncrFile;
@@ -87,12 +87,21 @@ pub fn load_and_open(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
             Err(RdbError::Io(e)) => Err(format!("Error reading the AOF's RDB preamble: {e}")),
         }
     };
+    let replayer = std::cell::RefCell::new(&mut replayer);
     let mut exec = |argv: Vec<bytes::Bytes>| -> Result<(), ExecError> {
         let mut srv = cell.borrow_mut();
-        replayer.run(&mut srv, &argv, now_ms)
+        replayer.borrow_mut().run(&mut srv, &argv, now_ms)
     };
-    let loaded =
-        load_dir(Path::new("."), &appenddirname, &appendfilename, opts, &mut rdb, &mut exec);
+    let mut file_start = || replayer.borrow_mut().client.db = 0;
+    let loaded = load_dir_with(
+        Path::new("."),
+        &appenddirname,
+        &appendfilename,
+        opts,
+        &mut rdb,
+        &mut exec,
+        &mut file_start,
+    );
     set_loading(srv, false);
     let outcome = loaded.map_err(|e| e.message)?;
     if matches!(outcome.status, AofStatus::Ok | AofStatus::Truncated) {
