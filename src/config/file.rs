@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use super::directives::{is_ignored, lookup};
 use super::glob::glob_match;
 use super::kind::{Arity, Directive, Value};
-use super::special::strerror;
 use super::Config;
+use crate::server::log::strerror;
 
 /// Deepest chain of `include`s followed; deeper is almost certainly an include loop.
 const INCLUDE_DEPTH_MAX: usize = 16;

@@ -10,6 +10,7 @@ use super::kind::{Arity, Special, Value};
 use super::units;
 use super::values::{KeyspaceEvents, MaxmemoryClients, ObufClass, ObufLimit};
 use super::Config;
+use crate::server::log::strerror;
 
 /// `CONFIG_BINDADDR_MAX`.
 const BIND_ADDRESSES_MAX: usize = 16;
@@ -99,15 +100,6 @@ pub(crate) fn change_dir(config: &mut Config, path: PathBuf) -> Result<(), Strin
     std::env::set_current_dir(&path).map_err(|e| strerror(&e))?;
     config.dir = std::env::current_dir().unwrap_or(path);
     Ok(())
-}
-
-/// `io::Error`'s text without Rust's " (os error N)" suffix, i.e. C's `strerror`.
-pub(crate) fn strerror(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    }
 }
 
 pub(crate) static MAXMEMORY_CLIENTS: Special = Special {

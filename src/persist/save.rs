@@ -15,6 +15,7 @@ use super::rdb::encoding::{RdbError, RdbReader, RdbWriter};
 use super::rdb::file::{load_rdb, write_rdb, AccessMeta, LoadStats, SaveInfo};
 use super::rdb::value::LoadLimits;
 use crate::keyspace::db::Db;
+use crate::server::log::strerror;
 use crate::server::state::{ServerState, ShutdownMode};
 
 /// Buffer between the encoder and the file.
@@ -24,15 +25,6 @@ const LOAD_PROGRESS_INTERVAL: Duration = Duration::from_secs(2);
 
 fn rdb_path(srv: &ServerState) -> PathBuf {
     PathBuf::from(&srv.config.dbfilename)
-}
-
-/// The text of an I/O error as C's `strerror` gives it (without Rust's "(os error N)").
-fn strerror(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" (os error ") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
 }
 
 fn server_root() -> String {

@@ -83,8 +83,9 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::manifest::{strerror, AofFileType, AofInfo, Manifest};
+use super::manifest::{AofFileType, AofInfo, Manifest};
 use super::reader::{CommandReader, ReadError, ReadLimits};
+use crate::server::log::strerror;
 
 /// Read buffer for AOF files.
 const READ_BUF_BYTES: usize = 1 << 20;

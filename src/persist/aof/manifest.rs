@@ -32,6 +32,8 @@ use std::io::{self, Read, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
+use crate::server::log::strerror;
+
 /// Valkey's `MANIFEST_MAX_LINE`: the longest manifest line read, newline included.
 pub const MANIFEST_LINE_BYTES_MAX: usize = 1024;
 
@@ -368,16 +370,6 @@ impl Manifest {
 /// fsyncs a directory, so that a rename or a new file in it survives a crash.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
-}
-
-/// An OS error as C's `strerror` writes it (`No such file or directory`), without the
-/// ` (os error N)` that Rust's `Display` appends, so log lines match Valkey's.
-pub fn strerror(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" (os error ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
