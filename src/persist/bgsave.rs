@@ -161,7 +161,7 @@ pub fn kill_child(srv: &mut ServerState) {
 /// Starts a background save when a save point is reached or one was scheduled (time
 /// events).
 pub fn check_save_points(srv: &mut ServerState, now_ms: i64) {
-    if srv.bgsave.child.is_some() || crate::persist::aof::any_child(srv) {
+    if crate::persist::aof::any_child(srv) {
         return;
     }
     let retry_ok = srv.bgsave.last_ok || now_ms - srv.bgsave.last_try_ms > RETRY_DELAY_MS;

@@ -1,8 +1,10 @@
-//! Persistence: the RDB file format (issue 8, in progress).
+//! Persistence: restarting without losing data, and moving data to and from Valkey/Redis.
 //!
-//! So far this holds the format's building blocks, with no I/O and no server state: the
-//! CRC-64 that closes every RDB file and DUMP payload, LZF compression of strings, and the
-//! length and string encodings. SAVE/BGSAVE, loading and the AOF build on them.
+//! - `rdb`: the RDB format (values, whole files, DUMP payloads; CRC-64, LZF), no I/O policy.
+//! - `save`: SAVE, loading at start-up, SHUTDOWN's save; `bgsave`: BGSAVE and save points;
+//!   `fork`: the fork children both BGSAVE and the AOF rewrite run in.
+//! - `aof`: the append-only file in Valkey's multi-part layout.
+//! - `deny`: refusing writes while persistence is failing (MISCONF).
 
 pub mod aof;
 pub mod bgsave;

@@ -69,8 +69,6 @@ pub struct Aof {
     /// The last write or fsync error of the AOF, while it lasts: writes are refused with
     /// `-MISCONF Errors writing to the AOF file: <error>` meanwhile.
     pub write_error: Option<String>,
-    /// The pid of the AOF rewrite child, while one runs.
-    pub rewrite_child: Option<libc::pid_t>,
     pub rewrite: rewrite::RewriteState,
     /// Size of the base plus the incremental files, and of the files at the last rewrite
     /// (auto-aof-rewrite-percentage grows from it).
@@ -223,7 +221,7 @@ pub fn cron(srv: &mut ServerState, now_ms: i64) {
 
 /// Whether a fork child of either kind (BGSAVE, AOF rewrite) runs.
 pub fn any_child(srv: &ServerState) -> bool {
-    srv.bgsave.child.is_some() || srv.aof.rewrite_child.is_some()
+    srv.bgsave.child.is_some() || srv.aof.rewrite.in_progress()
 }
 
 /// `CONFIG SET appendonly`: turning it on starts a rewrite that writes the first base;

@@ -131,7 +131,6 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
         Ok((child, rdb_preamble)) => {
             tracing::info!("Background append only file rewriting started by pid {}", child.pid);
             let temp = manifest::temp_rewrite_bg_name(child.pid);
-            srv.aof.rewrite_child = Some(child.pid);
             srv.aof.rewrite.started_ms = now_ms;
             srv.aof.rewrite.scheduled = false;
             // Counted when started, as Valkey's `aof_rewrites`.
@@ -200,7 +199,6 @@ pub fn check_child(srv: &mut ServerState, now_ms: i64) {
     let Some(job) = srv.aof.rewrite.child.as_mut() else { return };
     let Some(reaped) = job.child.try_reap(now_ms) else { return };
     let job = srv.aof.rewrite.child.take().expect("checked above");
-    srv.aof.rewrite_child = None;
     srv.aof.rewrite.last_time_secs = (now_ms - srv.aof.rewrite.started_ms) / 1000;
     let result = match reaped.ok {
         true => install(srv, &job).map_err(|e| e.to_string()),
@@ -306,6 +304,5 @@ pub fn kill_child(srv: &mut ServerState) {
         tracing::info!("Killing running AOF rewrite child: {}", job.child.pid);
         job.child.kill_and_reap();
         let _ = fs::remove_file(&job.temp);
-        srv.aof.rewrite_child = None;
     }
 }
