@@ -96,7 +96,9 @@ fn manifest_text(dir: &Path) -> String {
 
 #[test]
 fn redis_multi_part_aof_with_rdb_base_loads() {
-    let redis = common::start_redis(&["--appendonly", "yes"]);
+    // `always`: redis writes the log before it replies (under everysec it may hold a write
+    // back while a background fsync runs, and this test reads the files right away).
+    let redis = common::start_redis(&["--appendonly", "yes", "--appendfsync", "always"]);
     let mut c = Client::connect(redis.port);
     // A server starting on an empty directory writes a base at once, then an incr.
     assert_eq!(
@@ -151,7 +153,14 @@ fn redis_multi_part_aof_with_rdb_base_loads() {
 
 #[test]
 fn redis_base_written_as_commands_loads() {
-    let redis = common::start_redis(&["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]);
+    let redis = common::start_redis(&[
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--aof-use-rdb-preamble",
+        "no",
+    ]);
     let mut c = Client::connect(redis.port);
     run(&mut c, &["SET a 1", "RPUSH l x y z", "SADD s m1", "SET ex v EX 1000"]);
     rewrite(&mut c);
@@ -173,7 +182,9 @@ fn redis_base_written_as_commands_loads() {
 
 #[test]
 fn a_truncated_redis_incr_is_cut_and_redis_still_loads_it() {
-    let redis = common::start_redis(&["--appendonly", "yes"]);
+    // `always`: redis writes the log before it replies (under everysec it may hold a write
+    // back while a background fsync runs, and this test reads the files right away).
+    let redis = common::start_redis(&["--appendonly", "yes", "--appendfsync", "always"]);
     let mut c = Client::connect(redis.port);
     run(&mut c, &["SET a 1", "SET b 2", "SET c 3"]);
     let dir = copy_dir(&redis.dir, "aof-truncated");
