@@ -383,7 +383,10 @@ fn acknowledged_writes_survive_sigkill_under_appendfsync_always() {
 fn expired_and_evicted_keys_are_logged_as_del() {
     for kind in [Kind::Ours, Kind::Redis] {
         let dir = TempDir::new("aof-del");
-        let s = aof_on(kind, &dir, &["--maxmemory-policy", "allkeys-lru"]);
+        // `always`: the log is read while the server runs, and under everysec redis may hold
+        // a write back while a background fsync runs.
+        let args = ["--maxmemory-policy", "allkeys-lru", "--appendfsync", "always"];
+        let s = aof_on(kind, &dir, &args);
         let mut c = Client::connect(s.port);
         w(&mut c, &["SET", "gone", "v", "PX", "50"]);
         std::thread::sleep(Duration::from_millis(100));
