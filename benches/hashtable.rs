@@ -206,6 +206,99 @@ fn report_memory(table: &Table<KeyEntry>, table_charged: isize, map: &Map, map_c
     );
 }
 
+/// Interleaved rounds of the plain lookup rows, printed before the criterion rows: each round
+/// times one pass of every structure over the same keys, back to back, so that a slow stretch
+/// of a shared machine hits all three alike. Prints the median time per row and the median of
+/// the per-round ratios.
+fn report_interleaved(table: &Table<KeyEntry>, map: &Map, std_map: &StdMap, keys: [&[Key]; 2]) {
+    const ROUNDS: usize = 15;
+    let time = |f: &dyn Fn() -> usize| {
+        let start = std::time::Instant::now();
+        std::hint::black_box(f());
+        start.elapsed().as_secs_f64() * 1e3
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    eprintln!("interleaved lookups, {ROUNDS} rounds, median ms per 1M (table/std, table/ahash):");
+    for (name, keys) in ["hit", "miss"].into_iter().zip(keys) {
+        let mut rows: [Vec<f64>; 4] = Default::default();
+        for _ in 0..ROUNDS {
+            rows[0].push(time(&|| lookup_table(table, keys)));
+            rows[1].push(time(&|| lookup_map(std_map, keys)));
+            rows[2].push(time(&|| lookup_map(map, keys)));
+            rows[3].push(time(&|| lookup_table_batched(table, keys)));
+        }
+        let ratio =
+            |a: usize, b: usize| median(rows[a].iter().zip(&rows[b]).map(|(t, m)| t / m).collect());
+        let (to_std, to_ahash, batched_to_ahash) = (ratio(0, 1), ratio(0, 2), ratio(3, 2));
+        let [t, s, a, b] = rows.clone().map(median);
+        eprintln!(
+            "  {name:4}: table {t:6.1}  std {s:6.1}  ahash {a:6.1}  ({to_std:.2}, {to_ahash:.2}); \
+             table batched {b:6.1} ({batched_to_ahash:.2} of ahash)"
+        );
+    }
+}
+
+/// Interleaved rounds of insert (from empty, elements built untimed) and delete (of every key,
+/// in shuffled order; the removed elements are freed after the timer) for each structure, as
+/// [`report_interleaved`] does for lookups.
+fn report_interleaved_writes(keys: &[Key]) {
+    const ROUNDS: usize = 9;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let ms = |start: std::time::Instant| start.elapsed().as_secs_f64() * 1e3;
+    // rows[structure][0 = insert, 1 = delete]
+    let mut rows: [[Vec<f64>; 2]; 3] = Default::default();
+    for _ in 0..ROUNDS {
+        let elements = entries();
+        let start = std::time::Instant::now();
+        let mut table = fill_table(elements);
+        rows[0][0].push(ms(start));
+        let mut removed = Vec::with_capacity(KEYS);
+        let start = std::time::Instant::now();
+        removed.extend(keys.iter().map(|k| table.remove(hash_key(k), k)));
+        rows[0][1].push(ms(start));
+        drop((table, removed));
+
+        let elements = pairs();
+        let start = std::time::Instant::now();
+        let mut map = fill_std_map(elements);
+        rows[1][0].push(ms(start));
+        let mut removed = Vec::with_capacity(KEYS);
+        let start = std::time::Instant::now();
+        removed.extend(keys.iter().map(|k| map.remove_entry(&k[..])));
+        rows[1][1].push(ms(start));
+        drop((map, removed));
+
+        let elements = pairs();
+        let start = std::time::Instant::now();
+        let mut map = fill_map(elements);
+        rows[2][0].push(ms(start));
+        let mut removed = Vec::with_capacity(KEYS);
+        let start = std::time::Instant::now();
+        removed.extend(keys.iter().map(|k| map.remove_entry(&k[..])));
+        rows[2][1].push(ms(start));
+        drop((map, removed));
+    }
+    eprintln!("interleaved writes, {ROUNDS} rounds, median ms per 1M (table/std, table/ahash):");
+    for (op, name) in ["insert", "delete"].into_iter().enumerate() {
+        let ratio = |other: usize| {
+            median(rows[0][op].iter().zip(&rows[other][op]).map(|(t, m)| t / m).collect())
+        };
+        let (t, s, a) =
+            (median(rows[0][op].clone()), median(rows[1][op].clone()), median(rows[2][op].clone()));
+        eprintln!(
+            "  {name}: table {t:6.1}  std {s:6.1}  ahash {a:6.1}  ({:.2}, {:.2})",
+            ratio(1),
+            ratio(2)
+        );
+    }
+}
+
 fn bench_insert(group: &mut BenchmarkGroup<'_, WallTime>) {
     group.bench_function("insert/table", |b| {
         b.iter_batched(entries, fill_table, BatchSize::PerIteration)
@@ -275,6 +368,14 @@ fn bench(c: &mut Criterion) {
     report_memory(&table, table_charged, &map, map_charged);
     let hits = shuffled_keys(0, KEYS);
     let misses = shuffled_keys(KEYS, 2 * KEYS);
+    // INTERLEAVED=writes (or all) adds the interleaved insert and delete rounds (20 to 40 s).
+    let interleaved = std::env::var("INTERLEAVED").unwrap_or_default();
+    if interleaved != "writes" {
+        report_interleaved(&table, &map, &std_map, [&hits, &misses]);
+    }
+    if interleaved == "writes" || interleaved == "all" {
+        report_interleaved_writes(&hits);
+    }
 
     bench_insert(&mut group);
     for (name, keys) in [("hit", &hits), ("miss", &misses)] {

@@ -580,6 +580,12 @@ impl Db {
         self.keys.rehash_step(buckets)
     }
 
+    /// Rebuilds the miss-filter words of up to `heads` head buckets of the key table, so that
+    /// the bits of deleted keys do not pile up (time events).
+    pub fn refresh_filters(&mut self, heads: usize) {
+        self.keys.refresh_filters(heads);
+    }
+
     /// Bytes of the table and the expire index (INFO memory overhead).
     pub fn overhead_bytes(&self) -> usize {
         self.keys.overhead_bytes()

@@ -313,6 +313,11 @@ impl Keys {
         self.table.rehash_step(buckets)
     }
 
+    /// Rebuilds the miss-filter words of up to `heads` head buckets (time events).
+    pub fn refresh_filters(&mut self, heads: usize) {
+        self.table.refresh_filters(heads);
+    }
+
     /// Bytes of the table and index structures (not the entries).
     pub fn overhead_bytes(&self) -> usize {
         self.table_bytes() + self.expires_bytes()

@@ -3,6 +3,7 @@
 //! Linear in the table size; it re-hashes every key. Never called on a hot path.
 
 use super::bucket::{Bucket, CHILD_SLOT};
+use super::filter::chain_filter;
 use super::{bucket_index, secondary_hash, Entry, Table, SLOTS};
 
 impl<E: Entry> Table<E> {
@@ -38,6 +39,11 @@ impl<E: Entry> Table<E> {
                 count += self.check_chain(t, idx, head);
             }
             assert_eq!(count, self.used[t], "table {t} element count");
+            for idx in 0..self.tables[t].len() {
+                let word = self.tables[t].filter_word(idx);
+                let needed = chain_filter(&self.tables[t][idx]);
+                assert_eq!(word & needed, needed, "table {t} head {idx}: filter word {word:#x}");
+            }
         }
         assert_eq!(children, self.child_buckets, "child bucket count");
     }

@@ -177,7 +177,8 @@ impl<'a, E: Entry> IntoIterator for &'a Table<E> {
 /// Elements taken out of a table by [`Table::take_all`]. Yields them by value; dropping it drops
 /// the rest and frees the buckets. `Send` when `E: Send`.
 pub struct Drained<E: Entry> {
-    /// The former table; emptied head by head, never resized.
+    /// The former table; emptied head by head, never resized. Its filter words are left as they
+    /// were (nothing looks anything up in it again).
     table: Table<E>,
     /// The head position being emptied.
     pos: usize,

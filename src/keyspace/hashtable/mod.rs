@@ -36,9 +36,64 @@
 //! A lookup hashes the key once ([`hash_key`]: ahash with a per-process random seed). The low
 //! bits of the hash pick the bucket, the top 8 bits are the secondary hash. The secondary hash is
 //! compared against all seven bytes at once with SWAR arithmetic on the meta word
-//! (`Bucket::matches`); only slots whose byte matches are dereferenced. A miss therefore touches
-//! one cache line in the common case and, with 7 present elements, dereferences a wrong element
-//! with probability 7/256 ≈ 2.7%.
+//! (`Bucket::matches`); only slots whose byte matches are dereferenced. A lookup that gets past
+//! the miss filter (below) therefore touches one bucket line in the common case and, with 7
+//! present elements, dereferences a wrong element with probability 7/256 ≈ 2.7%.
+//!
+//! ## The miss filter
+//!
+//! Beside each array of head buckets lies an array of 32-bit filter words, one per head, index
+//! for index (`filter.rs`). Sixteen heads share one line of filter words:
+//!
+//! ```text
+//!  head buckets   [ head 0 (64 B) ][ head 1 (64 B) ] ... [ head 15 ][ head 16 ] ...
+//!  filter words   [ f0 | f1 | ... | f15 ] [ f16 | ... ]      4 B each, 64 B per 16 heads
+//!
+//!  f (bit 31 ... bit 0): for every element of the chain (head and children) with secondary
+//!                        hash h, bits lo = h mod 32 and (lo + 1 + h / 32) mod 32 are set
+//! ```
+//!
+//! A lookup reads the filter word first. If either of the two bits of its secondary hash is
+//! clear, no element of the chain can have that secondary hash, and the key is absent: the
+//! bucket line is never read. Why this pays:
+//!
+//! - At 1M keys the head buckets are 16 MiB and the filter words 1 MiB. A bucket line is a
+//!   miss to memory (and a TLB miss) for almost every lookup; the filter words are 16 times
+//!   denser and mostly stay in the L2 and L3 caches. Without the filter a plain miss cost about
+//!   45 ns (level with std's `HashMap`, which hashes with SipHash but finds its 2 MiB of control
+//!   bytes in cache); with it, about 19 ns (`benches/hashtable.rs`).
+//! - With λ elements per head (λ = 7 × fill), the filter lets through this share of lookups
+//!   for absent keys (simulated; the floor is the chance that some element has the same
+//!   secondary hash, which the bucket check would find anyway):
+//!
+//!   ```text
+//!    fill   λ     passed    (one bit)   (16-bit word, two bits)
+//!    38.5%  2.7    3.2%       8.1%        10%
+//!    55%    3.85   5.5%      11.4%        17%
+//!    69%    4.8    7.8%      13.9%        22%
+//!    77%    5.4    9.3%      15.5%        26%
+//!   ```
+//!
+//!   A pass is a mispredicted branch followed by the bucket load it tried to avoid, which is why
+//!   a 16-bit word did worse than no filter in a trial; 32 bits pass few enough.
+//! - The bits come from the secondary hash only, so that a word can be rebuilt from the chain's
+//!   meta words without reading any key (`filter::chain_filter`). The 256 secondary hashes map
+//!   to 256 different pairs of bits (see `filter_bits`). Two bits pass half as many lookups as
+//!   one; a third chosen from the same eight bits gains little.
+//! - An insert sets its element's bits. A removal leaves them (other elements may share them, so
+//!   they cannot just be cleared): a stale bit only lets more absent keys through, never turns a
+//!   present one away. Rebuilding the word in the removal measured 1.3 to 1.7 times the delete
+//!   time (the removal otherwise never touches the filter line, and the write to it stalled the
+//!   loop), so the words are rebuilt elsewhere: a resize writes fresh words for every head it
+//!   fills, and [`Table::refresh_filters`] rebuilds a slice of them per call, from a cursor
+//!   that wraps around (the server's time events sweep each keyspace table every few seconds;
+//!   the tables inside hashes, sets and sorted sets are refreshed by their resizes only).
+//! - Cost: 4 bytes per head, 0.83 bytes per key at the 632,000-key benchmark (2^17 heads);
+//!   one more load for a hit, which the CPU issues in parallel with the bucket load since the
+//!   branch predicts "maybe present" for hits (hits measured 3–5% slower); and for an insert
+//!   the write of the word, whose line the insert prefetches first (inserts about 10% slower).
+//! - Writes look the key up without the filter: they need the bucket line anyway.
+//! - A batch prefetches each key's filter word together with its bucket line (step 1 below).
 //!
 //! ## Chaining
 //!
@@ -78,27 +133,30 @@
 //! Fill = elements / (7 × head buckets). Elements per head bucket are Poisson(7 × fill):
 //!
 //! ```text
-//!  fill   chained heads  child buckets/head  bucket lines per miss  table bytes per element
-//!  12.5%       0.00%          0.000                1.00                    73.1
-//!  25%         0.05%          0.000                1.00                    36.6
-//!  38.5%       0.66%          0.007                1.01                    23.9
-//!  50%         2.67%          0.027                1.03                    18.8
-//!  77%        17.71%          0.179                1.18                    14.0
-//!  100%       40.13%          0.414                1.41                    12.9
+//!  fill   chained heads  child buckets/head  bucket lines per      table bytes per element
+//!                                             unfiltered miss        buckets   + filter words
+//!  12.5%       0.00%          0.000                1.00               73.1         77.7
+//!  25%         0.05%          0.000                1.00               36.6         38.9
+//!  38.5%       0.66%          0.007                1.01               23.9         25.4
+//!  50%         2.67%          0.027                1.03               18.8         19.9
+//!  77%        17.71%          0.179                1.18               14.0         14.7
+//!  100%       40.13%          0.414                1.41               12.9         13.5
 //! ```
 //!
 //! - Grow when `len > 77%` of the slots, to the smallest power of two that brings the fill to
-//!   50% or less; from 77% that is double the buckets, at 38.5%. At 77% a miss reads 1.18 bucket
-//!   lines on average and the table costs 64 / 5.39 = 11.9 bytes per element in head buckets,
-//!   14.0 with child buckets; right after growing it costs 23.9. Going up to 100% (as chained
-//!   tables may) would save only 1 byte per element but make 40% of the heads chain.
+//!   50% or less; from 77% that is double the buckets, at 38.5%. At 77% a miss that the filter
+//!   lets through reads 1.18 bucket lines on average, and the table costs 64 / 5.39 = 11.9 bytes
+//!   per element in head buckets, 14.0 with child buckets, 14.7 with the filter words; right
+//!   after growing it costs 25.4. Going up to 100% (as chained tables may) would save only 1 byte
+//!   per element but make 40% of the heads chain.
 //! - Shrink when `len < 12.5%` of the slots (`len < buckets × 7 / 8`), to the smallest power of
 //!   two that brings the fill to 50% or less (so between 25% and 50%). The gap between 12.5% and
 //!   77% means a table does not resize back and forth around one size.
 //! - An empty table frees its arrays (0 bytes); it allocates one bucket on the first insert.
 //!
 //! For the benchmark target (632,000 keys) the table has 2^17 buckets at 68.9% fill: 8 MiB of
-//! head buckets plus about 11.6% child buckets, about 14.8 bytes per key.
+//! head buckets plus about 11.6% child buckets, about 14.8 bytes per key, and 512 KiB of filter
+//! words, 0.83 bytes per key: 15.6 in all.
 //!
 //! ## SCAN
 //!
@@ -136,9 +194,11 @@
 //!
 //! A batch of lookups with precomputed hashes (hashed on the I/O threads with [`hash_key`]):
 //!
-//! 1. call [`Table::prefetch_bucket`] for every key of the batch;
-//! 2. call [`Table::prefetch_matches`] for every key: it reads the (now cached) head bucket and
-//!    prefetches the entries whose secondary hash matches;
+//! 1. call [`Table::prefetch_bucket`] for every key of the batch: it prefetches the head bucket
+//!    line and the filter word;
+//! 2. call [`Table::prefetch_matches`] for every key: it reads the (now cached) filter word and,
+//!    if the filter lets the key through, the head bucket, and prefetches the entries whose
+//!    secondary hash matches;
 //! 3. execute the commands.
 //!
 //! Each phase issues independent loads for the whole batch, so their latencies overlap. A stale
@@ -154,6 +214,7 @@
 //! does nothing.
 
 mod bucket;
+mod filter;
 mod invariants;
 mod iter;
 mod prefetch;
@@ -170,6 +231,7 @@ use std::marker::PhantomData;
 use std::sync::OnceLock;
 
 use bucket::Bucket;
+use filter::Heads;
 pub use iter::{Drained, Iter};
 pub use prefetch::prefetch_read;
 
@@ -230,13 +292,15 @@ fn secondary_hash(hash: u64) -> u8 {
 pub struct Table<E: Entry> {
     /// `tables[0]` is the main array; `tables[1]` is non-empty only while rehashing into it.
     /// Each has a power-of-two length or is empty.
-    tables: [Box<[Bucket<E>]>; 2],
+    tables: [Heads<E>; 2],
     /// Elements in each table.
     used: [usize; 2],
     /// While rehashing: head buckets `0..rehash_idx` of table 0 have been moved. Otherwise 0.
     rehash_idx: usize,
     /// Child buckets allocated in both tables.
     child_buckets: usize,
+    /// The next head of table 0 whose filter word [`Table::refresh_filters`] rebuilds.
+    filter_sweep: usize,
     _owns: PhantomData<E>,
 }
 
@@ -270,10 +334,11 @@ impl<E: Entry> Table<E> {
         #[allow(clippy::let_unit_value)]
         let () = Bucket::<E>::LAYOUT_OK;
         Table {
-            tables: [bucket::alloc_buckets(0), bucket::alloc_buckets(0)],
+            tables: [Heads::new(0), Heads::new(0)],
             used: [0, 0],
             rehash_idx: 0,
             child_buckets: 0,
+            filter_sweep: 0,
             _owns: PhantomData,
         }
     }
@@ -286,7 +351,7 @@ impl<E: Entry> Table<E> {
             while !rehash::fits_grow_limit(capacity, buckets) {
                 buckets *= 2;
             }
-            table.tables[0] = bucket::alloc_buckets(buckets);
+            table.tables[0] = Heads::new(buckets);
         }
         table
     }
@@ -322,7 +387,9 @@ impl<E: Entry> Table<E> {
 
     /// Bytes of bucket memory: head bucket arrays plus child buckets (for INFO).
     pub fn memory_bytes(&self) -> usize {
-        (self.head_buckets() + self.child_buckets) * std::mem::size_of::<Bucket<E>>()
+        self.tables[0].memory_bytes()
+            + self.tables[1].memory_bytes()
+            + self.child_buckets * std::mem::size_of::<Bucket<E>>()
     }
 
     /// Drops every element and frees all bucket memory.
@@ -352,33 +419,39 @@ impl<E: Entry> Table<E> {
     }
 
     /// The one head bucket that may hold this hash when the table is not resizing (`None`
-    /// for an empty table), or `Err` during a resize (use [`Table::heads`]). The lookup fast
-    /// path: no bounds check, no second table.
+    /// for an empty table, or when the head's miss filter rules the key out), or `Err` during a
+    /// resize (use [`Table::heads`]). The lookup fast path: no bounds check, no second table.
     #[inline(always)]
     fn single_head(&self, hash: u64) -> Result<Option<&Bucket<E>>, ()> {
         if self.is_rehashing() {
             return Err(());
         }
-        let buckets = &self.tables[0];
-        // An empty array has length 0: the mask wraps to usize::MAX and `get` answers None.
-        Ok(buckets.get((hash as usize) & buckets.len().wrapping_sub(1)))
+        Ok(self.tables[0].candidate(hash as usize, secondary_hash(hash)))
     }
 
-    /// The head buckets that may hold an element with this hash, table 0 first.
-    fn heads(&self, hash: u64) -> [Option<&Bucket<E>>; 2] {
-        let mut heads = [None, None];
-        for (t, head) in heads.iter_mut().enumerate() {
+    /// The live head indices of `hash` in each table, table 0 first: `None` for a table that is
+    /// empty or whose head was already moved.
+    fn head_indices(&self, hash: u64) -> [Option<usize>; 2] {
+        std::array::from_fn(|t| {
             let buckets = &self.tables[t];
-            if buckets.is_empty() {
-                continue;
-            }
-            let idx = bucket_index(hash, buckets.len());
-            if t == 0 && idx < self.rehash_idx {
-                continue;
-            }
-            *head = Some(&buckets[idx]);
-        }
-        heads
+            let idx = bucket_index(hash, buckets.len().max(1));
+            (!buckets.is_empty() && (t == 1 || idx >= self.rehash_idx)).then_some(idx)
+        })
+    }
+
+    /// The live head buckets of `hash`, table 0 first (for writes, which need the bucket
+    /// whatever the miss filter says).
+    fn heads(&self, hash: u64) -> [Option<&Bucket<E>>; 2] {
+        let idx = self.head_indices(hash);
+        std::array::from_fn(|t| idx[t].map(|i| &self.tables[t][i]))
+    }
+
+    /// The live head buckets of `hash` whose miss filter lets the key through (for lookups).
+    fn candidate_heads(&self, hash: u64) -> [Option<&Bucket<E>>; 2] {
+        let (idx, h2) = (self.head_indices(hash), secondary_hash(hash));
+        std::array::from_fn(|t| {
+            idx[t].filter(|&i| self.tables[t].may_hold(i, h2)).map(|i| &self.tables[t][i])
+        })
     }
 }
 

@@ -24,17 +24,19 @@ pub fn prefetch_read<T>(addr: *const T) {
 
 impl<E: Entry> Table<E> {
     /// Batch step 1: prefetches the head bucket(s) that may hold `hash` (both tables while
-    /// rehashing).
+    /// rehashing) and their miss-filter words.
     #[inline]
     pub fn prefetch_bucket(&self, hash: u64) {
-        match self.single_head(hash) {
-            Ok(head) => prefetch_read(head.map_or(std::ptr::null(), |h| h as *const _)),
-            Err(()) => self.heads(hash).into_iter().flatten().for_each(|h| prefetch_read(h)),
+        for (t, idx) in self.head_indices(hash).into_iter().enumerate() {
+            if let Some(idx) = idx {
+                prefetch_read(&self.tables[t][idx]);
+                prefetch_read(self.tables[t].filter_addr(idx));
+            }
         }
     }
 
-    /// Batch step 2: reads the head bucket(s) of `hash` (prefetched by step 1) and prefetches the
-    /// entries whose secondary hash matches, through [`Entry::prefetch_addr`]. Child buckets are
+    /// Batch step 2: reads the head bucket(s) of `hash` (prefetched by step 1) that the miss
+    /// filter lets through and prefetches the entries whose secondary hash matches, through [`Entry::prefetch_addr`]. Child buckets are
     /// not followed: they are rare and the lookup itself will load them.
     #[inline]
     pub fn prefetch_matches(&self, hash: u64) {
@@ -42,7 +44,7 @@ impl<E: Entry> Table<E> {
         match self.single_head(hash) {
             Ok(head) => head.into_iter().for_each(|h| prefetch_matching_entries(h, h2)),
             Err(()) => self
-                .heads(hash)
+                .candidate_heads(hash)
                 .into_iter()
                 .flatten()
                 .for_each(|h| prefetch_matching_entries(h, h2)),

@@ -5,8 +5,8 @@
 //! no call does work proportional to the table size, except freeing an emptied table.
 
 use super::{
-    bucket, bucket_index, Entry, Table, FILL_GROW_PERCENT, FILL_SHRINK_DIVISOR,
-    FILL_TARGET_PERCENT, SLOTS,
+    bucket_index, Entry, Heads, Table, FILL_GROW_PERCENT, FILL_SHRINK_DIVISOR, FILL_TARGET_PERCENT,
+    SLOTS,
 };
 
 /// Empty head buckets a write may skip in its rehash step (they cost one sequential cache line
@@ -64,7 +64,7 @@ impl<E: Entry> Table<E> {
     pub(super) fn after_remove(&mut self) {
         if self.is_empty() {
             debug_assert_eq!(self.child_buckets, 0, "an empty table has no child buckets");
-            self.tables = [bucket::alloc_buckets(0), bucket::alloc_buckets(0)];
+            self.tables = [Heads::new(0), Heads::new(0)];
             self.rehash_idx = 0;
         } else if self.is_rehashing() {
             if self.used[0] == 0 {
@@ -83,10 +83,10 @@ impl<E: Entry> Table<E> {
         }
         if self.used[0] == 0 {
             debug_assert_eq!(self.child_buckets, 0);
-            self.tables[0] = bucket::alloc_buckets(buckets);
+            self.tables[0] = Heads::new(buckets);
             return;
         }
-        self.tables[1] = bucket::alloc_buckets(buckets);
+        self.tables[1] = Heads::new(buckets);
         self.rehash_idx = 0;
     }
 
@@ -118,9 +118,11 @@ impl<E: Entry> Table<E> {
         let children_freed = head.drain_chain(|h2, e| {
             let hash = E::key_hash(e.key());
             debug_assert_eq!(h2, super::secondary_hash(hash), "element's hash changed");
-            if new[bucket_index(hash, new.len())].push(h2, e) {
+            let new_idx = bucket_index(hash, new.len());
+            if new[new_idx].push(h2, e) {
                 children_added += 1;
             }
+            new.note_added(new_idx, h2);
             moved += 1;
         });
         self.used[0] -= moved;
@@ -133,7 +135,7 @@ impl<E: Entry> Table<E> {
     fn finish_rehash(&mut self) {
         debug_assert_eq!(self.used[0], 0);
         self.tables.swap(0, 1);
-        self.tables[1] = bucket::alloc_buckets(0);
+        self.tables[1] = Heads::new(0);
         self.used = [self.used[1], 0];
         self.rehash_idx = 0;
         let (len, buckets) = (self.len(), self.tables[0].len());

@@ -4,6 +4,7 @@
 //! I/O thread); debug builds check it. Writes do one bounded rehash step first (see rehash.rs).
 
 use super::bucket::Bucket;
+use super::prefetch::prefetch_read;
 use super::{bucket_index, secondary_hash, Entry, Table};
 
 /// Where an element sits: table, head bucket, depth in the chain, slot.
@@ -56,7 +57,7 @@ impl<E: Entry> Table<E> {
     #[inline(never)]
     fn find_rehashing(&self, hash: u64, key: &[u8]) -> Option<&E> {
         let h2 = secondary_hash(hash);
-        self.heads(hash)
+        self.candidate_heads(hash)
             .into_iter()
             .flatten()
             .find_map(|head| find_in_chain(head, h2, key))
@@ -74,6 +75,7 @@ impl<E: Entry> Table<E> {
     /// is replaced in place and returned.
     pub fn insert(&mut self, hash: u64, e: E) -> Option<E> {
         debug_assert_eq!(hash, E::key_hash(e.key()), "hash does not match key");
+        self.prefetch_filter_words(hash);
         self.rehash_step_for_write();
         if let Some(loc) = self.locate(hash, e.key()) {
             return Some(std::mem::replace(self.bucket_mut(loc).elem_mut(loc.slot), e));
@@ -87,6 +89,7 @@ impl<E: Entry> Table<E> {
     pub fn insert_new(&mut self, hash: u64, e: E) {
         debug_assert_eq!(hash, E::key_hash(e.key()), "hash does not match key");
         debug_assert!(self.find(hash, e.key()).is_none(), "insert_new of a present key");
+        self.prefetch_filter_words(hash);
         self.rehash_step_for_write();
         self.insert_absent(hash, e);
     }
@@ -96,6 +99,7 @@ impl<E: Entry> Table<E> {
         debug_assert_eq!(hash, E::key_hash(key), "hash does not match key");
         self.rehash_step_for_write();
         let loc = self.locate(hash, key)?;
+        // The head's filter word keeps the removed element's bits (see "The miss filter").
         let head = &mut self.tables[loc.table][loc.head];
         let (_, e) = head.chain_at_mut(loc.depth).take(loc.slot);
         self.child_buckets -= head.repair_chain(loc.depth, loc.slot);
@@ -104,15 +108,34 @@ impl<E: Entry> Table<E> {
         Some(e)
     }
 
+    /// Rebuilds the miss-filter words of up to `max_heads` head buckets, continuing from where
+    /// the last call stopped and wrapping around, so that the bits of removed elements do not
+    /// pile up (removals leave them). For the server's time events. Does nothing during a
+    /// resize, which rebuilds the words of every head it moves.
+    pub fn refresh_filters(&mut self, max_heads: usize) {
+        let heads = self.tables[0].len();
+        if self.is_rehashing() || heads == 0 {
+            return;
+        }
+        let mut idx = self.filter_sweep % heads;
+        for _ in 0..max_heads.min(heads) {
+            self.tables[0].refilter(idx);
+            idx = (idx + 1) % heads;
+        }
+        self.filter_sweep = idx;
+    }
+
     /// Places an element known to be absent, growing first if the table is full.
     fn insert_absent(&mut self, hash: u64, e: E) {
         self.grow_if_needed(self.len() + 1);
         let t = usize::from(self.is_rehashing());
         let buckets = &mut self.tables[t];
         let idx = bucket_index(hash, buckets.len());
-        if buckets[idx].push(secondary_hash(hash), e) {
+        let h2 = secondary_hash(hash);
+        if buckets[idx].push(h2, e) {
             self.child_buckets += 1;
         }
+        buckets.note_added(idx, h2);
         self.used[t] += 1;
     }
 
@@ -126,6 +149,17 @@ impl<E: Entry> Table<E> {
             }
         }
         None
+    }
+
+    /// An insert sets bits in the filter word of the key's head after reading the bucket:
+    /// asking for the word's line first lets the two cache misses overlap.
+    #[inline(always)]
+    fn prefetch_filter_words(&self, hash: u64) {
+        for (t, idx) in self.head_indices(hash).into_iter().enumerate() {
+            if let Some(idx) = idx {
+                prefetch_read(self.tables[t].filter_addr(idx));
+            }
+        }
     }
 
     fn bucket_mut(&mut self, loc: Loc) -> &mut Bucket<E> {
