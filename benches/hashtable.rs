@@ -59,6 +59,12 @@
 //!   structure ([`thread_allocated`] before and after; it includes jemalloc's rounding of the
 //!   large bucket arrays to their size class).
 //!
+//! Before the criterion rows the bench prints interleaved rounds of the plain and batched
+//! lookups (`INTERLEAVED=all` adds insert and delete rounds, `INTERLEAVED=writes` runs only
+//! those): each round times every structure back to back, and the report gives medians and
+//! the median of the per-round ratios, which a noisy shared machine skews far less than
+//! rows measured minutes apart.
+//!
 //! Run (3 to 4 minutes on a busy 2-core machine):
 //! `cargo bench --bench hashtable -- --warm-up-time 1 --measurement-time 3`.
 
