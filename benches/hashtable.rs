@@ -84,7 +84,9 @@ const KEYS: usize = 1_000_000;
 const BATCH: usize = 16;
 const KEY_LEN: usize = 16;
 
-type Map = HashMap<Box<[u8]>, Box<[u8]>, ahash::RandomState>;
+/// Either map, by its hasher.
+type MapWith<S> = HashMap<Box<[u8]>, Box<[u8]>, S>;
+type Map = MapWith<ahash::RandomState>;
 /// The type the keyspace issue names: std's map with its default hasher (SipHash-1-3).
 type StdMap = HashMap<Box<[u8]>, Box<[u8]>>;
 type Pair = (Box<[u8]>, Box<[u8]>);
@@ -168,10 +170,7 @@ fn lookup_table_batched(table: &Table<KeyEntry>, keys: &[Key]) -> usize {
     sum
 }
 
-fn lookup_map<S: std::hash::BuildHasher>(
-    map: &HashMap<Box<[u8]>, Box<[u8]>, S>,
-    keys: &[Key],
-) -> usize {
+fn lookup_map<S: std::hash::BuildHasher>(map: &MapWith<S>, keys: &[Key]) -> usize {
     keys.iter().filter_map(|k| map.get(&k[..])).map(|v| v[0] as usize).sum()
 }
 
@@ -270,25 +269,12 @@ fn report_interleaved_writes(keys: &[Key]) {
         rows[0][1].push(ms(start));
         drop((table, removed));
 
-        let elements = pairs();
-        let start = std::time::Instant::now();
-        let mut map = fill_std_map(elements);
-        rows[1][0].push(ms(start));
-        let mut removed = Vec::with_capacity(KEYS);
-        let start = std::time::Instant::now();
-        removed.extend(keys.iter().map(|k| map.remove_entry(&k[..])));
-        rows[1][1].push(ms(start));
-        drop((map, removed));
-
-        let elements = pairs();
-        let start = std::time::Instant::now();
-        let mut map = fill_map(elements);
-        rows[2][0].push(ms(start));
-        let mut removed = Vec::with_capacity(KEYS);
-        let start = std::time::Instant::now();
-        removed.extend(keys.iter().map(|k| map.remove_entry(&k[..])));
-        rows[2][1].push(ms(start));
-        drop((map, removed));
+        let [insert, delete] = time_map_writes(fill_std_map, keys);
+        rows[1][0].push(insert);
+        rows[1][1].push(delete);
+        let [insert, delete] = time_map_writes(fill_map, keys);
+        rows[2][0].push(insert);
+        rows[2][1].push(delete);
     }
     eprintln!("interleaved writes, {ROUNDS} rounds, median ms per 1M (table/std, table/ahash):");
     for (op, name) in ["insert", "delete"].into_iter().enumerate() {
@@ -303,6 +289,24 @@ fn report_interleaved_writes(keys: &[Key]) {
             ratio(2)
         );
     }
+}
+
+/// One interleaved round of a map: ms to fill it from pairs built untimed, and to remove every
+/// key (the removed pairs are freed after the timer).
+fn time_map_writes<S: std::hash::BuildHasher>(
+    fill: fn(Vec<Pair>) -> MapWith<S>,
+    keys: &[Key],
+) -> [f64; 2] {
+    let elements = pairs();
+    let start = std::time::Instant::now();
+    let mut map = fill(elements);
+    let insert = start.elapsed().as_secs_f64() * 1e3;
+    let mut removed = Vec::with_capacity(KEYS);
+    let start = std::time::Instant::now();
+    removed.extend(keys.iter().map(|k| map.remove_entry(&k[..])));
+    let delete = start.elapsed().as_secs_f64() * 1e3;
+    drop((map, removed));
+    [insert, delete]
 }
 
 fn bench_insert(group: &mut BenchmarkGroup<'_, WallTime>) {

@@ -106,7 +106,7 @@ pub(super) fn chain_filter<E>(head: &Bucket<E>) -> u32 {
 }
 
 /// The filter bits of the present slots of one bucket, from its meta word: straight-line code
-/// (an absent slot's bits are masked off), so a removal does not pay a mispredicted loop exit.
+/// (an absent slot's bits are masked off), without a mispredicted loop exit per bucket.
 #[inline(always)]
 fn bucket_filter(meta: u64) -> u32 {
     let mut word = 0;
