@@ -32,6 +32,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
+use crate::config::{repr, split_args};
 use crate::server::log::strerror;
 
 /// Valkey's `MANIFEST_MAX_LINE`: the longest manifest line read, newline included.
@@ -469,113 +470,15 @@ fn is_c_print(b: u8) -> bool {
     (0x20..=0x7e).contains(&b)
 }
 
-/// `sdssplitargs`: words separated by white space; `"..."` with escapes, `'...'` with `\'`;
-/// a closing quote must be followed by white space or the end. `None` on unbalanced quotes.
-pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let line = c_str(line);
-    let at = |i: usize| line.get(i).copied().unwrap_or(0);
-    let mut words = Vec::new();
-    let mut i = 0;
-    loop {
-        while i < line.len() && is_c_space(line[i]) {
-            i += 1;
-        }
-        if i >= line.len() {
-            return Some(words);
-        }
-        let mut word = Vec::new();
-        let (mut in_double, mut in_single) = (false, false);
-        loop {
-            let c = at(i);
-            if in_double {
-                if c == b'\\'
-                    && at(i + 1) == b'x'
-                    && hex(at(i + 2)).is_some()
-                    && hex(at(i + 3)).is_some()
-                {
-                    word.push(hex(at(i + 2))? * 16 + hex(at(i + 3))?);
-                    i += 3;
-                } else if c == b'\\' && at(i + 1) != 0 {
-                    i += 1;
-                    word.push(match at(i) {
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'b' => 0x08,
-                        b'a' => 0x07,
-                        other => other,
-                    });
-                } else if c == b'"' {
-                    if at(i + 1) != 0 && !is_c_space(at(i + 1)) {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                } else if c == 0 {
-                    return None;
-                } else {
-                    word.push(c);
-                }
-            } else if in_single {
-                if c == b'\\' && at(i + 1) == b'\'' {
-                    i += 1;
-                    word.push(b'\'');
-                } else if c == b'\'' {
-                    if at(i + 1) != 0 && !is_c_space(at(i + 1)) {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                } else if c == 0 {
-                    return None;
-                } else {
-                    word.push(c);
-                }
-            } else {
-                match c {
-                    b' ' | b'\n' | b'\r' | b'\t' | 0 => {
-                        if c != 0 {
-                            i += 1;
-                        }
-                        break;
-                    }
-                    b'"' => in_double = true,
-                    b'\'' => in_single = true,
-                    other => word.push(other),
-                }
-            }
-            i += 1;
-        }
-        words.push(word);
-    }
-}
-
-fn hex(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
-}
-
 /// `sdsneedsrepr`: whether a name must be written quoted to survive `split_args`.
 pub fn needs_repr(s: &[u8]) -> bool {
     s.iter().any(|&b| matches!(b, b'\\' | b'"') || !is_c_print(b) || is_c_space(b))
 }
 
-/// `sdscatrepr`: `"..."` with `\\ \" \n \r \t \a \b` escapes and `\xHH` (lower case) for any
-/// other byte outside printable ASCII.
+/// `sdscatrepr`, appended to `out`: the config file's [`repr`], which [`split_args`] (also the
+/// config file's) reads back unchanged.
 pub fn write_repr(out: &mut Vec<u8>, s: &[u8]) {
-    out.push(b'"');
-    for &b in s {
-        match b {
-            b'\\' | b'"' => out.extend_from_slice(&[b'\\', b]),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x07 => out.extend_from_slice(b"\\a"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            b if is_c_print(b) => out.push(b),
-            b => out.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
-        }
-    }
-    out.push(b'"');
+    out.extend_from_slice(repr(s).as_bytes());
 }
 
 #[cfg(test)]
