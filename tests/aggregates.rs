@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::diff::same_as_redis;
+use common::diff::same_as_valkey;
 use common::{bulk, info_int, int, start, Client, Val};
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -57,7 +57,7 @@ fn type_scan_type_and_small_encodings() {
     assert_eq!(scan_type(&mut c, "zset"), set(&["z"]));
     assert_eq!(scan_type(&mut c, "list"), set(&["l"]));
     // Against redis 7.0, for the types whose small encoding both servers share.
-    same_as_redis(&[
+    same_as_valkey(&[
         "HSET h a 1 b 2",
         "ZADD z 1 a 2 b",
         "SADD s 1 2 3",

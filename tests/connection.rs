@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::diff::Pair;
-use common::{assert_same_as_redis, err, monitor_and_client, start, start_redis, Client, Val};
+use common::{assert_same_as_valkey, err, monitor_and_client, start, start_valkey, Client, Val};
 
 /// The `field=value` pairs of one CLIENT LIST line.
 fn fields(line: &str) -> Vec<(String, String)> {
@@ -29,7 +29,7 @@ fn client_info(c: &mut Client) -> String {
 
 #[test]
 fn ping_and_echo_match_redis() {
-    assert_same_as_redis(&[
+    assert_same_as_valkey(&[
         "PING",
         "PING hello",
         "PING a b",
@@ -123,7 +123,7 @@ fn hello_matches_redis_except_server_and_version() {
     ] {
         assert_eq!(hello_shape(&mut p.a, args), hello_shape(&mut p.b, args), "{args:?}");
     }
-    assert_same_as_redis(&[
+    assert_same_as_valkey(&[
         "HELLO 4",
         "HELLO 1",
         "HELLO x",
@@ -137,7 +137,7 @@ fn hello_matches_redis_except_server_and_version() {
 
 #[test]
 fn auth_without_password_matches_redis() {
-    assert_same_as_redis(&["AUTH", "AUTH x", "AUTH a b", "AUTH a b c", "AUTH default x", "PING"]);
+    assert_same_as_valkey(&["AUTH", "AUTH x", "AUTH a b", "AUTH a b c", "AUTH default x", "PING"]);
 }
 
 /// Set `requirepass` at run time: the test harness checks that a server is up with a PING,
@@ -150,7 +150,7 @@ fn require_password(port: u16, password: &str) {
 #[test]
 fn requirepass_matches_redis() {
     let ours = start(&[]);
-    let theirs = start_redis(&[]);
+    let theirs = start_valkey(&[]);
     require_password(ours.port, "secret");
     require_password(theirs.port, "secret");
     // New connections, made after the password is set.
@@ -231,7 +231,7 @@ fn reset_ends_monitor_mode() {
 
 #[test]
 fn client_name_errors_match_redis() {
-    assert_same_as_redis(&[
+    assert_same_as_valkey(&[
         "CLIENT GETNAME",
         "CLIENT SETNAME a\tb",
         "CLIENT SETNAME é",

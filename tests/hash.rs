@@ -12,7 +12,7 @@ mod common;
 
 use std::collections::{HashMap, HashSet};
 
-use common::diff::{same_as_redis, words, Pair};
+use common::diff::{same_as_valkey, words, Pair};
 use common::{bulk, int, start, Client, Val};
 
 // ---------------------------------------------------------------------------------------
@@ -74,7 +74,7 @@ fn both_protocols(args: &[&str], f: impl Fn(&mut Pair)) {
 
 #[test]
 fn differential_set_get_and_friends() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "HSET h a 1",
         "HSET h a 2 b 3 c 4",
         "HSET h a",
@@ -124,7 +124,7 @@ fn differential_set_get_and_friends() {
 
 #[test]
 fn differential_wrongtype() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SET s text",
         "RPUSH l x",
         "HSET s a 1",
@@ -229,7 +229,7 @@ fn differential_binary_fields_and_values() {
 
 #[test]
 fn differential_hincrby() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "HINCRBY h a 5",
         "HINCRBY h a -15",
         "HINCRBY h a 9223372036854775807",
@@ -261,7 +261,7 @@ fn differential_hincrby() {
 
 #[test]
 fn differential_hincrbyfloat() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "HINCRBYFLOAT h f 10.5",
         "HINCRBYFLOAT h f 0.1",
         "HINCRBYFLOAT h f -5",
@@ -304,7 +304,7 @@ fn differential_hincrbyfloat() {
 
 #[test]
 fn differential_hrandfield_deterministic_cases() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "HRANDFIELD nokey",
         "HRANDFIELD nokey 5",
         "HRANDFIELD nokey -5 WITHVALUES",
@@ -342,7 +342,7 @@ fn differential_hrandfield_deterministic_cases() {
 
 #[test]
 fn differential_hscan_small_and_errors() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "HSCAN nokey 0",
         "HSCAN nokey 0 COUNT 0",
         "HSCAN nokey 0 BADOPTION",
@@ -464,12 +464,12 @@ fn differential_encoding_by_value_size() {
         "OBJECT ENCODING m".into(),
     ];
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-    same_as_redis(&lines);
+    same_as_valkey(&lines);
 }
 
 #[test]
 fn differential_encoding_after_config_set() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "CONFIG SET hash-max-listpack-entries 2",
         "HSET h a 1 b 2",
         "OBJECT ENCODING h",

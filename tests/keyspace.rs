@@ -14,7 +14,7 @@ mod diff;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use common::diff::{same_as_redis, same_as_redis_with, Pair};
+use common::diff::{same_as_valkey, same_as_valkey_with, Pair};
 use common::{bulk, err, int, simple, start, Client, Val};
 
 const NOT_INT: &str = "ERR value is not an integer or out of range";

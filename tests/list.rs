@@ -9,7 +9,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::diff::{same_as_redis, same_as_redis_with, Pair};
+use common::diff::{same_as_valkey, same_as_valkey_with, Pair};
 use common::{bulk, err, info_int, int, start, Client, Val};
 
 fn b(s: &str) -> &[u8] {
@@ -30,7 +30,7 @@ fn popped(key: &str, v: &str) -> Val {
 
 #[test]
 fn pushes_and_pops_match_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH k a b c d e",
         "LPUSH k 1 2 3",
         "LLEN k",
@@ -81,7 +81,7 @@ fn pushes_and_pops_match_redis() {
 
 #[test]
 fn wrong_types_are_refused() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SET s str",
         "LPUSH s a",
         "RPUSH s a",
@@ -129,7 +129,7 @@ fn wrong_types_are_refused() {
 
 #[test]
 fn index_range_and_trim_match_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH l a b c d e f g",
         "LINDEX l 0",
         "LINDEX l -1",
@@ -192,7 +192,7 @@ fn index_range_and_trim_match_redis() {
 
 #[test]
 fn lrem_and_linsert_match_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH r a b a c a b a 1 01 1",
         "LREM r 2 a",
         "LRANGE r 0 -1",
@@ -231,7 +231,7 @@ fn lrem_and_linsert_match_redis() {
 
 #[test]
 fn lpos_matches_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH p a b c 1 2 3 c b a 1",
         "LPOS p c",
         "LPOS p c RANK 2",
@@ -280,7 +280,7 @@ fn lpos_matches_redis() {
 
 #[test]
 fn moves_match_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH src a b c d",
         "LMOVE src dst LEFT RIGHT",
         "LMOVE src dst RIGHT LEFT",
@@ -313,7 +313,7 @@ fn moves_match_redis() {
 
 #[test]
 fn lmpop_matches_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH a 1 2 3 4 5",
         "RPUSH b x y",
         "LMPOP 1 a LEFT",
@@ -346,7 +346,7 @@ fn lmpop_matches_redis() {
 #[test]
 fn blocking_commands_without_waiting_match_redis() {
     // Served at once, argument errors, and timeouts of empty keys.
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH a 1 2 3",
         "RPUSH b x y z",
         "BLPOP nokey a 0",
@@ -391,7 +391,7 @@ fn blocking_commands_without_waiting_match_redis() {
 
 #[test]
 fn binary_elements_match_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH bin a\0b c\r\nd \0 \r\n \u{ff}\u{fe}",
         "LRANGE bin 0 -1",
         "LINDEX bin 1",
@@ -465,9 +465,9 @@ fn long_lists_match_redis_at_several_node_sizes() {
     let script = long_list_script();
     let lines: Vec<&str> = script.iter().map(String::as_str).collect();
     for fill in ["-2", "-1", "4", "1"] {
-        same_as_redis_with(2, &["--list-max-listpack-size", fill], &lines);
+        same_as_valkey_with(2, &["--list-max-listpack-size", fill], &lines);
     }
-    same_as_redis_with(3, &["--list-max-listpack-size", "3"], &lines);
+    same_as_valkey_with(3, &["--list-max-listpack-size", "3"], &lines);
 }
 
 #[test]

@@ -95,7 +95,7 @@ fn used_memory_stays_within_two_percent_of_jemalloc_allocated_under_a_mixed_load
 #[test]
 fn memory_stats_has_valkeys_fields_and_shape() {
     let ours = common::start(&[]);
-    let redis = common::start_redis(&[]);
+    let redis = common::start_valkey(&[]);
     for port in [ours.port, redis.port] {
         let mut c = Client::connect(port);
         c.cmd(&["SET", "a", "1"]);
@@ -149,7 +149,7 @@ fn memory_stats_has_valkeys_fields_and_shape() {
 #[test]
 fn memory_subcommands_reply_as_redis_does() {
     // Both instances are nearly empty, so DOCTOR declines to judge in the same words.
-    common::diff::same_as_redis(&[
+    common::diff::same_as_valkey(&[
         "MEMORY HELP",
         "MEMORY DOCTOR",
         "MEMORY PURGE",

@@ -9,7 +9,7 @@ mod common;
 use std::thread::sleep;
 use std::time::Duration;
 
-use common::diff::{same_as_redis, words, Pair};
+use common::diff::{same_as_valkey, words, Pair};
 use common::{info_int, start, Client, Val};
 
 /// Both protocols, one fresh pair of servers each.
@@ -36,7 +36,7 @@ fn other_same(p: &Pair, o: &mut (Client, Client), line: &str) {
 
 #[test]
 fn queued_commands_run_in_order_with_runtime_errors_in_the_array() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "MULTI",
         "SET a 1",
         "INCR a",
@@ -68,7 +68,7 @@ fn queued_commands_run_in_order_with_runtime_errors_in_the_array() {
 
 #[test]
 fn errors_while_queuing_abort_exec() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "MULTI",
         "SET a 1",
         "NOSUCHCOMMAND x y",
@@ -104,7 +104,7 @@ fn errors_while_queuing_abort_exec() {
 
 #[test]
 fn transaction_commands_themselves() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "EXEC",
         "DISCARD",
         "UNWATCH",
@@ -127,7 +127,7 @@ fn transaction_commands_themselves() {
 
 #[test]
 fn blocking_commands_inside_exec_do_not_block() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "MULTI",
         "BLPOP empty 0",
         "BRPOPLPUSH empty dst 0",
@@ -141,7 +141,7 @@ fn blocking_commands_inside_exec_do_not_block() {
 
 #[test]
 fn reset_and_quit_inside_multi() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "MULTI", "SET a 1", "RESET", "EXEC", "GET a", "WATCH a", "RESET", "MULTI", "EXEC",
     ]);
     each_proto(|p| {

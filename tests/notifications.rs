@@ -11,7 +11,7 @@
 mod common;
 
 use common::diff::words;
-use common::{start, start_redis, Client, Server, Val};
+use common::{start, start_valkey, Client, Server, Val};
 
 /// The channel of the sentinel message: matched by the subscribers' pattern, and never
 /// raised by a command (no key of the scripts is named like it).
@@ -78,7 +78,7 @@ impl Pair {
     fn start(classes: &str, proto: u8) -> Pair {
         Pair {
             ours: Side::new(start(DEBUG_ON), classes, proto),
-            theirs: Side::new(start_redis(DEBUG_ON), classes, proto),
+            theirs: Side::new(start_valkey(DEBUG_ON), classes, proto),
         }
     }
 

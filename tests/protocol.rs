@@ -186,7 +186,7 @@ fn output_buffer_limit_disconnects_a_client_that_does_not_read() {
 
 #[test]
 fn unknown_command_and_wrong_arity_errors() {
-    common::assert_same_as_redis(&["FOO a b", "FOOBAR", "GET", "GET a b", "SET a", "PING a b"]);
+    common::assert_same_as_valkey(&["FOO a b", "FOOBAR", "GET", "GET a b", "SET a", "PING a b"]);
 }
 
 #[test]

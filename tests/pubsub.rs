@@ -12,7 +12,7 @@ use std::io::Read;
 use std::time::{Duration, Instant};
 
 use common::diff::{words, Pair};
-use common::{info_int, start, start_redis, Client, Val};
+use common::{info_int, start, start_valkey, Client, Val};
 
 /// A subscriber and a publisher on ferrokey and on redis-server. The subscribers are the
 /// pair's clients (speaking `proto`); the publishers speak RESP2.
@@ -377,7 +377,7 @@ fn drained_to_eof(c: &mut Client, limit: Duration) -> bool {
 fn slow_subscriber_is_cut_off() {
     const MESSAGES: usize = 4000;
     let message = vec![b'm'; 8 * 1024];
-    for (name, server) in [("ferrokey", start(&[])), ("redis-server", start_redis(&[]))] {
+    for (name, server) in [("ferrokey", start(&[])), ("valkey", start_valkey(&[]))] {
         let mut admin = Client::connect(server.port);
         let limit = admin.cmd(&["CONFIG", "SET", "client-output-buffer-limit", "pubsub 256kb 0 0"]);
         assert_eq!(limit, Val::ok(), "{name}");
@@ -439,7 +439,7 @@ fn subscriber_reading_late_gets_everything() {
 /// redis-server does; they run once the pause ends.
 #[test]
 fn pause_write_holds_publishing_back() {
-    for (name, server) in [("ferrokey", start(&[])), ("redis-server", start_redis(&[]))] {
+    for (name, server) in [("ferrokey", start(&[])), ("valkey", start_valkey(&[]))] {
         let mut admin = Client::connect(server.port);
         let mut sub = Client::connect(server.port);
         assert_eq!(sub.cmd(&["SUBSCRIBE", "c"]).as_array().len(), 3);

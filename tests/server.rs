@@ -5,8 +5,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::diff::same_as_redis_with;
-use common::{assert_same_as_redis, err, monitor_and_client, start, start_redis, Client, Val};
+use common::diff::same_as_valkey_with;
+use common::{assert_same_as_valkey, err, monitor_and_client, start, start_valkey, Client, Val};
 
 const DEBUG_REFUSED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is \
 set to \"local\", you can run it from a local connection, otherwise you need to set this option \
@@ -122,13 +122,13 @@ fn info_named_sections() {
 
 #[test]
 fn info_unknown_section_matches_redis() {
-    assert_same_as_redis(&["INFO foo", "INFO foo bar"]);
+    assert_same_as_valkey(&["INFO foo", "INFO foo bar"]);
 }
 
 #[test]
 fn time_has_redis_shape() {
     let ours = start(&[]);
-    let theirs = start_redis(&[]);
+    let theirs = start_valkey(&[]);
     for port in [ours.port, theirs.port] {
         let mut c = Client::connect(port);
         let t = c.cmd(&["TIME"]).as_array();
@@ -139,7 +139,7 @@ fn time_has_redis_shape() {
         assert!(secs.abs_diff(now.as_secs()) <= 2);
         assert!(micros < 1_000_000);
     }
-    assert_same_as_redis(&["TIME x", "LASTSAVE x"]);
+    assert_same_as_valkey(&["TIME x", "LASTSAVE x"]);
 }
 
 #[test]
@@ -180,7 +180,7 @@ fn slowlog_records_with_zero_threshold() {
 
 #[test]
 fn slowlog_matches_redis() {
-    assert_same_as_redis(&[
+    assert_same_as_valkey(&[
         "SLOWLOG LEN",
         "SLOWLOG RESET",
         "SLOWLOG GET",
@@ -212,7 +212,7 @@ fn debug_is_refused_by_default() {
     let mut c = Client::connect(s.port);
     assert_eq!(c.cmd(&["DEBUG", "SLEEP", "0"]), err(DEBUG_REFUSED));
     assert_eq!(c.cmd(&["DEBUG", "HELP"]), err(DEBUG_REFUSED));
-    assert_same_as_redis(&["DEBUG", "DEBUG SLEEP 0", "DEBUG foo", "DEBUG HELP"]);
+    assert_same_as_valkey(&["DEBUG", "DEBUG SLEEP 0", "DEBUG foo", "DEBUG HELP"]);
 }
 
 #[test]
@@ -224,7 +224,7 @@ fn debug_local_allows_loopback() {
 
 #[test]
 fn debug_errors_match_redis() {
-    same_as_redis_with(
+    same_as_valkey_with(
         2,
         &["--enable-debug-command", "yes"],
         &[
@@ -301,7 +301,7 @@ fn wait_answers_zero_without_replicas() {
     let s = start(&[]);
     let mut c = Client::connect(s.port);
     assert_eq!(c.cmd(&["WAIT", "0", "0"]), Val::Int(0));
-    assert_same_as_redis(&["WAIT 0 0", "WAIT", "WAIT 0", "WAIT x 0", "WAIT 0 x", "WAIT 0 -1"]);
+    assert_same_as_valkey(&["WAIT 0 0", "WAIT", "WAIT 0", "WAIT x 0", "WAIT 0 x", "WAIT 0 -1"]);
 }
 
 #[test]
@@ -317,7 +317,7 @@ fn memory_usage_and_errors() {
     assert_eq!(c.cmd(&["MEMORY", "USAGE", "nokey"]), Val::Nil);
     let help = c.cmd(&["MEMORY", "HELP"]).as_array();
     assert!(help[0].as_str().starts_with("MEMORY <subcommand>"));
-    assert_same_as_redis(&[
+    assert_same_as_valkey(&[
         "MEMORY USAGE",
         "MEMORY USAGE nokey",
         "MEMORY USAGE nokey SAMPLES",
@@ -331,7 +331,7 @@ fn memory_usage_and_errors() {
 
 #[test]
 fn shutdown_errors_match_redis() {
-    assert_same_as_redis(&[
+    assert_same_as_valkey(&[
         "SHUTDOWN foo",
         "SHUTDOWN NOSAVE SAVE",
         "SHUTDOWN ABORT",

@@ -12,7 +12,7 @@ mod common;
 
 use std::collections::{BTreeSet, HashMap};
 
-use common::diff::{same_as_redis, same_as_redis_with, Pair};
+use common::diff::{same_as_valkey, same_as_valkey_with, Pair};
 use common::{bulk, err, int, start, Client, Val};
 
 // ---------------------------------------------------------------------------------------
@@ -21,7 +21,7 @@ use common::{bulk, err, int, start, Client, Val};
 
 #[test]
 fn single_set_commands_match_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SADD s a b c a",
         "SADD s d",
         "~SMEMBERS s",
@@ -64,7 +64,7 @@ fn single_set_commands_match_redis() {
 
 #[test]
 fn smove_matches_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SADD src 1 2 3 x",
         "SMOVE src dst 1",
         "OBJECT ENCODING dst",
@@ -91,7 +91,7 @@ fn smove_matches_redis() {
 
 #[test]
 fn intersections_match_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SADD a 1 2 3 4 x y",
         "SADD b 2 3 x z",
         "SADD c 3 x q",
@@ -141,7 +141,7 @@ fn intersections_match_redis() {
 
 #[test]
 fn unions_and_differences_match_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SADD a 1 2 3 4 x y",
         "SADD b 2 3 x z",
         "SADD c 3 x q",
@@ -182,7 +182,7 @@ fn unions_and_differences_match_redis() {
 
 #[test]
 fn store_commands_replace_any_destination() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SADD a 1 2",
         "SADD b 2 3",
         "SET str v",
@@ -212,7 +212,7 @@ fn store_commands_replace_any_destination() {
 
 #[test]
 fn random_commands_match_redis_where_deterministic() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SADD one x",
         "SADD a 1 2 3 x y",
         "SRANDMEMBER nokey",
@@ -261,7 +261,7 @@ fn random_commands_match_redis_where_deterministic() {
 
 #[test]
 fn sscan_matches_redis_on_intsets_and_errors() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SADD ints 50 3 1 20 2 -7",
         "SSCAN ints 0",
         "SSCAN ints 0 MATCH 2*",
@@ -298,7 +298,7 @@ fn sscan_matches_redis_on_intsets_and_errors() {
 
 #[test]
 fn wrongtype_on_every_key_position() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SET str v",
         "SADD s a b",
         "SADD str a",
@@ -344,7 +344,7 @@ fn wrongtype_on_every_key_position() {
 
 #[test]
 fn binary_members_match_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SADD b a\0b \r\n \0 \"\" a\r\nb",
         "SCARD b",
         "SISMEMBER b a\0b",
@@ -437,7 +437,7 @@ fn intset_and_hashtable_encodings_match_redis() {
         .map(String::from),
     );
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-    same_as_redis(&lines);
+    same_as_valkey(&lines);
 }
 
 #[test]
@@ -848,7 +848,7 @@ fn sscan_returns_compact_sets_whole() {
 fn empty_results_in_resp3_are_sets_or_arrays() {
     // Redis 7.0 answers these with the same shapes; checked here byte for byte in both
     // protocols with the arguments in several orders.
-    same_as_redis_with(
+    same_as_valkey_with(
         3,
         &[],
         &[

@@ -11,12 +11,12 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::diff::{same_as_redis, Pair};
+use common::diff::{same_as_valkey, Pair};
 use common::{bulk, info_int, int, parse_val, start, Client, Val};
 
 #[test]
 fn lists_sets_and_sorted_sets_sort_numerically_and_alpha() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH l 3 10 -2.5 1e1 0x10 +4 007 inf -inf 2",
         "SORT l",
         "SORT l DESC",
@@ -59,7 +59,7 @@ fn lists_sets_and_sorted_sets_sort_numerically_and_alpha() {
 
 #[test]
 fn limit_windows() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH l 5 3 1 4 2",
         "SORT l LIMIT 0 2",
         "SORT l LIMIT 1 3",
@@ -87,7 +87,7 @@ fn limit_windows() {
 
 #[test]
 fn by_patterns_strings_and_hash_fields() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH l a b c d e",
         "MSET w_a 3 w_b 1 w_c 2 w_d 1.5 w_e -1",
         "SORT l BY w_*",
@@ -139,7 +139,7 @@ fn by_patterns_strings_and_hash_fields() {
 
 #[test]
 fn by_without_star_keeps_the_native_order() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH l 3 1 2 5 4",
         "SORT l BY nosort",
         "SORT l BY nosort DESC",
@@ -193,7 +193,7 @@ fn by_without_star_keeps_the_native_order() {
 
 #[test]
 fn get_patterns() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH l 2 1 3",
         "MSET o_1 one o_2 two",
         "HSET h_1 name n1 age 10",
@@ -227,7 +227,7 @@ fn get_patterns() {
 
 #[test]
 fn store() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH l 3 1 2",
         "SORT l STORE dst",
         "LRANGE dst 0 -1",
@@ -282,7 +282,7 @@ fn store() {
 
 #[test]
 fn errors() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SORT",
         "SORT_RO",
         "RPUSH l 1 2",
@@ -345,7 +345,7 @@ fn errors() {
 
 #[test]
 fn binary_elements() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RPUSH b a\0z \r\n b\0 \0 \u{ff}x \u{80} A",
         "SORT b ALPHA",
         "SORT b ALPHA DESC",

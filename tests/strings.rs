@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::diff::{same_as_redis, same_as_redis_with, Pair};
+use common::diff::{same_as_valkey, same_as_valkey_with, Pair};
 use common::{bulk, err, int, start, Client, Val};
 
 // ---------------------------------------------------------------------------------------
@@ -435,7 +435,7 @@ fn string_commands_in_resp3() {
 
 #[test]
 fn differential_set_and_get() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "GET k",
         "SET k v",
         "GET k",
@@ -504,7 +504,7 @@ fn differential_set_and_get() {
 
 #[test]
 fn differential_setnx_setex_psetex_getset_getex_getdel() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SETNX k 1",
         "SETNX k 2",
         "GET k",
@@ -568,7 +568,7 @@ fn differential_setnx_setex_psetex_getset_getex_getdel() {
 
 #[test]
 fn differential_mget_mset_msetnx() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "MSET a 1 b 2 a 3",
         "MGET a b c",
         "MGET c",
@@ -588,7 +588,7 @@ fn differential_mget_mset_msetnx() {
 
 #[test]
 fn differential_append_setrange_getrange_strlen() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "APPEND k Hello",
         "APPEND k _World",
         "GET k",
@@ -653,7 +653,7 @@ fn differential_append_setrange_getrange_strlen() {
 #[test]
 fn differential_proto_max_bulk_len_limits() {
     for proto in [2, 3] {
-        same_as_redis_with(
+        same_as_valkey_with(
             proto,
             &["--proto-max-bulk-len", "1mb"],
             &[
@@ -673,7 +673,7 @@ fn differential_proto_max_bulk_len_limits() {
 
 #[test]
 fn differential_integer_counters() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "INCR n",
         "INCRBY n 41",
         "DECR n",
@@ -719,7 +719,7 @@ fn differential_integer_counters() {
 
 #[test]
 fn differential_incrbyfloat() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "INCRBYFLOAT f 10.5",
         "INCRBYFLOAT f 0.1",
         "INCRBYFLOAT f -5",
@@ -816,12 +816,12 @@ fn differential_incrbyfloat_random_values() {
         lines.push(format!("GET f{key}"));
     }
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-    same_as_redis_with(2, &[], &lines);
+    same_as_valkey_with(2, &[], &lines);
 }
 
 #[test]
 fn differential_lcs() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "MSET a ohmytext b mynewtext",
         "LCS a b",
         "LCS a b LEN",
@@ -868,7 +868,7 @@ fn differential_lcs_random_strings() {
         lines.push(format!("LCS b{i} a{i} IDX"));
     }
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-    same_as_redis(&lines);
+    same_as_valkey(&lines);
 }
 
 #[test]
@@ -885,14 +885,14 @@ fn differential_lcs_memory_bound() {
         "LCS z y LEN IDX".to_string(),
     ];
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-    same_as_redis_with(2, &["--proto-max-bulk-len", "1mb"], &lines);
+    same_as_valkey_with(2, &["--proto-max-bulk-len", "1mb"], &lines);
 }
 
 #[test]
 fn differential_encodings() {
     // OBJECT ENCODING where our storage agrees with Valkey's (APPEND/SETRANGE results that
     // Valkey reports `raw` are not compared).
-    same_as_redis_with(
+    same_as_valkey_with(
         2,
         &[],
         &[

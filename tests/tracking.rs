@@ -15,7 +15,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{info_int, parse_val, start, start_redis, Client, Server, Val};
+use common::{info_int, parse_val, start, start_valkey, Client, Server, Val};
 
 /// A named client of one server.
 struct Named {
@@ -136,7 +136,7 @@ fn next_id(port: u16) -> u64 {
 /// the same order and with the same ids on both (the server that is behind gets throwaway
 /// connections first), so that ids in commands and replies compare as they are.
 fn pair(config: &[&str], names: &[(&str, u8)]) -> (Side, Side) {
-    let (ours, theirs) = (start(config), start_redis(config));
+    let (ours, theirs) = (start(config), start_valkey(config));
     let (mut a, mut b) = (next_id(ours.port), next_id(theirs.port));
     while a < b {
         a = next_id(ours.port);
@@ -153,7 +153,7 @@ fn pair(config: &[&str], names: &[(&str, u8)]) -> (Side, Side) {
 /// Runs `script` on ferrokey and on redis-server (both started with `config`) with the
 /// clients `names` (name, RESP version), asserting that every step gives each side the
 /// same bytes.
-fn same_as_redis(names: &[(&str, u8)], config: &[&str], script: &[&str]) {
+fn same_as_valkey(names: &[(&str, u8)], config: &[&str], script: &[&str]) {
     let (mut ours, mut theirs) = pair(config, names);
     for line in script {
         let (a, b) = (run_step(&mut ours, line), run_step(&mut theirs, line));
@@ -165,7 +165,7 @@ const PUSH_K: &str = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n";
 
 #[test]
 fn resp3_default_mode_invalidates_read_keys() {
-    same_as_redis(
+    same_as_valkey(
         &[("a", 3), ("b", 2)],
         &[],
         &[
@@ -217,7 +217,7 @@ fn first_push_has_the_exact_bytes() {
 
 #[test]
 fn optin_and_optout_follow_client_caching() {
-    same_as_redis(
+    same_as_valkey(
         &[("a", 3), ("b", 2)],
         &[],
         &[
@@ -245,7 +245,7 @@ fn optin_and_optout_follow_client_caching() {
 
 #[test]
 fn noloop_skips_own_changes() {
-    same_as_redis(
+    same_as_valkey(
         &[("a", 3), ("b", 2)],
         &[],
         &[
@@ -264,7 +264,7 @@ fn noloop_skips_own_changes() {
 
 #[test]
 fn bcast_announces_changes_under_prefixes() {
-    same_as_redis(
+    same_as_valkey(
         &[("a", 3), ("b", 2)],
         &[],
         &[
@@ -294,7 +294,7 @@ fn bcast_announces_changes_under_prefixes() {
 
 #[test]
 fn redirect_to_a_resp2_subscriber() {
-    same_as_redis(
+    same_as_valkey(
         &[("s", 2), ("a", 2), ("b", 2), ("x", 3)],
         &[],
         &[
@@ -318,7 +318,7 @@ fn redirect_to_a_resp2_subscriber() {
 
 #[test]
 fn redirect_targets_that_cannot_receive() {
-    same_as_redis(
+    same_as_valkey(
         &[("t3", 3), ("t2", 2), ("a", 2), ("c", 2), ("b", 2)],
         &[],
         &[
@@ -347,7 +347,7 @@ fn redirect_targets_that_cannot_receive() {
 
 #[test]
 fn broken_redirect_is_reported() {
-    same_as_redis(
+    same_as_valkey(
         &[("s", 2), ("a", 3), ("b", 2)],
         &[],
         &[
@@ -371,7 +371,7 @@ fn broken_redirect_is_reported() {
 
 #[test]
 fn flushes_invalidate_everything() {
-    same_as_redis(
+    same_as_valkey(
         &[("a", 3), ("c", 3), ("b", 2)],
         &[],
         &[
@@ -431,7 +431,7 @@ fn active_expiry_invalidates() {
 
 #[test]
 fn error_texts() {
-    same_as_redis(
+    same_as_valkey(
         &[("a", 2), ("b", 2), ("c", 2), ("d", 2), ("e", 2)],
         &[],
         &[
@@ -516,7 +516,7 @@ fn overlapping_given_prefixes_are_refused_once() {
 #[test]
 fn trackinginfo_and_getredir_in_both_protocols() {
     for proto in [2, 3] {
-        same_as_redis(
+        same_as_valkey(
             &[("a", proto), ("t", 2)],
             &[],
             &[
@@ -561,7 +561,7 @@ fn client_list_flags_and_redir() {
         &["RESET"],
     ];
     let mut results = Vec::new();
-    for server in [start(&[]), start_redis(&[])] {
+    for server in [start(&[]), start_valkey(&[])] {
         let mut a = Client::connect(server.port);
         assert!(matches!(a.cmd(&["HELLO", "3"]), Val::Map(_)));
         let mut t = Client::connect(server.port);
@@ -600,7 +600,7 @@ fn client_list_flags_and_redir() {
 #[test]
 fn info_counts_clients_keys_items_and_prefixes() {
     let mut got = Vec::new();
-    for server in [start(&[]), start_redis(&[])] {
+    for server in [start(&[]), start_valkey(&[])] {
         let (mut a, mut b, mut c) = (
             Client::connect(server.port),
             Client::connect(server.port),
@@ -755,7 +755,7 @@ fn table_limit_follows_config_set() {
 
 #[test]
 fn transactions_send_invalidations_after_exec() {
-    same_as_redis(
+    same_as_valkey(
         &[("a", 3), ("b", 2)],
         &[],
         &[

@@ -9,15 +9,15 @@ mod common;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use common::diff::{same_as_redis, same_as_redis_with, Pair};
+use common::diff::{same_as_valkey, same_as_valkey_with, Pair};
 use common::{bulk, err, int, start, Client, Val};
 
 /// Runs `lines` against both servers in both protocols, once with the default (listpack)
 /// encoding and once with every sorted set in the large encoding.
 fn same_in_both_encodings(lines: &[&str]) {
-    same_as_redis(lines);
+    same_as_valkey(lines);
     for proto in [2, 3] {
-        same_as_redis_with(proto, &["--zset-max-listpack-entries", "0"], lines);
+        same_as_valkey_with(proto, &["--zset-max-listpack-entries", "0"], lines);
     }
 }
 
@@ -409,7 +409,7 @@ fn set_operations_match_redis() {
 
 #[test]
 fn plain_sets_count_as_score_one() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SADD s x y q",
         "ZADD a 5 x 2 y",
         "ZUNION 2 a s WITHSCORES",
@@ -423,7 +423,7 @@ fn plain_sets_count_as_score_one() {
 
 #[test]
 fn zscan_matches_redis_on_small_sets() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "ZADD z 1 a 2 b 3 ab 0.5 c",
         "ZSCAN z 0",
         "ZSCAN z 0 MATCH a*",
@@ -473,7 +473,7 @@ fn zscan_walks_a_large_set_completely() {
 
 #[test]
 fn zrandmember_errors_match_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "ZADD z 1 a",
         "ZRANDMEMBER z",
         "ZRANDMEMBER z 1",
@@ -620,7 +620,7 @@ fn zrank_withscore_as_valkey() {
 
 #[test]
 fn blocking_timeout_errors_match_redis() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "BZPOPMIN z -1",
         "BZPOPMIN z x",
         "BZPOPMIN z nan",

@@ -1,4 +1,4 @@
-//! Differential checks: the same commands sent to ferrokey and to a real redis-server, and
+//! Differential checks: the same commands sent to ferrokey and to a real Valkey 9.1 `valkey-server` (the oracle), and
 //! the replies compared byte for byte (or after a normalization, for the few replies whose
 //! order or documentation text legitimately differs).
 //!
@@ -8,7 +8,7 @@
 
 use std::fmt::Debug;
 
-use super::{parse_val, sorted_reply, start, start_redis, Client, Server, Val};
+use super::{parse_val, sorted_reply, start, start_valkey, Client, Server, Val};
 
 /// The arguments of a script line: split on spaces; `""` is the empty string.
 pub fn words(line: &str) -> Vec<&[u8]> {
@@ -18,14 +18,14 @@ pub fn words(line: &str) -> Vec<&[u8]> {
         .collect()
 }
 
-/// Ferrokey and a real redis-server, with one client on each speaking RESP `proto` (2 or 3).
+/// Ferrokey and a real Valkey 9.1 `valkey-server` (the oracle), with one client on each speaking RESP `proto` (2 or 3).
 /// Both servers stop when the pair drops.
 pub struct Pair {
     pub ours: Server,
     pub theirs: Server,
     /// The client of ferrokey.
     pub a: Client,
-    /// The client of redis-server.
+    /// The client of the Valkey oracle.
     pub b: Client,
     pub proto: u8,
 }
@@ -33,7 +33,7 @@ pub struct Pair {
 impl Pair {
     /// Start both servers with the same extra `args` and connect.
     pub fn start(proto: u8, args: &[&str]) -> Pair {
-        Pair::connect(start(args), start_redis(args), proto)
+        Pair::connect(start(args), start_valkey(args), proto)
     }
 
     /// Connect to two servers already started (and perhaps configured). With `proto` 3 both
@@ -62,7 +62,7 @@ impl Pair {
     pub fn assert_equal<T: PartialEq + Debug>(&self, what: impl Debug, ours: T, theirs: T) {
         assert_eq!(
             ours, theirs,
-            "RESP{} reply to {what:?} differs (left: ferrokey, right: redis-server)",
+            "RESP{} reply to {what:?} differs (left: ferrokey, right: valkey 9.1)",
             self.proto
         );
     }
@@ -108,14 +108,14 @@ impl Pair {
     }
 }
 
-/// Run the script `lines` against a fresh ferrokey and a fresh redis-server, both started
+/// Run the script `lines` against a fresh ferrokey and a fresh Valkey 9.1, both started
 /// with `args` and speaking RESP `proto` (2 or 3), and assert identical replies.
-pub fn same_as_redis_with(proto: u8, args: &[&str], lines: &[&str]) {
+pub fn same_as_valkey_with(proto: u8, args: &[&str], lines: &[&str]) {
     Pair::start(proto, args).same_lines(lines);
 }
 
-/// [`same_as_redis_with`] in both protocols, default configuration.
-pub fn same_as_redis(lines: &[&str]) {
-    same_as_redis_with(2, &[], lines);
-    same_as_redis_with(3, &[], lines);
+/// [`same_as_valkey_with`] in both protocols, default configuration.
+pub fn same_as_valkey(lines: &[&str]) {
+    same_as_valkey_with(2, &[], lines);
+    same_as_valkey_with(3, &[], lines);
 }

