@@ -148,8 +148,13 @@ fn build(setup: &Setup) -> Db {
 
 /// One timed save.
 fn save_once(dbs: &[Db], setup: &Setup, prefetch: bool) -> io::Result<Run> {
-    let info =
-        SaveInfo { now_ms: now_ms(), used_memory: allocated(), meta: AccessMeta::None, prefetch };
+    let info = SaveInfo {
+        now_ms: now_ms(),
+        used_memory: allocated(),
+        meta: AccessMeta::None,
+        prefetch,
+        checksum: true,
+    };
     match setup.out {
         Out::Sink => {
             let mut w = RdbWriter::new(io::sink(), true);

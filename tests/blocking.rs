@@ -152,3 +152,64 @@ fn waiters_are_served_in_arrival_order() {
     assert_eq!(c.cmd(&["LPUSH", "other", "3"]), int(1));
     assert_eq!(waiters[2].read(), popped("other", "3"));
 }
+
+/// `cmdstat_<name>:calls=N,...` of INFO commandstats, or 0.
+fn calls(c: &mut Client, name: &str) -> i64 {
+    let text = c.cmd(&["INFO", "commandstats"]).as_str();
+    let prefix = format!("cmdstat_{name}:calls=");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map_or(0, |rest| rest.split(',').next().unwrap_or("0").parse().unwrap_or(0))
+}
+
+/// A command that blocks and is then served (or times out, or is unblocked) counts as one
+/// call in commandstats and one slow-log entry, and MONITOR shows it once, as in Valkey: on
+/// ferrokey and on the Valkey 9.1 oracle alike.
+#[test]
+fn a_blocked_command_counts_once() {
+    for server in [start(&[]), common::start_valkey(&[])] {
+        let port = server.port;
+        let (mut monitor, mut admin) = common::monitor_and_client(port);
+        let mut waiter = Client::connect(port);
+        assert_eq!(admin.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]), Val::ok());
+        assert_eq!(admin.cmd(&["SLOWLOG", "RESET"]), Val::ok());
+        // Served.
+        waiter.send(&[b("BLPOP"), b("q"), b("0")]);
+        wait_blocked(&mut admin, 1);
+        assert_eq!(admin.cmd(&["RPUSH", "q", "x"]), int(1));
+        assert_eq!(waiter.read(), popped("q", "x"));
+        // Timed out.
+        assert_eq!(waiter.cmd(&["BLPOP", "q", "0.01"]), Val::NilArray);
+        // Unblocked.
+        waiter.send(&[b("BRPOP"), b("q"), b("0")]);
+        wait_blocked(&mut admin, 1);
+        let id = waiter_id(&mut admin);
+        assert_eq!(admin.cmd(&["CLIENT", "UNBLOCK", &id]), int(1));
+        assert_eq!(waiter.read(), Val::NilArray);
+        assert_eq!(calls(&mut admin, "blpop"), 2, "port {port}");
+        assert_eq!(calls(&mut admin, "brpop"), 1, "port {port}");
+        let log = admin.cmd(&["SLOWLOG", "GET", "100"]).as_array();
+        let named = |name: &str| {
+            log.iter().filter(|e| e.as_array()[3].as_array()[0] == Val::bulk(name)).count()
+        };
+        assert_eq!((named("BLPOP"), named("BRPOP")), (2, 1), "port {port}: {log:?}");
+        // MONITOR (which leaves out the admin commands CONFIG, SLOWLOG and CLIENT): each
+        // blocking command once, between the commands around it.
+        let mut lines = Vec::new();
+        while lines.len() < 4 {
+            let line = monitor.read().as_str();
+            if !line.contains("\"INFO\"") && !line.contains("\"SLOWLOG\"") {
+                lines.push(line);
+            }
+        }
+        let words: Vec<&str> = lines.iter().map(|l| l.split('"').nth(1).unwrap_or("")).collect();
+        assert_eq!(words, ["BLPOP", "RPUSH", "BLPOP", "BRPOP"], "port {port}: {lines:?}");
+    }
+}
+
+/// The id of the client that runs BRPOP, from CLIENT LIST.
+fn waiter_id(admin: &mut Client) -> String {
+    let list = admin.cmd(&["CLIENT", "LIST"]).as_str();
+    let line = list.lines().find(|l| l.contains("cmd=brpop")).expect("the blocked client");
+    line.split(' ').find_map(|f| f.strip_prefix("id=")).expect("id").to_string()
+}

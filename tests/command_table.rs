@@ -278,3 +278,19 @@ fn command_info_matches_our_own_count_in_resp3() {
         assert!(matches!(e[9], Val::Set(_) | Val::Array(_)), "{entry:?}");
     }
 }
+
+/// Key positions are not truncated at 16 bits: COMMAND GETKEYS of an MSET with 33,000 pairs
+/// returns all 33,000 keys.
+#[test]
+fn getkeys_of_more_than_65535_arguments() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let keys: Vec<String> = (0..33_000).map(|i| format!("k{i}")).collect();
+    let mut argv: Vec<&[u8]> = vec![b"COMMAND", b"GETKEYS", b"MSET"];
+    for k in &keys {
+        argv.extend([k.as_bytes(), b"v"]);
+    }
+    let got = c.cmd_b(&argv).as_array();
+    assert_eq!(got.len(), keys.len());
+    assert_eq!(got.last(), Some(&Val::bulk("k32999")));
+}

@@ -533,3 +533,23 @@ fn client_help_lists_subcommands() {
         assert!(lines.iter().any(|l| l == sub), "{sub} missing from {lines:?}");
     }
 }
+
+/// Clients whose commands CLIENT PAUSE holds back count in INFO `blocked_clients`, as in
+/// Valkey (tools wait for that count before they go on), and leave it when the pause ends.
+#[test]
+fn paused_clients_count_as_blocked() {
+    for server in [start(&[]), common::start_valkey(&[])] {
+        let mut admin = Client::connect(server.port);
+        let mut held = Client::connect(server.port);
+        assert_eq!(admin.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), Val::ok());
+        held.send(&[b"SET", b"k", b"v"]);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while common::info_int(&mut admin, "clients", "blocked_clients") != 1 {
+            assert!(std::time::Instant::now() < deadline, "the paused client is never counted");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(admin.cmd(&["CLIENT", "UNPAUSE"]), Val::ok());
+        assert_eq!(held.read(), Val::ok());
+        assert_eq!(common::info_int(&mut admin, "clients", "blocked_clients"), 0);
+    }
+}

@@ -112,7 +112,7 @@ fn transaction_commands_themselves() {
         "MULTI",
         "WATCH a",
         "SET a 1",
-        // Neither error fails the transaction.
+        // Valkey 9 refuses both as no-multi commands: EXEC then fails with EXECABORT.
         "EXEC",
         "MULTI",
         "SET a 2",

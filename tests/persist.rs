@@ -231,3 +231,38 @@ fn idle_time_is_saved_under_an_lru_policy_only() {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+/// `rdbchecksum no`: the save ends in a zero checksum (which every loader skips), and a
+/// load does not check the stored checksum at all, as in Valkey; with the default `yes` a
+/// damaged checksum stops the start-up.
+#[test]
+fn rdbchecksum_no_skips_the_check() {
+    let ours = start(&["--rdbchecksum", "no"]);
+    let mut a = Client::connect(ours.port);
+    fill(&mut a);
+    assert_eq!(a.cmd(&["SAVE"]), Val::ok());
+    let saved = std::fs::read(ours.dir.join("dump.rdb")).unwrap();
+    assert_eq!(saved[saved.len() - 8..], [0u8; 8], "no checksum written");
+    // A file with a wrong checksum: from a save with checksums, its last byte changed.
+    let checked = start(&[]);
+    let mut c = Client::connect(checked.port);
+    fill(&mut c);
+    assert_eq!(c.cmd(&["SAVE"]), Val::ok());
+    let mut bytes = std::fs::read(checked.dir.join("dump.rdb")).unwrap();
+    *bytes.last_mut().unwrap() ^= 0x5a;
+    let dir = common::unique_dir("bad-crc");
+    std::fs::write(dir.join("dump.rdb"), &bytes).unwrap();
+    let d = dir.to_str().unwrap();
+    let f = start(&["--dir", d, "--rdbchecksum", "no"]);
+    let mut fc = Client::connect(f.port);
+    assert_eq!(fc.cmd(&["DBSIZE"]), int(KEYS.len() as i64));
+    assert_same_data(&mut c, &mut fc);
+    drop(f);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferrokey-server"))
+        .args(["--port", &common::free_port().to_string(), "--dir", d, "--save", ""])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a damaged checksum stops the start-up");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Wrong RDB checksum"));
+    let _ = std::fs::remove_dir_all(dir);
+}

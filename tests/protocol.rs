@@ -238,3 +238,29 @@ fn idle_timeout_closes_clients() {
     std::thread::sleep(Duration::from_millis(2500));
     assert!(c.is_closed());
 }
+
+/// Bytes that are not UTF-8 are echoed raw in error replies, as Valkey sends them (a NUL
+/// ends them, as in its C strings): unknown command names and arguments, unknown
+/// subcommands, SCAN's TYPE, and a protocol error's unexpected byte. Byte for byte with the
+/// Valkey 9.1 oracle.
+#[test]
+fn errors_echo_the_clients_bytes_raw() {
+    let mut p = common::diff::Pair::start(2, &[]);
+    let cases: [&[&[u8]]; 5] = [
+        &[b"GE\0T", b"x\0y", b"\xc3\x28"],
+        &[b"\xff\xfe", b"\x80"],
+        &[b"CLIENT", b"\xff\0a"],
+        &[b"SCAN", b"0", b"TYPE", b"\xfe\0b"],
+        &[b"OBJECT", b"caf\xe9"],
+    ];
+    for argv in cases {
+        let (ours, theirs) = p.both(argv);
+        assert_eq!(ours, theirs, "{argv:?}");
+    }
+    // A protocol error: the offending byte, then the connection is closed.
+    p.a.send_raw(b"*1\r\n\xe9");
+    p.b.send_raw(b"*1\r\n\xe9");
+    let (ours, theirs) = (p.a.read_raw(), p.b.read_raw());
+    assert_eq!(ours, b"-ERR Protocol error: expected '$', got '\xe9'\r\n");
+    assert_eq!(ours, theirs);
+}

@@ -468,3 +468,41 @@ fn subscribing_inside_exec() {
         b.publish("PUBLISH pq m", 1);
     }
 }
+
+/// Under CLIENT REPLY OFF (and SKIP) pub/sub confirmations and messages still reach the
+/// client, in RESP3 and RESP2, as Valkey's "pushing" replies do; the command's other replies
+/// stay silent. Byte for byte with the Valkey 9.1 oracle.
+#[test]
+fn subscriptions_are_confirmed_under_client_reply_off() {
+    for proto in ["2", "3"] {
+        let mut got = Vec::new();
+        for server in [start(&[]), common::start_valkey(&[])] {
+            let mut sub = Client::connect(server.port);
+            let mut publisher = Client::connect(server.port);
+            if proto == "3" {
+                assert!(matches!(sub.cmd(&["HELLO", "3"]), Val::Map(_)));
+            }
+            sub.send(&[b"CLIENT", b"REPLY", b"OFF"]);
+            sub.send(&[b"GET", b"silent"]);
+            sub.send(&[b"SUBSCRIBE", b"ch1", b"ch2"]);
+            let mut seen = vec![sub.read_raw(), sub.read_raw()];
+            assert_eq!(publisher.cmd(&["PUBLISH", "ch1", "hello"]), Val::Int(1));
+            seen.push(sub.read_raw());
+            sub.send(&[b"UNSUBSCRIBE", b"ch1"]);
+            seen.push(sub.read_raw());
+            if proto == "3" {
+                // RESP3 lets a subscriber run any command: a PING's reply stays silent, and
+                // CLIENT REPLY ON answers again.
+                sub.send(&[b"PING"]);
+                sub.send(&[b"CLIENT", b"REPLY", b"ON"]);
+                seen.push(sub.read_raw());
+            }
+            got.push(seen);
+        }
+        assert_eq!(
+            got[0].iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect::<Vec<_>>(),
+            got[1].iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect::<Vec<_>>(),
+            "RESP{proto} (left: ferrokey, right: valkey 9.1)"
+        );
+    }
+}

@@ -48,8 +48,8 @@ fn info_default_sections_and_format() {
     assert!(info.contains("\r\n\r\n# Clients\r\n"));
     assert!(info.ends_with("\r\n") && !info.ends_with("\r\n\r\n"));
     assert_eq!(info_field(&info, "server_name").as_deref(), Some("valkey"));
-    assert_eq!(info_field(&info, "valkey_version").as_deref(), Some("8.0.0"));
-    assert_eq!(info_field(&info, "redis_mode").as_deref(), Some("standalone"));
+    assert_eq!(info_field(&info, "valkey_version").as_deref(), Some("9.1.2"));
+    assert_eq!(info_field(&info, "server_mode").as_deref(), Some("standalone"));
     assert_eq!(info_field(&info, "tcp_port"), Some(s.port.to_string()));
     let clients: u64 = info_field(&info, "connected_clients").unwrap().parse().unwrap();
     assert!(clients >= 1);
@@ -355,4 +355,20 @@ fn shutdown_stops_the_server() {
         assert!(Instant::now() < deadline, "server still running after SHUTDOWN");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// DEBUG POPULATE refuses what could only end with the process out of memory (a count no
+/// memory could hold, a value larger than proto-max-bulk-len) and keeps serving; a sane
+/// count still works.
+#[test]
+fn debug_populate_refuses_absurd_sizes() {
+    let s = start(&["--enable-debug-command", "yes", "--maxmemory", "100mb"]);
+    let mut c = Client::connect(s.port);
+    let refused = c.cmd(&["DEBUG", "POPULATE", "9223372036854775807"]);
+    assert!(refused.as_str().starts_with("ERR DEBUG POPULATE of"), "{refused:?}");
+    let too_long = c.cmd(&["DEBUG", "POPULATE", "1", "key", "99999999999999"]);
+    assert_eq!(too_long, err("ERR string exceeds maximum allowed size (proto-max-bulk-len)"));
+    assert_eq!(c.cmd(&["DBSIZE"]), Val::Int(0));
+    assert_eq!(c.cmd(&["DEBUG", "POPULATE", "1000"]), Val::ok());
+    assert_eq!(c.cmd(&["DBSIZE"]), Val::Int(1000));
 }

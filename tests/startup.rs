@@ -82,3 +82,52 @@ fn daemonize_detaches_and_writes_the_pidfile() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The start-up lines come in Valkey's order, so that tools supervising the server by its log
+/// (Valkey's own test suite among them) see them: the banner, the logo with ` PID: <pid>`
+/// (under `always-show-logo yes`), `Server initialized`, then the load, then `Ready to
+/// accept connections`; a fatal load error is logged after `Server initialized`.
+#[test]
+fn startup_log_lines_come_in_valkeys_order() {
+    let dir = common::unique_dir("log-order");
+    std::fs::write(dir.join("dump.rdb"), b"NOT-AN-RDB-FILE").expect("write dump.rdb");
+    let out = Command::new(env!("CARGO_BIN_EXE_ferrokey-server"))
+        .args(["--port", &common::free_port().to_string(), "--bind", "127.0.0.1"])
+        .args(["--always-show-logo", "yes", "--save", ""])
+        .arg("--dir")
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ferrokey-server");
+    assert!(!out.status.success(), "a bad dump.rdb stops the start-up");
+    let log = String::from_utf8_lossy(&out.stdout);
+    let at = |needle: &str| log.find(needle).unwrap_or_else(|| panic!("no {needle:?} in:\n{log}"));
+    let starting = at("Valkey is starting");
+    let pid = at(" PID: ");
+    let initialized = at("Server initialized");
+    let failed = at("Wrong signature trying to load DB from file");
+    assert!(starting < pid && pid < initialized && initialized < failed, "{log}");
+    assert!(!log.contains("Ready to accept connections"), "{log}");
+    // A clean start, without the logo: one `Running mode=` line instead, and Ready last.
+    std::fs::remove_file(dir.join("dump.rdb")).expect("remove");
+    let port = common::free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrokey-server"))
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+        .arg("--dir")
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    common::wait_ready(&mut child, port).expect("ready");
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("wait");
+    let log = String::from_utf8_lossy(&out.stdout);
+    let at = |needle: &str| log.find(needle).unwrap_or_else(|| panic!("no {needle:?} in:\n{log}"));
+    let mode = at(&format!("Running mode=standalone, port={port}."));
+    assert!(
+        mode < at("Server initialized")
+            && at("Server initialized") < at("Ready to accept connections tcp")
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

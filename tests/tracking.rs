@@ -815,3 +815,44 @@ fn table_limit_keeps_exec_replies_whole() {
     }
     assert_eq!(before_pong, 3);
 }
+
+/// A `CONFIG SET tracking-table-max-keys` that lowers the limit acts even when no command
+/// follows it (the time events enforce it too, as in Valkey's cron): the client waits for
+/// the invalidation of the evicted key and sends nothing else. Valkey's own test suite does
+/// exactly this, and hung on ferrokey before.
+#[test]
+fn a_lowered_table_limit_acts_without_another_command() {
+    let s = start(&[]);
+    let (mut a, mut redir) = (Client::connect(s.port), Client::connect(s.port));
+    let redir_id = redir.cmd(&["CLIENT", "ID"]).as_int().to_string();
+    assert_eq!(redir.cmd(&["SUBSCRIBE", "__redis__:invalidate"]).as_array().len(), 3);
+    assert_eq!(a.cmd(&["CLIENT", "TRACKING", "ON", "REDIRECT", &redir_id, "NOLOOP"]), Val::ok());
+    assert_eq!(a.cmd(&["MSET", "key1", "1", "key2", "2"]), Val::ok());
+    assert_eq!(a.cmd(&["MGET", "key1", "key2"]).as_array().len(), 2);
+    assert_eq!(a.cmd(&["CONFIG", "SET", "tracking-table-max-keys", "1"]), Val::ok());
+    // Only the redirect client reads from here on.
+    let msg = redir.read().as_array();
+    assert_eq!(msg[0], Val::bulk("message"));
+    let keys = msg[2].as_array();
+    assert_eq!(keys.len(), 1, "{msg:?}");
+    assert!(keys[0] == Val::bulk("key1") || keys[0] == Val::bulk("key2"), "{msg:?}");
+}
+
+/// A tracking client that read 70,000 keys with one MGET is told of a change to the last of
+/// them (key positions were once 16-bit, and keys past 65,535 were never tracked).
+#[test]
+fn keys_past_65535_of_one_command_are_tracked() {
+    let s = start(&[]);
+    let (mut a, mut c) = (Client::connect(s.port), Client::connect(s.port));
+    assert!(matches!(a.cmd(&["HELLO", "3"]), Val::Map(_)));
+    assert_eq!(a.cmd(&["CLIENT", "TRACKING", "ON"]), Val::ok());
+    let keys: Vec<String> = (0..70_000).map(|i| format!("k{i}")).collect();
+    let mut argv: Vec<&[u8]> = vec![b"MGET"];
+    argv.extend(keys.iter().map(|k| k.as_bytes()));
+    assert_eq!(a.cmd_b(&argv).as_array().len(), keys.len());
+    assert_eq!(c.cmd(&["SET", "k69999", "v"]), Val::ok());
+    match a.read() {
+        Val::Push(v) => assert_eq!(v[1].as_array(), vec![Val::bulk("k69999")]),
+        other => panic!("no invalidation: {other:?}"),
+    }
+}

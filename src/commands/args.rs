@@ -149,62 +149,102 @@ pub struct ScanOpts<'a> {
     pub count: usize,
     /// Only keys whose TYPE reply equals this, ignoring case (SCAN only).
     pub type_name: Option<&'a [u8]>,
+    /// What a pair scan (HSCAN, ZSCAN) replies for each pair.
+    pub items: ScanItems,
 }
 
-/// Whether the TYPE option is allowed: it is SCAN's alone, a syntax error elsewhere (as in
-/// Valkey).
+/// What HSCAN and ZSCAN reply for each pair: field and value (member and score), or, with
+/// Valkey 8's `NOVALUES` / `NOSCORES`, the field (member) alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TypeOpt {
-    Allowed,
-    Refused,
+pub enum ScanItems {
+    Pairs,
+    KeysOnly,
 }
 
-/// `[MATCH pattern] [COUNT count] [TYPE type]`, in any order, the last of each winning.
-pub fn parse_scan_opts(opts: &[Bytes], type_opt: TypeOpt) -> Result<ScanOpts<'_>, CmdError> {
-    let mut out = ScanOpts { pattern: Pattern::All, count: SCAN_COUNT_DEFAULT, type_name: None };
+/// Which scan is parsing its options: `TYPE` is SCAN's alone (a syntax error elsewhere),
+/// `NOVALUES` HSCAN's and `NOSCORES` ZSCAN's (each an error of its own elsewhere), as in
+/// Valkey 9.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    Keys,
+    Hash,
+    Set,
+    Zset,
+}
+
+/// The names SCAN's `TYPE` accepts (any case): the types Valkey 9.1 has without modules.
+const SCAN_TYPE_NAMES: [&str; 6] = ["string", "list", "set", "zset", "hash", "stream"];
+
+/// `[MATCH pattern] [COUNT count] [TYPE type] [NOVALUES] [NOSCORES]`, in any order, read
+/// from left to right (the first bad one answers), the last of each winning.
+pub fn parse_scan_opts(opts: &[Bytes], kind: ScanKind) -> Result<ScanOpts<'_>, CmdError> {
+    let mut out = ScanOpts {
+        pattern: Pattern::All,
+        count: SCAN_COUNT_DEFAULT,
+        type_name: None,
+        items: ScanItems::Pairs,
+    };
     let mut rest = opts;
-    while let [word, value, tail @ ..] = rest {
+    while let [word, tail @ ..] = rest {
+        if word.eq_ignore_ascii_case(b"novalues") {
+            if kind != ScanKind::Hash {
+                return Err(CmdError::ScanOptionOnlyIn("NOVALUES", "HSCAN"));
+            }
+            out.items = ScanItems::KeysOnly;
+            rest = tail;
+            continue;
+        }
+        if word.eq_ignore_ascii_case(b"noscores") {
+            if kind != ScanKind::Zset {
+                return Err(CmdError::ScanOptionOnlyIn("NOSCORES", "ZSCAN"));
+            }
+            out.items = ScanItems::KeysOnly;
+            rest = tail;
+            continue;
+        }
+        let [value, tail @ ..] = tail else {
+            return Err(CmdError::Syntax);
+        };
         if word.eq_ignore_ascii_case(b"count") {
             let n = int_arg(value)?;
             out.count = usize::try_from(n).ok().filter(|&n| n >= 1).ok_or(CmdError::Syntax)?;
         } else if word.eq_ignore_ascii_case(b"match") {
             out.pattern = Pattern::new(value);
-        } else if type_opt == TypeOpt::Allowed && word.eq_ignore_ascii_case(b"type") {
+        } else if kind == ScanKind::Keys && word.eq_ignore_ascii_case(b"type") {
+            if !SCAN_TYPE_NAMES.iter().any(|t| value.eq_ignore_ascii_case(t.as_bytes())) {
+                return Err(CmdError::UnknownTypeName(value.to_vec()));
+            }
             out.type_name = Some(value);
         } else {
             return Err(CmdError::Syntax);
         }
         rest = tail;
     }
-    if rest.is_empty() {
-        Ok(out)
-    } else {
-        Err(CmdError::Syntax)
-    }
+    Ok(out)
 }
 
-/// A scan cursor, parsed as C's `strtoul` does in Valkey: no leading space, an optional sign
-/// (a minus negates modulo 2^64), decimal digits, and nothing after them but a NUL byte. An
-/// empty cursor is 0.
-pub fn parse_cursor(a: &[u8]) -> Option<u64> {
-    if a.first().is_some_and(|&c| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')) {
-        return None;
+/// A scan cursor, parsed as Valkey 9's `string2ull`: the argument is read as a C string
+/// (up to its first NUL byte); a strict integer (`string2ll`'s form) is refused when negative;
+/// anything else goes to `strtoull`, which skips leading white space, takes an optional sign
+/// (a minus negates modulo 2^64) and decimal digits, and must end the string without
+/// overflow. So `-1` and the empty cursor are invalid, while ` -1`, `+5` and `-0` are not.
+pub fn parse_cursor(arg: &[u8]) -> Option<u64> {
+    let s = &arg[..arg.iter().position(|&c| c == 0).unwrap_or(arg.len())];
+    if let Some(n) = crate::types::string::parse_i64(s) {
+        return u64::try_from(n).ok();
     }
-    let (negative, body) = match a.first() {
-        Some(b'-') => (true, &a[1..]),
-        Some(b'+') => (false, &a[1..]),
-        _ => (false, a),
+    let is_space = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+    let body = &s[s.iter().take_while(|c| is_space(c)).count()..];
+    let (negative, digits) = match body.first() {
+        Some(b'-') => (true, &body[1..]),
+        Some(b'+') => (false, &body[1..]),
+        _ => (false, body),
     };
-    let digits = body.iter().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 {
-        // No conversion: the end pointer stays at the start of the argument.
-        return (a.is_empty() || a[0] == 0).then_some(0);
-    }
-    if body.get(digits).is_some_and(|&c| c != 0) {
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
     let mut n: u64 = 0;
-    for &c in &body[..digits] {
+    for &c in digits {
         n = n.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
     }
     Some(if negative { n.wrapping_neg() } else { n })
@@ -230,6 +270,7 @@ pub fn scan_reply(out: &mut Reply, next: u64, items: &[Vec<u8>]) {
 pub fn scan_elements<T: Typed>(
     ctx: &mut Ctx,
     argv: &[Bytes],
+    kind: ScanKind,
     scan: impl FnOnce(&T, u64, &ScanOpts<'_>, &mut Vec<Vec<u8>>) -> u64,
 ) -> CmdResult {
     let cursor = parse_cursor(&argv[2]).ok_or(CmdError::InvalidCursor)?;
@@ -238,7 +279,7 @@ pub fn scan_elements<T: Typed>(
         scan_reply(ctx.out, 0, &[]);
         return Ok(());
     };
-    let opts = parse_scan_opts(&argv[3..], TypeOpt::Refused)?;
+    let opts = parse_scan_opts(&argv[3..], kind)?;
     let mut items = Vec::new();
     let next = scan(obj, cursor, &opts, &mut items);
     scan_reply(ctx.out, next, &items);
@@ -320,21 +361,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cursors_parse_as_strtoul() {
+    fn cursors_parse_as_valkey_9() {
         assert_eq!(parse_cursor(b"0"), Some(0));
-        assert_eq!(parse_cursor(b""), Some(0));
         assert_eq!(parse_cursor(b"+5"), Some(5));
-        assert_eq!(parse_cursor(b"-1"), Some(u64::MAX));
+        assert_eq!(parse_cursor(b"007"), Some(7));
+        assert_eq!(parse_cursor(b"-0"), Some(0));
+        assert_eq!(parse_cursor(b" -1"), Some(u64::MAX));
+        assert_eq!(parse_cursor(b"\t1"), Some(1));
+        assert_eq!(parse_cursor(b"  +3"), Some(3));
         assert_eq!(parse_cursor(b"18446744073709551615"), Some(u64::MAX));
         assert_eq!(parse_cursor(b"-18446744073709551615"), Some(1));
         assert_eq!(parse_cursor(b"7\0junk"), Some(7));
-        assert_eq!(parse_cursor(b"\0junk"), Some(0));
+        assert_eq!(parse_cursor(b"-1"), None);
+        assert_eq!(parse_cursor(b"-5"), None);
+        assert_eq!(parse_cursor(b""), None);
+        assert_eq!(parse_cursor(b"\0junk"), None);
+        assert_eq!(parse_cursor(b" "), None);
         assert_eq!(parse_cursor(b"18446744073709551616"), None);
-        assert_eq!(parse_cursor(b" 5"), None);
-        assert_eq!(parse_cursor(b"\x0b5"), None);
+        assert_eq!(parse_cursor(b"1 "), None);
+        assert_eq!(parse_cursor(b"0x10"), None);
         assert_eq!(parse_cursor(b"-"), None);
+        assert_eq!(parse_cursor(b"+"), None);
         assert_eq!(parse_cursor(b"5x"), None);
-        assert_eq!(parse_cursor(b"abc"), None);
     }
 
     fn v(words: &[&str]) -> Vec<Bytes> {
@@ -343,10 +391,10 @@ mod tests {
 
     #[test]
     fn scan_options() {
-        for type_opt in [TypeOpt::Allowed, TypeOpt::Refused] {
+        for kind in [ScanKind::Keys, ScanKind::Hash, ScanKind::Set, ScanKind::Zset] {
             // The pattern as owned bytes, None for "everything".
             let p = |w: &[&str]| {
-                parse_scan_opts(&v(w), type_opt).map(|o| match o.pattern {
+                parse_scan_opts(&v(w), kind).map(|o| match o.pattern {
                     Pattern::All => (None, o.count),
                     Pattern::Glob(g) => (Some(g.to_vec()), o.count),
                 })
@@ -362,16 +410,34 @@ mod tests {
             assert_eq!(p(&["MATCH", "*"]), Ok((None, SCAN_COUNT_DEFAULT)));
         }
         let args = v(&["count", "5", "TYPE", "string", "match", "a*"]);
-        let o = parse_scan_opts(&args, TypeOpt::Allowed).unwrap();
+        let o = parse_scan_opts(&args, ScanKind::Keys).unwrap();
         assert_eq!(o.count, 5);
         assert_eq!(o.type_name, Some(&b"string"[..]));
         assert!(o.pattern.matches(b"ab") && !o.pattern.matches(b"b"));
         assert!(Pattern::new(b"*").matches(b""));
-        // TYPE is SCAN's alone.
+        // TYPE is SCAN's alone, and names a type Valkey knows.
         assert_eq!(
-            parse_scan_opts(&v(&["type", "hash"]), TypeOpt::Refused).err(),
+            parse_scan_opts(&v(&["type", "hash"]), ScanKind::Hash).err(),
             Some(CmdError::Syntax)
         );
+        assert_eq!(
+            parse_scan_opts(&v(&["type", "nosuch", "count", "0"]), ScanKind::Keys).err(),
+            Some(CmdError::UnknownTypeName(b"nosuch".to_vec()))
+        );
+        // NOVALUES is HSCAN's, NOSCORES ZSCAN's; each a word alone.
+        let items = |w: &[&str], kind| parse_scan_opts(&v(w), kind).map(|o| o.items);
+        assert_eq!(items(&["novalues"], ScanKind::Hash), Ok(ScanItems::KeysOnly));
+        assert_eq!(items(&["NOSCORES", "count", "3"], ScanKind::Zset), Ok(ScanItems::KeysOnly));
+        assert_eq!(items(&["count", "3"], ScanKind::Zset), Ok(ScanItems::Pairs));
+        assert_eq!(
+            items(&["novalues"], ScanKind::Set),
+            Err(CmdError::ScanOptionOnlyIn("NOVALUES", "HSCAN"))
+        );
+        assert_eq!(
+            items(&["noscores"], ScanKind::Keys),
+            Err(CmdError::ScanOptionOnlyIn("NOSCORES", "ZSCAN"))
+        );
+        assert_eq!(items(&["novalues", "count"], ScanKind::Hash), Err(CmdError::Syntax));
     }
 
     #[test]

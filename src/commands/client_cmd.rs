@@ -187,11 +187,13 @@ fn client_unblock(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Ok(());
     };
     match how {
-        UnblockAs::Timeout => crate::server::unblock::answer_timeout(ctx.srv, t, b.on_timeout),
+        UnblockAs::Timeout => crate::server::unblock::answer_timeout(ctx.srv, t, &b, ctx.now_ms),
         UnblockAs::Error => crate::server::unblock::answer_error(
             ctx.srv,
             t,
+            &b,
             "UNBLOCKED client unblocked via CLIENT UNBLOCK",
+            ctx.now_ms,
         ),
     }
     ctx.out.int(1);
@@ -292,13 +294,13 @@ fn client_pause(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let running = current.kind.filter(|_| now < current.until_ms);
     let kind = if running == Some(PauseKind::All) { PauseKind::All } else { kind };
     let until_ms = if running.is_some() { until_ms.max(current.until_ms) } else { until_ms };
-    ctx.srv.pause = Pause { kind: Some(kind), until_ms };
+    ctx.srv.pause = Pause { kind: Some(kind), until_ms, ..current };
     ctx.out.ok();
     Ok(())
 }
 
 fn client_unpause(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
-    ctx.srv.pause = Pause::default();
+    ctx.srv.pause = Pause { held_clients: ctx.srv.pause.held_clients, ..Pause::default() };
     ctx.out.ok();
     Ok(())
 }

@@ -28,11 +28,15 @@ pub enum CmdError {
     StringTooLong,
     /// `-ERR wrong number of arguments for '<cmd>' command`
     WrongArity(String),
-    /// `-ERR unknown subcommand '<sub>'. Try <CMD> HELP.`
+    /// `-ERR unknown subcommand '<sub>'. Try <CMD> HELP.` (`sub` echoed raw)
     UnknownSubcommand {
-        sub: String,
+        sub: Vec<u8>,
         cmd: String,
     },
+    /// `-ERR <OPTION> option can only be used in <CMD>` (SCAN's NOVALUES and NOSCORES)
+    ScanOptionOnlyIn(&'static str, &'static str),
+    /// `-ERR unknown type name '<name>'` (SCAN ... TYPE; the name echoed raw)
+    UnknownTypeName(Vec<u8>),
     /// `-NOAUTH Authentication required.`
     NoAuth,
     /// `-OOM command not allowed when used memory > 'maxmemory'.`
@@ -211,6 +215,9 @@ pub enum CmdError {
     DenyBlocking(&'static str),
     /// Any other text, verbatim (must start with its code, e.g. `ERR ...`).
     Other(String),
+    /// A text that echoes the client's own bytes (not always UTF-8), verbatim: Valkey sends
+    /// them raw, so they never pass through a `String` (see [`CmdError::to_bytes`]).
+    Raw(Vec<u8>),
     /// CLIENT UNBLOCK with a reason other than TIMEOUT or ERROR.
     UnblockReason,
     /// CLIENT TRACKING and CLIENT CACHING (see [`TrackingError`]).
@@ -230,6 +237,27 @@ impl CmdError {
     pub fn code(&self) -> String {
         let s = self.to_string();
         s.split(' ').next().unwrap_or("ERR").to_string()
+    }
+}
+
+impl CmdError {
+    /// The error text as sent (without the leading `-`): the client's bytes that some
+    /// errors echo stay as they came, where `Display` would have to replace what is not
+    /// UTF-8.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // Valkey formats the echoed bytes as a C string: a NUL ends them.
+        let with = |head: &str, raw: &[u8], tail: &str| {
+            let raw = &raw[..raw.iter().position(|&c| c == 0).unwrap_or(raw.len())];
+            [head.as_bytes(), raw, tail.as_bytes()].concat()
+        };
+        match self {
+            CmdError::UnknownSubcommand { sub, cmd } => {
+                with("ERR unknown subcommand '", sub, &format!("'. Try {cmd} HELP."))
+            }
+            CmdError::UnknownTypeName(name) => with("ERR unknown type name '", name, "'"),
+            CmdError::Raw(text) => text.clone(),
+            other => other.to_string().into_bytes(),
+        }
     }
 }
 
@@ -257,8 +285,11 @@ impl fmt::Display for CmdError {
             CmdError::WrongArity(cmd) => {
                 write!(f, "ERR wrong number of arguments for '{cmd}' command")
             }
-            CmdError::UnknownSubcommand { sub, cmd } => {
-                write!(f, "ERR unknown subcommand '{sub}'. Try {cmd} HELP.")
+            CmdError::UnknownSubcommand { .. } | CmdError::UnknownTypeName(_) | CmdError::Raw(_) => {
+                f.write_str(&String::from_utf8_lossy(&self.to_bytes()))
+            }
+            CmdError::ScanOptionOnlyIn(opt, cmd) => {
+                write!(f, "ERR {opt} option can only be used in {cmd}")
             }
             CmdError::NoAuth => f.write_str("NOAUTH Authentication required."),
             CmdError::Oom => f.write_str("OOM command not allowed when used memory > 'maxmemory'."),
@@ -287,7 +318,7 @@ impl fmt::Display for CmdError {
             CmdError::HelloSyntax(opt) => write!(f, "ERR Syntax error in HELLO option '{opt}'"),
             CmdError::HelloNoAuth => f.write_str(
                 "NOAUTH HELLO must be called with the client already authenticated, otherwise \
-                 the HELLO AUTH <user> <pass> option can be used to authenticate the client and \
+                 the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
                  select the RESP protocol version at the same time",
             ),
             CmdError::BadClientName => f.write_str(
@@ -541,16 +572,13 @@ impl From<crate::keyspace::value::WrongType> for CmdError {
 /// Errors of transactions (MULTI, EXEC, DISCARD, WATCH) and of commands refused inside one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MultiError {
-    /// `-ERR MULTI calls can not be nested`
-    Nested,
-    /// `-ERR WATCH inside MULTI is not allowed`
-    WatchInMulti,
     /// `-ERR EXEC without MULTI`
     ExecWithoutMulti,
     /// `-ERR DISCARD without MULTI`
     DiscardWithoutMulti,
-    /// `-ERR Command not allowed inside a transaction` (commands flagged no-multi)
-    NotAllowed,
+    /// `-ERR Command '<name>' not allowed inside a transaction` (commands flagged no-multi,
+    /// MULTI and WATCH among them, as in Valkey 9)
+    NotAllowed(&'static str),
     /// `-EXECABORT Transaction discarded because of previous errors.`
     ExecAbort,
     /// `-EXECABORT Transaction discarded because of: <error>` (EXEC itself refused: its
@@ -563,11 +591,11 @@ pub enum MultiError {
 impl fmt::Display for MultiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MultiError::Nested => f.write_str("ERR MULTI calls can not be nested"),
-            MultiError::WatchInMulti => f.write_str("ERR WATCH inside MULTI is not allowed"),
             MultiError::ExecWithoutMulti => f.write_str("ERR EXEC without MULTI"),
             MultiError::DiscardWithoutMulti => f.write_str("ERR DISCARD without MULTI"),
-            MultiError::NotAllowed => f.write_str("ERR Command not allowed inside a transaction"),
+            MultiError::NotAllowed(name) => {
+                write!(f, "ERR Command '{name}' not allowed inside a transaction")
+            }
             MultiError::ExecAbort => {
                 f.write_str("EXECABORT Transaction discarded because of previous errors.")
             }

@@ -154,10 +154,11 @@ fn server_section(s: &mut String, srv: &ServerState, now: &Now) {
         "redis_version" => REDIS_COMPAT_VERSION,
         "server_name" => "valkey",
         "valkey_version" => SERVER_VERSION,
+        "valkey_release_stage" => "ga",
         "redis_git_sha1" => "00000000",
         "redis_git_dirty" => 0,
         "redis_build_id" => "0",
-        "redis_mode" => if srv.config.cluster_enabled { "cluster" } else { "standalone" },
+        "server_mode" => if srv.config.cluster_enabled { "cluster" } else { "standalone" },
         "os" => os,
         "arch_bits" => usize::BITS,
         "monotonic_clock" => "POSIX clock_gettime",
@@ -200,7 +201,7 @@ fn clients_section(s: &mut String, srv: &ServerState, now: &Now) {
         "maxclients" => srv.config.maxclients,
         "client_recent_max_input_buffer" => max_in,
         "client_recent_max_output_buffer" => max_out,
-        "blocked_clients" => srv.blocking.len(),
+        "blocked_clients" => srv.blocking.len() + srv.pause.held_clients,
         "tracking_clients" => srv.tracking.clients(),
         "pubsub_clients" => srv.pubsub.clients(),
         "watching_clients" => srv.watches.watching_clients(),
@@ -616,7 +617,7 @@ mod cpu {
 
 /// Where INFO memory gets the allocator's and the OS's figures: the memory module, plus
 /// the machine's total memory from /proc.
-mod mem_source {
+pub(crate) mod mem_source {
     pub use crate::memory::stats::{allocator_stats, rss_bytes};
 
     /// A `Name:  N kB` line of a /proc file, in bytes.

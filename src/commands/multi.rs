@@ -14,11 +14,13 @@ use crate::server::multi;
 
 /// Flags of the commands that act on the transaction itself (Valkey's).
 const TX_FLAGS: u64 = flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::FAST | flag::ALLOW_BUSY;
+/// MULTI and WATCH are refused inside a transaction by dispatch (no-multi, as Valkey 9).
+const TX_START_FLAGS: u64 = TX_FLAGS | flag::NO_MULTI;
 const ACL_TX: u64 = acl::FAST | acl::TRANSACTION;
 const GROUP: &str = "transactions";
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("multi", 1, TX_FLAGS, ACL_TX, multi).doc(
+    Command::new("multi", 1, TX_START_FLAGS, ACL_TX, multi).doc(
         GROUP,
         "1.2.0",
         "Starts a transaction.",
@@ -43,7 +45,7 @@ pub static COMMANDS: &[Command] = &[
         "Discards a transaction.",
         "O(N), when N is the number of queued commands",
     ),
-    Command::new("watch", -2, TX_FLAGS, ACL_TX, watch).keys(specs::READ_ALL_META).doc(
+    Command::new("watch", -2, TX_START_FLAGS, ACL_TX, watch).keys(specs::READ_ALL_META).doc(
         GROUP,
         "2.2.0",
         "Monitors changes to keys to determine the execution of a transaction.",
@@ -58,9 +60,7 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 fn multi(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
-    if ctx.client.multi.is_some() {
-        return Err(CmdError::Multi(MultiError::Nested));
-    }
+    debug_assert!(ctx.client.multi.is_none(), "dispatch refuses a nested MULTI");
     ctx.client.multi = Some(Box::default());
     ctx.out.ok();
     Ok(())
@@ -103,9 +103,7 @@ fn discard(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
 }
 
 fn watch(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    if ctx.client.multi.is_some() {
-        return Err(CmdError::Multi(MultiError::WatchInMulti));
-    }
+    debug_assert!(ctx.client.multi.is_none(), "dispatch refuses WATCH inside MULTI");
     let db = ctx.client.db;
     for key in &argv[1..] {
         multi::watch(ctx.srv, ctx.slot, db, key, ctx.now_ms);

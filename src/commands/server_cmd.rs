@@ -23,11 +23,11 @@ use crate::types::string::{StrRef, StrValue};
 mod memory;
 use memory::MEMORY_SUBCOMMANDS;
 
-/// The server name and version that HELLO and INFO report. Valkey's, so that clients
-/// enable the features they know Valkey 8 has.
+/// The server name and version that HELLO and INFO report: the Valkey release whose
+/// behaviour ferrokey follows (the differential tests' oracle is Valkey 9.1.2).
 pub const SERVER_NAME: &str = "valkey";
-pub const SERVER_VERSION: &str = "8.0.0";
-/// The Redis version Valkey 8 claims compatibility with (INFO `redis_version`).
+pub const SERVER_VERSION: &str = "9.1.2";
+/// The Redis version Valkey 9 claims compatibility with (INFO `redis_version`).
 pub const REDIS_COMPAT_VERSION: &str = "7.2.4";
 
 const ADMIN_FLAGS: u64 = flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE;
@@ -436,6 +436,7 @@ fn debug_populate(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         Some(p) => p.split(|&b| b == 0).next().unwrap_or_default(),
         None => b"key",
     };
+    check_populate_bounds(ctx, count, prefix.len(), size)?;
     let (db, now) = (ctx.client.db, ctx.now_ms);
     let mut key = Vec::with_capacity(prefix.len() + 21);
     for n in 0..count {
@@ -455,6 +456,32 @@ fn debug_populate(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         ctx.srv.key_modified(db, &key);
     }
     ctx.out.ok();
+    Ok(())
+}
+
+/// The fewest bytes a populated key costs besides its key and value bytes (entry header and
+/// hashtable slot), for [`check_populate_bounds`].
+const POPULATE_KEY_OVERHEAD_MIN: u64 = 16;
+
+/// DEBUG POPULATE refuses, before it writes anything, what could only end with the process
+/// out of memory (Valkey would abort there): a value longer than `proto-max-bulk-len`, or
+/// more keys than `maxmemory` (else the machine's memory) could hold at their smallest.
+fn check_populate_bounds(ctx: &Ctx, count: u64, prefix_len: usize, size: usize) -> CmdResult {
+    if size as u64 > ctx.srv.config.proto_max_bulk_len {
+        return Err(CmdError::StringTooLong);
+    }
+    let limit_bytes = match ctx.srv.config.maxmemory_bytes {
+        0 => crate::commands::info::mem_source::total_system_memory() as u64,
+        n => n,
+    };
+    let key_len = (prefix_len + 21).min(POPULATE_KEY_MAX) as u64;
+    let per_key = POPULATE_KEY_OVERHEAD_MIN + key_len + (size as u64).max(6);
+    if count.saturating_mul(per_key) > limit_bytes {
+        return Err(CmdError::Other(format!(
+            "ERR DEBUG POPULATE of {count} keys needs more memory than the server may use \
+             ({limit_bytes} bytes)"
+        )));
+    }
     Ok(())
 }
 

@@ -319,18 +319,19 @@ fn key_positions_of(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf, flags: u32)
         };
         let mut i = first;
         while i <= last {
-            out.push(i as u16);
+            out.push(i as u32);
             i += step;
         }
     }
     true
 }
 
-/// Argument indexes of keys: a small inline buffer, spilling to the heap only for many keys.
+/// Argument indexes of keys (`u32`: a command may have more than 65,535 keys): a small
+/// inline buffer, spilling to the heap only for many keys.
 pub struct KeyBuf {
-    inline: [std::mem::MaybeUninit<u16>; 16],
+    inline: [std::mem::MaybeUninit<u32>; 16],
     len: usize,
-    heap: Vec<u16>,
+    heap: Vec<u32>,
 }
 
 impl Default for KeyBuf {
@@ -350,7 +351,7 @@ impl KeyBuf {
         self.heap.clear();
     }
 
-    pub fn push(&mut self, v: u16) {
+    pub fn push(&mut self, v: u32) {
         if self.len < self.inline.len() {
             self.inline[self.len].write(v);
         } else {
@@ -362,7 +363,7 @@ impl KeyBuf {
         self.len += 1;
     }
 
-    fn as_slice_inline(&self) -> Vec<u16> {
+    fn as_slice_inline(&self) -> Vec<u32> {
         (0..self.len.min(self.inline.len()))
             // SAFETY: slots below `len` (capped at the inline size) were written by `push`.
             .map(|i| unsafe { self.inline[i].assume_init() })
@@ -377,7 +378,7 @@ impl KeyBuf {
         self.len == 0
     }
 
-    pub fn get(&self, i: usize) -> u16 {
+    pub fn get(&self, i: usize) -> u32 {
         assert!(i < self.len);
         if self.len > self.inline.len() {
             self.heap[i]
@@ -387,7 +388,7 @@ impl KeyBuf {
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = u16> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.len).map(move |i| self.get(i))
     }
 }

@@ -91,6 +91,7 @@ pub fn write_file(srv: &ServerState, tmp: &str, now_ms: i64) -> Result<(), SaveE
             used_memory: crate::memory::used_memory(),
             meta: AccessMeta::for_policy(srv.config.maxmemory_policy),
             prefetch: true,
+            checksum: srv.config.rdbchecksum,
         };
         write_rdb(&mut w, &srv.dbs, &info)?;
         let mut out = w.into_inner();

@@ -61,7 +61,7 @@ pub enum ProtoError {
 impl ProtoError {
     /// The exact Valkey error text without the leading '-', e.g.
     /// "ERR Protocol error: invalid multibulk length".
-    pub fn message(&self) -> String {
+    pub fn message(&self) -> Vec<u8> {
         let text = match self {
             ProtoError::TooBigInlineRequest => "too big inline request",
             ProtoError::UnbalancedQuotes => "unbalanced quotes in request",
@@ -73,19 +73,19 @@ impl ProtoError {
             ProtoError::UnauthenticatedMultibulkLength => "unauthenticated multibulk length",
             ProtoError::UnauthenticatedBulkLength => "unauthenticated bulk length",
         };
-        format!("ERR Protocol error: {text}")
+        format!("ERR Protocol error: {text}").into_bytes()
     }
 }
 
 /// Valkey formats this one with `%c` into a C string and then maps `\r` and `\n` to spaces so
-/// the reply stays on one line; a NUL ends the C string right there. A byte above 0x7f is sent
-/// raw by Valkey; a `String` cannot hold it, so it becomes the Latin-1 character of that value.
-fn expected_dollar_message(byte: u8) -> String {
-    const PREFIX: &str = "ERR Protocol error: expected '$', got '";
+/// the reply stays on one line; a NUL ends the C string right there. Any other byte is sent
+/// raw, UTF-8 or not.
+fn expected_dollar_message(byte: u8) -> Vec<u8> {
+    const PREFIX: &[u8] = b"ERR Protocol error: expected '$', got '";
     match byte {
-        0 => PREFIX.to_string(),
-        b'\r' | b'\n' => format!("{PREFIX} '"),
-        _ => format!("{PREFIX}{}'", char::from(byte)),
+        0 => PREFIX.to_vec(),
+        b'\r' | b'\n' => [PREFIX, b" '"].concat(),
+        _ => [PREFIX, &[byte], b"'"].concat(),
     }
 }
 
@@ -705,8 +705,13 @@ mod tests {
             ),
         ];
         for (error, text) in cases {
-            assert_eq!(error.message(), text);
+            assert_eq!(error.message(), text.as_bytes());
         }
+        // A byte that is not UTF-8 is echoed raw, as Valkey's `%c`.
+        assert_eq!(
+            ProtoError::ExpectedDollar(0xff).message(),
+            b"ERR Protocol error: expected '$', got '\xff'"
+        );
     }
 
     #[test]

@@ -87,8 +87,14 @@ impl Reply {
     /// An error reply. `msg` is the full text after the `-`, starting with its code
     /// (`ERR ...`, `WRONGTYPE ...`). CR and LF inside it are replaced by spaces, as Valkey does.
     pub fn error(&mut self, msg: &str) {
+        self.error_bytes(msg.as_bytes());
+    }
+
+    /// An error whose text may hold any bytes (a client's own, echoed raw as Valkey does);
+    /// `\r` and `\n` become spaces so the reply stays one line.
+    pub fn error_bytes(&mut self, msg: &[u8]) {
         self.buf.push(b'-');
-        self.buf.extend(msg.bytes().map(|c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
+        self.buf.extend(msg.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
         self.buf.extend_from_slice(b"\r\n");
     }
 
@@ -165,7 +171,7 @@ impl Reply {
         }
     }
 
-    /// A double, formatted as Valkey does (`%.17g`; `inf`, `-inf`; a bulk string in RESP2).
+    /// A double, formatted as Valkey 8+ does ([`format_double`]; a bulk string in RESP2).
     pub fn double(&mut self, d: f64) {
         let s = format_double(d);
         match self.proto {
@@ -249,6 +255,18 @@ impl Reply {
     pub fn truncate(&mut self, mark: usize) {
         self.buf.truncate(mark);
     }
+
+    /// Drops what was written after `mark` except the bytes of `keep` (a range within it):
+    /// a silenced reply whose pushes still go out.
+    pub fn drop_keeping(&mut self, mark: usize, keep: std::ops::Range<usize>) {
+        debug_assert!(mark <= keep.start && keep.end <= self.buf.len());
+        if keep.is_empty() {
+            self.buf.truncate(mark);
+            return;
+        }
+        self.buf.truncate(keep.end);
+        self.buf.drain(mark..keep.start);
+    }
 }
 
 /// A stack buffer for integer formatting.
@@ -277,7 +295,9 @@ pub fn fmt_i64(buf: &mut [u8; 20], n: i64) -> &[u8] {
     &buf[i..]
 }
 
-/// Format a double the way Valkey's `addReplyDouble` does (`%.17g`, `inf`, `-inf`, `nan`).
+/// Format a double the way Valkey 8+'s `d2string` does for `addReplyDouble`: `inf`, `-inf`,
+/// `nan`, `0` / `-0`; an integral value within ±`i64::MAX / 2` as an integer; anything else
+/// in its shortest round-trip digits ([`format_shortest`]).
 pub fn format_double(d: f64) -> String {
     if d.is_infinite() {
         return if d > 0.0 { "inf".into() } else { "-inf".into() };
@@ -285,7 +305,58 @@ pub fn format_double(d: f64) -> String {
     if d.is_nan() {
         return "nan".into();
     }
-    format_g17(d)
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    const SAFE: f64 = (i64::MAX / 2) as f64;
+    if (-SAFE..=SAFE).contains(&d) && d.trunc() == d {
+        return (d as i64).to_string();
+    }
+    format_shortest(d)
+}
+
+/// A finite, non-zero double in the fewest digits that read back to it, laid out as Valkey's
+/// `fpconv_dtoa`: digits `D` (n of them) times 10^K are written as an integer with `K`
+/// zeros when K >= 0 and the decimal exponent is below n + 7; as a plain decimal when K < 0
+/// and (K > -7 or the decimal exponent is within ±3); otherwise as `d.ddde±x`, the exponent
+/// without padding (`5e-324`, `1e+20`).
+pub fn format_shortest(d: f64) -> String {
+    let sci = format!("{:e}", d.abs());
+    let (mantissa, exp10) = sci.split_once('e').expect("exponent form");
+    let exp10: i32 = exp10.parse().expect("exponent digits");
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let n = digits.len() as i32;
+    let k = exp10 - (n - 1);
+    let mut out = String::with_capacity(24);
+    if d < 0.0 {
+        out.push('-');
+    }
+    let exp_abs = exp10.abs();
+    if k >= 0 && exp_abs < n + 7 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', k as usize));
+    } else if k < 0 && (k > -7 || exp_abs < 4) {
+        let point = n + k;
+        if point <= 0 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-point) as usize));
+            out.push_str(&digits);
+        } else {
+            out.push_str(&digits[..point as usize]);
+            out.push('.');
+            out.push_str(&digits[point as usize..]);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if n > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if exp10 < 0 { '-' } else { '+' });
+        out.push_str(&exp_abs.to_string());
+    }
+    out
 }
 
 /// C's `%.17g`.
@@ -331,6 +402,45 @@ mod tests {
         assert_eq!(fmt_i64(&mut b, -42), b"-42");
         assert_eq!(fmt_i64(&mut b, i64::MIN), b"-9223372036854775808");
         assert_eq!(fmt_i64(&mut b, i64::MAX), b"9223372036854775807");
+    }
+
+    #[test]
+    fn doubles_format_as_valkey_8() {
+        // Each pair was read from Valkey 9.1 (ZADD then ZSCORE).
+        let cases = [
+            (1e20, "1e+20"),
+            (0.1, "0.1"),
+            (1e-5, "0.00001"),
+            (123456.0, "123456"),
+            (1.5e300, "1.5e+300"),
+            (1e16, "10000000000000000"),
+            (123456789012345678.0, "123456789012345680"),
+            (1e21, "1e+21"),
+            (5e-324, "5e-324"),
+            (2.833764258202258, "2.833764258202258"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (-1.5, "-1.5"),
+            (0.000123, "0.000123"),
+            (1234567.125, "1234567.125"),
+            (1e18, "1000000000000000000"),
+            (1e19, "1e+19"),
+            (1.23e19, "1.23e+19"),
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (0.0000123456, "1.23456e-5"),
+            (1234567890123456789.0, "1234567890123456768"),
+            (0.5, "0.5"),
+            (12345678901234567890.0, "12345678901234567000"),
+            (5e18, "5e+18"),
+            (4.6e18, "4600000000000000000"),
+            (4.7e18, "4.7e+18"),
+            (123.456e18, "1.23456e+20"),
+        ];
+        for (d, want) in cases {
+            assert_eq!(format_double(d), want, "{d:e}");
+        }
+        assert_eq!(format_double(-0.0), "-0");
+        assert_eq!(format_double(f64::NEG_INFINITY), "-inf");
     }
 
     #[test]

@@ -61,6 +61,10 @@ pub struct Client {
     pub block_request: Option<crate::server::blocking::BlockRequest>,
     /// The command is being re-run for a blocked client (it may block again).
     pub unblocking: bool,
+    /// Execution time of a blocked command's runs so far (µs): counted, with its last run,
+    /// as one call in commandstats and the slow log once it is served, times out or is
+    /// unblocked, as Valkey counts it.
+    pub blocked_run_us: u64,
     /// Blocked on keys (CLIENT LIST flag `b`); `ServerState::blocking` has the details.
     pub blocked: bool,
     /// Commands run inside EXEC (MULTI lands with issue 7): blocking commands do not block.
@@ -103,6 +107,7 @@ impl Client {
             tot_cmds: 0,
             block_request: None,
             unblocking: false,
+            blocked_run_us: 0,
             in_exec: false,
             blocked: false,
             subs: Default::default(),

@@ -1,6 +1,6 @@
 //! Time events, run `hz` times a second: active expiry, idle-client timeouts, eviction
-//! (maxmemory, maxmemory-clients), the instantaneous metrics, the peak-memory mark, and the
-//! end of CLIENT PAUSE.
+//! (maxmemory, maxmemory-clients), the tracking table's limit, the instantaneous metrics,
+//! the peak-memory mark, and the end of CLIENT PAUSE.
 
 use tracing::info;
 
@@ -35,6 +35,7 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     }
     refresh_filters(srv);
     close_idle_clients(srv, now_ms);
+    crate::server::tracking::cron(srv);
     // maxmemory-clients, then key eviction while over maxmemory (memory::evict).
     crate::memory::evict::time_event(srv, now_ms);
     crate::persist::bgsave::check_child(srv, now_ms);

@@ -27,29 +27,35 @@ pub enum Flow {
 /// Longest piece of an argument quoted in the unknown-command error.
 const ERR_ARG_CHARS_MAX: usize = 128;
 
-fn unknown_command_error(argv: &[Bytes]) -> String {
-    let name = trunc(&argv[0], ERR_ARG_CHARS_MAX);
-    let mut args = String::new();
+/// Valkey's text, with the name and the first arguments echoed raw (not UTF-8-checked).
+fn unknown_command_error(argv: &[Bytes]) -> Vec<u8> {
+    let mut text = b"ERR unknown command '".to_vec();
+    text.extend_from_slice(trunc(&argv[0], ERR_ARG_CHARS_MAX));
+    text.extend_from_slice(b"', with args beginning with: ");
+    let mut args_len = 0;
     for a in &argv[1..] {
-        if args.len() >= ERR_ARG_CHARS_MAX {
+        if args_len >= ERR_ARG_CHARS_MAX {
             break;
         }
-        let remain = ERR_ARG_CHARS_MAX - args.len();
-        args.push('\'');
-        args.push_str(&trunc(a, remain));
-        args.push_str("' ");
+        let a = trunc(a, ERR_ARG_CHARS_MAX - args_len);
+        args_len += a.len() + 3;
+        text.push(b'\'');
+        text.extend_from_slice(a);
+        text.extend_from_slice(b"' ");
     }
-    format!("ERR unknown command '{name}', with args beginning with: {args}")
+    text
 }
 
-fn trunc(a: &[u8], n: usize) -> String {
-    String::from_utf8_lossy(&a[..a.len().min(n)]).into_owned()
+/// `a` as Valkey's `%.<n>s` prints it: at most `n` bytes, and a NUL ends it.
+fn trunc(a: &[u8], n: usize) -> &[u8] {
+    let a = &a[..a.iter().position(|&c| c == 0).unwrap_or(a.len())];
+    &a[..a.len().min(n)]
 }
 
 /// Resolve `argv` to the command (or subcommand) to run, or the error to reply.
 fn resolve(argv: &[Bytes]) -> Result<&'static Command, (Option<&'static Command>, CmdError)> {
     let Some(cmd) = commands::lookup(&argv[0]) else {
-        return Err((None, CmdError::Other(unknown_command_error(argv))));
+        return Err((None, CmdError::Raw(unknown_command_error(argv))));
     };
     if cmd.subcommands.is_empty() {
         if !cmd.arity_ok(argv.len()) {
@@ -65,7 +71,7 @@ fn resolve(argv: &[Bytes]) -> Result<&'static Command, (Option<&'static Command>
         return Err((Some(cmd), CmdError::WrongArity(cmd.name.to_string())));
     }
     let Some(sub) = cmd.subcommand(&argv[1]) else {
-        let sub = trunc(&argv[1], ERR_ARG_CHARS_MAX);
+        let sub = trunc(&argv[1], ERR_ARG_CHARS_MAX).to_vec();
         return Err((
             Some(cmd),
             CmdError::UnknownSubcommand { sub, cmd: cmd.name.to_ascii_uppercase() },
@@ -78,20 +84,22 @@ fn resolve(argv: &[Bytes]) -> Result<&'static Command, (Option<&'static Command>
 }
 
 fn reply_error(srv: &mut ServerState, slot: &mut Slot, e: &CmdError) {
-    reply_error_text(srv, slot, &e.to_string());
+    reply_error_text(srv, slot, &e.to_bytes());
 }
 
-/// Write an error reply and count it in errorstats under its code (the first word).
-pub fn reply_error_text(srv: &mut ServerState, slot: &mut Slot, text: &str) {
-    let code = text.split(' ').next().unwrap_or("ERR");
-    match srv.stats.errors.get_mut(code) {
+/// Write an error reply (any bytes: a client's own are echoed raw) and count it in
+/// errorstats under its code (the first word).
+pub fn reply_error_text(srv: &mut ServerState, slot: &mut Slot, text: &[u8]) {
+    let code = text.split(|&c| c == b' ').next().unwrap_or(b"ERR");
+    let code = String::from_utf8_lossy(code);
+    match srv.stats.errors.get_mut(code.as_ref()) {
         Some(n) => *n += 1,
         None => {
-            srv.stats.errors.insert(code.to_string(), 1);
+            srv.stats.errors.insert(code.into_owned(), 1);
         }
     }
     srv.stats.total_error_replies += 1;
-    slot.out.error(text);
+    slot.out.error_bytes(text);
 }
 
 /// Run one command for the client in `slot` (lent out of the client table at index `token`).
@@ -127,7 +135,7 @@ pub fn execute(
     // Inside MULTI, commands flagged no-multi are refused (and fail the transaction).
     if slot.client.multi.is_some() && cmd.flags & flag::NO_MULTI != 0 {
         srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-        let e = CmdError::Multi(MultiError::NotAllowed);
+        let e = CmdError::Multi(MultiError::NotAllowed(cmd.name));
         let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
         reply_error(srv, slot, &e);
         finish_reply_mode(slot, reply_mark);
@@ -229,39 +237,33 @@ pub fn call(
     if srv.aof.logging() {
         crate::persist::aof::after_command(srv, cmd, argv, db_before, changes_before, now_ms);
     }
+    // What the handler wrote is all pushes for the (un)subscribe commands: their
+    // confirmations get through CLIENT REPLY OFF / SKIP, as Valkey's "pushing" replies do.
+    let handler_end = slot.out.len();
+    let pushes_from =
+        if result.is_ok() && is_subscription_command(cmd) { reply_mark } else { handler_end };
     // Messages this client published to itself, before its error reply if any.
     srv.pubsub.flush_lent(token, &mut slot.out);
-    let stat = srv.stats.cmd.entry(cmd.name).or_default();
-    stat.calls += 1;
-    stat.usec += duration_us;
+    let pushes = pushes_from..slot.out.len();
     if let Err(e) = &result {
-        stat.failed_calls += 1;
         reply_error(srv, slot, e);
     }
-    srv.stats.total_commands_processed += 1;
-    slot.client.tot_cmds += 1;
+    let blocks = block.is_some() && result.is_ok();
+    slot.client.blocked_run_us += duration_us;
+    if !blocks {
+        // A blocking command counts once, when it is served (with all its runs' time).
+        record_call(srv, slot, cmd, argv, result.is_err(), now_ms);
+    }
     slot.client.last_cmd = cmd.name;
     slot.client.last_interaction_ms = now_ms;
-
-    let threshold = srv.config.slowlog_log_slower_than;
-    // The threshold is checked here first so a fast command builds nothing for the log.
-    if cmd.flags & flag::SKIP_SLOWLOG == 0 && threshold >= 0 && duration_us as i64 >= threshold {
-        let max_len = srv.config.slowlog_max_len as usize;
-        let name = slot.client.name.as_deref().map(trunc_all).unwrap_or_default();
-        srv.slowlog.record(
-            threshold,
-            max_len,
-            argv,
-            duration_us,
-            now_ms / 1000,
-            &slot.client.addr,
-            &name,
-        );
-    }
-    if !srv.monitors.is_empty() && cmd.flags & (flag::SKIP_MONITOR | flag::ADMIN) == 0 {
+    // MONITOR sees a blocking command once, when it first runs (not when it is served).
+    if !srv.monitors.is_empty()
+        && !slot.client.unblocking
+        && cmd.flags & (flag::SKIP_MONITOR | flag::ADMIN) == 0
+    {
         feed_monitors(srv, token, slot, argv, now_ms);
     }
-    finish_reply_mode(slot, reply_mark);
+    finish_reply_mode_keeping(slot, reply_mark, pushes);
     // Keys read by a tracking client; invalidations for this client follow its reply.
     crate::server::tracking::after_command(srv, token, slot, cmd, argv);
     match block {
@@ -297,6 +299,52 @@ fn trunc_all(a: &[u8]) -> String {
     String::from_utf8_lossy(a).into_owned()
 }
 
+/// One call of `cmd` done (Valkey's statistics at the end of `call()`, or
+/// `updateStatsOnUnblock` for a blocked command that timed out or was unblocked):
+/// commandstats, the processed-commands counters and the slow log, with the time of every
+/// run of the command (`Client::blocked_run_us`).
+pub fn record_call(
+    srv: &mut ServerState,
+    slot: &mut Slot,
+    cmd: &Command,
+    argv: &[Bytes],
+    failed: bool,
+    now_ms: i64,
+) {
+    let duration_us = std::mem::take(&mut slot.client.blocked_run_us);
+    let stat = srv.stats.cmd.entry(cmd.name).or_default();
+    stat.calls += 1;
+    stat.usec += duration_us;
+    if failed {
+        stat.failed_calls += 1;
+    }
+    srv.stats.total_commands_processed += 1;
+    slot.client.tot_cmds += 1;
+    let threshold = srv.config.slowlog_log_slower_than;
+    // The threshold is checked here first so a fast command builds nothing for the log.
+    if cmd.flags & flag::SKIP_SLOWLOG == 0 && threshold >= 0 && duration_us as i64 >= threshold {
+        let max_len = srv.config.slowlog_max_len as usize;
+        let name = slot.client.name.as_deref().map(trunc_all).unwrap_or_default();
+        srv.slowlog.record(
+            threshold,
+            max_len,
+            argv,
+            duration_us,
+            now_ms / 1000,
+            &slot.client.addr,
+            &name,
+        );
+    }
+}
+
+/// SUBSCRIBE and its kin, whose every reply is a push.
+fn is_subscription_command(cmd: &Command) -> bool {
+    matches!(
+        cmd.name,
+        "subscribe" | "psubscribe" | "ssubscribe" | "unsubscribe" | "punsubscribe" | "sunsubscribe"
+    )
+}
+
 fn is_may_replicate(cmd: &Command) -> bool {
     // PUBLISH and SPUBLISH are may-replicate (propagated to replicas) in Valkey, though the
     // table leaves the flag out because redis-server 7.0's COMMAND INFO does not print it.
@@ -305,11 +353,18 @@ fn is_may_replicate(cmd: &Command) -> bool {
 
 /// Apply CLIENT REPLY OFF / SKIP to the reply just written.
 fn finish_reply_mode(slot: &mut Slot, mark: usize) {
+    let end = slot.out.len();
+    finish_reply_mode_keeping(slot, mark, end..end);
+}
+
+/// CLIENT REPLY OFF / SKIP drop what the command wrote after `mark`, except the pushes in
+/// `pushes` (pub/sub confirmations and messages), which Valkey delivers whatever the mode.
+fn finish_reply_mode_keeping(slot: &mut Slot, mark: usize, pushes: std::ops::Range<usize>) {
     match slot.client.reply_mode {
         ReplyMode::On => {}
-        ReplyMode::Off => slot.out.truncate(mark),
+        ReplyMode::Off => slot.out.drop_keeping(mark, pushes),
         ReplyMode::Skip => {
-            slot.out.truncate(mark);
+            slot.out.drop_keeping(mark, pushes);
             slot.client.reply_mode = ReplyMode::On;
         }
         // Set by CLIENT REPLY SKIP itself: the next command's reply is the one skipped.

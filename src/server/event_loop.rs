@@ -366,6 +366,11 @@ impl EventLoop {
             }
         }
         ready.clear();
+        if !self.paused.is_empty() {
+            self.paused.sort_unstable();
+            self.paused.dedup();
+            self.srv.pause.held_clients = self.paused.len();
+        }
         if self.ready.is_empty() {
             self.ready = ready;
         }
@@ -378,8 +383,10 @@ impl EventLoop {
         if let Some(e) = slot.proto_error.take() {
             let msg = e.message();
             info!(
-                "Protocol error ({msg}) from client: id={} addr={}",
-                slot.client.id, slot.client.addr
+                "Protocol error ({}) from client: id={} addr={}",
+                String::from_utf8_lossy(&msg),
+                slot.client.id,
+                slot.client.addr
             );
             dispatch::reply_error_text(&mut self.srv, &mut slot, &msg);
             slot.client.close_after_reply = true;
@@ -397,6 +404,7 @@ impl EventLoop {
             return;
         }
         self.ready.append(&mut self.paused);
+        self.srv.pause.held_clients = 0;
     }
 
     fn write_client(&mut self, token: usize) {

@@ -99,6 +99,23 @@ pub fn init(config: &Config) {
     }
 }
 
+/// Writes `text` as it is (no line prefix) where the log goes, when the log level lets
+/// notices through: Valkey's `LL_RAW` lines, such as the start-up logo.
+pub fn raw(config: &Config, text: &str) {
+    if matches!(config.loglevel, LogLevel::Warning | LogLevel::Nothing) {
+        return;
+    }
+    if config.logfile.is_empty() {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    } else if let Ok(mut f) =
+        std::fs::OpenOptions::new().create(true).append(true).open(&config.logfile)
+    {
+        let _ = f.write_all(text.as_bytes());
+    }
+}
+
 /// An OS error as C's `strerror` writes it (`No such file or directory`), without the
 /// ` (os error N)` that Rust's `Display` appends, so texts match Valkey's.
 pub fn strerror(e: &std::io::Error) -> String {

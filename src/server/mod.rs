@@ -3,6 +3,7 @@
 //!
 //! It must not contain command logic (that is `commands/`) nor storage logic (`keyspace/`).
 
+pub mod banner;
 pub mod batch;
 pub mod blocking;
 pub mod client;
@@ -27,23 +28,30 @@ use std::path::PathBuf;
 use crate::config::Config;
 
 /// Start the server with a parsed configuration and run until SHUTDOWN.
+///
+/// The start-up follows Valkey's order (see `banner`): the listeners are opened, `Server
+/// initialized` is logged, and only then is the dataset loaded, so a fatal load error is
+/// logged after it.
 pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> {
     crate::memory::publish();
+    banner::starting(config_file.as_deref());
     let now = event_loop::now_ms();
     let mut srv = state::ServerState::new(config, config_file, now);
     crate::commands::keyspace::sync_access_clock(&mut srv);
-    let loaded = if srv.config.appendonly {
-        crate::persist::aof::startup::load_and_open(&mut srv, now)
+    signals::install();
+    let mut el = event_loop::EventLoop::new(srv)?;
+    banner::mode(&el.srv.config, el.srv.tcp_port);
+    tracing::info!("Server initialized");
+    let now = event_loop::now_ms();
+    let loaded = if el.srv.config.appendonly {
+        crate::persist::aof::startup::load_and_open(&mut el.srv, now)
     } else {
-        crate::persist::save::load_at_startup(&mut srv, now).map(|_| ())
+        crate::persist::save::load_at_startup(&mut el.srv, now).map(|_| ())
     };
     if let Err(e) = loaded {
         tracing::warn!("{e}");
         return Err(std::io::Error::other(e));
     }
-    signals::install();
-    let mut el = event_loop::EventLoop::new(srv)?;
-    tracing::info!("Server initialized");
-    tracing::info!("Ready to accept connections tcp (port {})", el.srv.tcp_port);
+    tracing::info!("Ready to accept connections tcp");
     el.run()
 }

@@ -72,6 +72,9 @@ pub enum PauseKind {
 pub struct Pause {
     pub kind: Option<PauseKind>,
     pub until_ms: i64,
+    /// Clients whose commands the pause holds back: counted in INFO `blocked_clients`, as
+    /// Valkey counts its postponed clients.
+    pub held_clients: usize,
 }
 
 /// A pending SHUTDOWN request.
@@ -92,7 +95,7 @@ pub struct Parsed {
     pub argv: Vec<Bytes>,
     pub key_hashes: [u64; PARSED_HASHES_MAX],
     /// Argument index of each hashed key.
-    pub key_args: [u16; PARSED_HASHES_MAX],
+    pub key_args: [u32; PARSED_HASHES_MAX],
     /// Hashes set in `key_hashes`.
     pub key_hashes_len: u8,
     /// The command has more keys than `key_hashes` holds.

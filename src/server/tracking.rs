@@ -537,19 +537,33 @@ fn broadcast(srv: &mut ServerState) {
 /// Keeps the tracking table within tracking-table-max-keys, before a command runs: random
 /// keys are invalidated (sent at once, so the running client sees them before its reply).
 fn limit_table(srv: &mut ServerState, token: usize, slot: &mut Slot) {
+    let id = slot.client.id;
+    limit_table_for(srv, &mut Some((token, slot)), Some(id));
+}
+
+/// The time events' share of the limit, as Valkey's cron: a `CONFIG SET
+/// tracking-table-max-keys` that lowered the limit is acted on even when no command follows.
+pub fn cron(srv: &mut ServerState) {
+    if !srv.tracking.clients.is_empty() {
+        limit_table_for(srv, &mut None, None);
+    }
+}
+
+/// Invalidates random keys of the table until it is within its limit, with an effort that
+/// grows each time a round ends above it. `cur` is the client running a command (lent out
+/// of the client table), if any.
+fn limit_table_for(srv: &mut ServerState, cur: &mut Cur, current: Option<u64>) {
     let max = srv.config.tracking_table_max_keys as usize;
     if max == 0 || srv.tracking.table.len() <= max {
         srv.tracking.limit_rounds = 0;
         return;
     }
-    let id = slot.client.id;
-    let mut cur: Cur = Some((token, slot));
     let mut effort = LIMIT_EFFORT_PER_ROUND.saturating_mul(srv.tracking.limit_rounds + 1);
     while effort > 0 {
         effort -= 1;
         let r = srv.random();
         let Some(key) = srv.tracking.table.random_key(r) else { break };
-        invalidate_table_key(srv, &mut cur, &key, Some(id));
+        invalidate_table_key(srv, cur, &key, current);
         if srv.tracking.table.len() <= max {
             srv.tracking.limit_rounds = 0;
             return;

@@ -71,30 +71,47 @@ pub fn expire_timeouts(srv: &mut ServerState, now_ms: i64) {
     }
     for t in srv.blocking.timed_out(now_ms) {
         if let Some(b) = srv.blocking.unblock(t) {
-            answer_timeout(srv, t, b.on_timeout);
+            answer_timeout(srv, t, &b, now_ms);
         }
     }
 }
 
 /// Replies a blocked command's timeout reply for the client in `t` (already unblocked) and
-/// lets it go on with its next commands.
-pub fn answer_timeout(srv: &mut ServerState, t: usize, reply: TimeoutReply) {
-    let Some(slot) = srv.clients.get_mut(t) else { return };
+/// lets it go on with its next commands. The command counts as one call now.
+pub fn answer_timeout(srv: &mut ServerState, t: usize, b: &Blocked, now_ms: i64) {
+    let Some(mut slot) = srv.clients.slots.get_mut(t).and_then(|s| s.take()) else { return };
     slot.client.blocked = false;
-    match reply {
+    match b.on_timeout {
         TimeoutReply::NullArray => slot.out.null_array(),
         TimeoutReply::NullBulk => slot.out.null(),
     }
+    record_unblocked(srv, &mut slot, b, false, now_ms);
+    srv.clients.slots[t] = Some(slot);
     srv.to_write.push(t);
     srv.unblocked.push(t);
 }
 
 /// Answers the client in `t`, blocked, with an error instead (CLIENT UNBLOCK ... ERROR).
-pub fn answer_error(srv: &mut ServerState, t: usize, text: &str) {
+/// The command counts as one failed call.
+pub fn answer_error(srv: &mut ServerState, t: usize, b: &Blocked, text: &str, now_ms: i64) {
     let Some(mut slot) = srv.clients.slots.get_mut(t).and_then(|s| s.take()) else { return };
     slot.client.blocked = false;
-    dispatch::reply_error_text(srv, &mut slot, text);
+    dispatch::reply_error_text(srv, &mut slot, text.as_bytes());
+    record_unblocked(srv, &mut slot, b, true, now_ms);
     srv.clients.slots[t] = Some(slot);
     srv.to_write.push(t);
     srv.unblocked.push(t);
+}
+
+/// The statistics of a blocked command that ends without being served.
+fn record_unblocked(
+    srv: &mut ServerState,
+    slot: &mut crate::server::state::Slot,
+    b: &Blocked,
+    failed: bool,
+    now_ms: i64,
+) {
+    if let Some(cmd) = crate::commands::lookup(&b.argv[0]) {
+        dispatch::record_call(srv, slot, cmd, &b.argv, failed, now_ms);
+    }
 }

@@ -52,7 +52,7 @@ pub fn getkeys(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     }
     ctx.out.array(keys.len());
     for pos in keys.iter() {
-        ctx.out.bulk(&target[usize::from(pos)]);
+        ctx.out.bulk(&target[pos as usize]);
     }
     Ok(())
 }
@@ -69,7 +69,7 @@ pub fn getkeys_and_flags(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     ctx.out.array(found.len());
     for (pos, flags) in found {
         ctx.out.array(2);
-        ctx.out.bulk(&target[usize::from(pos)]);
+        ctx.out.bulk(&target[pos as usize]);
         reply_names(ctx.out, ks::NAMES, flags, "");
     }
     Ok(())
@@ -77,7 +77,7 @@ pub fn getkeys_and_flags(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 /// Key positions with their spec's flags, spec by spec; `None` when a spec cannot be
 /// applied to these arguments (as `key_positions` reports for the whole command).
-fn keys_with_flags(cmd: &'static Command, argv: &[Bytes]) -> Option<Vec<(u16, u32)>> {
+fn keys_with_flags(cmd: &'static Command, argv: &[Bytes]) -> Option<Vec<(u32, u32)>> {
     let mut found = Vec::new();
     let mut keys = KeyBuf::new();
     for spec in cmd.key_specs {

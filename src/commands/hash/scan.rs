@@ -1,4 +1,4 @@
-//! HSCAN key cursor [MATCH pattern] [COUNT count], as Valkey 7 answers it.
+//! HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES], as Valkey 9 answers it.
 //!
 //! The argument order and the options are those of every element scan
 //! ([`scan_elements`]). A listpack hash answers every pair and cursor 0 whatever the
@@ -7,19 +7,21 @@
 
 use bytes::Bytes;
 
-use crate::commands::args::scan_elements;
+use crate::commands::args::{scan_elements, ScanItems, ScanKind};
 use crate::commands::{CmdResult, Ctx};
 use crate::types::hash::HashObj;
 use crate::types::listpack::INT_DECIMAL_BYTES_MAX;
 
 pub(super) fn hscan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    scan_elements::<HashObj>(ctx, argv, |h, cursor, opts, items| {
+    scan_elements::<HashObj>(ctx, argv, ScanKind::Hash, |h, cursor, opts, items| {
         h.scan(cursor, opts.count, |(field, value)| {
             let mut buf = [0u8; INT_DECIMAL_BYTES_MAX];
             let field = field.write_to(&mut buf);
             if opts.pattern.matches(field) {
                 items.push(field.to_vec());
-                items.push(value.to_vec());
+                if opts.items == ScanItems::Pairs {
+                    items.push(value.to_vec());
+                }
             }
         })
     })

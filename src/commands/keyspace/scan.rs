@@ -3,14 +3,14 @@
 
 use bytes::Bytes;
 
-use crate::commands::args::{parse_cursor, parse_scan_opts, scan_reply, Pattern, TypeOpt};
+use crate::commands::args::{parse_cursor, parse_scan_opts, scan_reply, Pattern, ScanKind};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::keyspace::db::{Db, ObjView};
 use crate::resp::reply::AggKind;
 
 pub fn scan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let cursor = parse_cursor(&argv[1]).ok_or(CmdError::InvalidCursor)?;
-    let opts = parse_scan_opts(&argv[2..], TypeOpt::Allowed)?;
+    let opts = parse_scan_opts(&argv[2..], ScanKind::Keys)?;
     let now = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
     let mut found: Vec<Vec<u8>> = Vec::new();

@@ -13,7 +13,7 @@ mod random;
 
 use bytes::Bytes;
 
-use crate::commands::args::scan_elements;
+use crate::commands::args::{scan_elements, ScanKind};
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE};
 use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
@@ -268,7 +268,7 @@ fn notify_removed(ctx: &mut Ctx, event: &str, key: &[u8], emptied: bool) {
 /// SSCAN key cursor [MATCH pattern] [COUNT count], in the argument order of every element
 /// scan ([`scan_elements`]).
 fn sscan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    scan_elements::<SetObj>(ctx, argv, |set, cursor, opts, items| {
+    scan_elements::<SetObj>(ctx, argv, ScanKind::Set, |set, cursor, opts, items| {
         set.scan(cursor, opts.count, |e| {
             let member = e.to_vec();
             if opts.pattern.matches(&member) {

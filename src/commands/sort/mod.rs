@@ -89,7 +89,7 @@ fn sort_keys(argv: &[Bytes], spec: &KeySpec, out: &mut KeyBuf) -> bool {
     if spec.flags & OW == 0 {
         return true;
     }
-    match store_position(argv).map(u16::try_from) {
+    match store_position(argv).map(u32::try_from) {
         None => true,
         Some(Ok(pos)) => {
             out.push(pos);

@@ -7,7 +7,7 @@ use bytes::Bytes;
 
 use super::{member_reply, members_header};
 use crate::commands::args::{
-    self, is, negatable_int_arg, parse_timeout, pop_count_arg, scan_elements,
+    self, is, negatable_int_arg, parse_timeout, pop_count_arg, scan_elements, ScanItems, ScanKind,
 };
 use crate::commands::reply_limit::ReplyLimit;
 use crate::commands::{CmdError, CmdResult, Ctx};
@@ -313,14 +313,16 @@ fn scan_score_text(s: f64, listpack: bool) -> String {
     format_double(s)
 }
 
-/// ZSCAN key cursor [MATCH pattern] [COUNT count]
+/// ZSCAN key cursor [MATCH pattern] [COUNT count] [NOSCORES]
 pub fn zscan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    scan_elements::<ZSetObj>(ctx, argv, |z, cursor, opts, items| {
+    scan_elements::<ZSetObj>(ctx, argv, ScanKind::Zset, |z, cursor, opts, items| {
         let listpack = z.is_listpack();
         z.scan(cursor, opts.count, |m, s| {
             if opts.pattern.matches(m) {
                 items.push(m.to_vec());
-                items.push(scan_score_text(s, listpack).into_bytes());
+                if opts.items == ScanItems::Pairs {
+                    items.push(scan_score_text(s, listpack).into_bytes());
+                }
             }
         })
     })

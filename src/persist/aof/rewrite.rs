@@ -119,6 +119,7 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
             used_memory: crate::memory::used_memory(),
             meta: AccessMeta::for_policy(srv.config.maxmemory_policy),
             prefetch: true,
+            checksum: srv.config.rdbchecksum,
         };
         let child = fork::spawn(ChildKind::Aof, now_ms, || {
             // SAFETY: getpid has no preconditions.

@@ -34,6 +34,7 @@ pub fn open_at_start(srv: &mut ServerState, now_ms: i64) -> io::Result<()> {
             used_memory: crate::memory::used_memory(),
             meta: AccessMeta::for_policy(srv.config.maxmemory_policy),
             prefetch: true,
+            checksum: srv.config.rdbchecksum,
         };
         rewrite::write_base_file(&temp, &srv.dbs, &info, rdb)?;
         fs::rename(&temp, dir.join(&base))?;

@@ -69,6 +69,9 @@ pub struct SaveInfo {
     pub meta: AccessMeta,
     /// Walk the tables with the prefetching iterator (always, except to measure it).
     pub prefetch: bool,
+    /// `rdbchecksum`: end the file with its CRC-64; without it the last 8 bytes are zero, which
+    /// every loader takes as "no check", as Valkey writes them.
+    pub checksum: bool,
 }
 
 /// Writes every database as one RDB file.
@@ -110,7 +113,7 @@ pub fn write_rdb<W: Write>(w: &mut RdbWriter<W>, dbs: &[Db], info: &SaveInfo) ->
         result?;
     }
     w.byte(OP_EOF)?;
-    let crc = w.crc();
+    let crc = if info.checksum { w.crc() } else { 0 };
     w.raw(&crc.to_le_bytes())
 }
 
@@ -250,7 +253,13 @@ pub fn load_rdb<R: Read>(
     if version >= 5 {
         let expected = r.crc();
         let stored = u64::from_le_bytes(r.exact()?);
-        if stored != 0 && stored != expected {
+        // `rdbchecksum no` skips the check, as Valkey.
+        if lim.check_crc && stored == 0 {
+            tracing::info!("RDB file was saved with checksum disabled: no check performed.");
+        } else if lim.check_crc && stored != expected {
+            tracing::warn!(
+                "Wrong RDB checksum expected: ({expected:x}) but got ({stored:x}). Aborting now."
+            );
             return Err(corrupt("Wrong RDB checksum. Aborting now."));
         }
     }

@@ -160,6 +160,8 @@ pub struct LoadLimits {
     /// Keep keys whose expire time has passed (an AOF's RDB preamble, as Valkey); a plain
     /// RDB load drops them.
     pub keep_expired: bool,
+    /// Verify the file's CRC-64 (`rdbchecksum`; a stored zero is never checked).
+    pub check_crc: bool,
 }
 
 impl LoadLimits {
@@ -174,6 +176,7 @@ impl LoadLimits {
             },
             list: NodeLimit::from_fill(c.list_max_listpack_size),
             keep_expired: false,
+            check_crc: c.rdbchecksum,
         }
     }
 }
