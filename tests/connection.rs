@@ -1,6 +1,7 @@
 //! Connection and CLIENT commands over TCP: PING, ECHO, QUIT, RESET, HELLO, AUTH and every
 //! CLIENT subcommand, with differential checks against redis-server where replies must be
-//! byte-identical.
+//! byte-identical; protected mode, and CONFIG SET bind / port reopening the listeners
+//! (against the Valkey 9.1 oracle).
 
 mod common;
 
