@@ -609,7 +609,6 @@ fn rebind_story(server: &common::Server) -> Vec<String> {
     say(&mut c, &["CONFIG", "SET", "bind", "999.1.1.1", "port", &taken_port]);
     say(&mut c, &["CONFIG", "GET", "bind"]);
     say(&mut c, &["CONFIG", "GET", "maxmemory"]);
-    let mut story = story;
     story.push(format!(
         "port kept: {}",
         c.cmd(&["CONFIG", "GET", "port"]).as_array()[1].as_str() == port.to_string()
