@@ -3,7 +3,8 @@
 //! (RDB preamble or commands); BGREWRITEAOF and its manifest, texts and INFO fields;
 //! `CONFIG SET appendonly` at run time; automatic rewrites; acknowledged writes survive a
 //! SIGKILL under `appendfsync always`; expired and evicted keys logged as DEL; the fsync
-//! policies and the size fields of INFO; single rules of the loader and of SHUTDOWN.
+//! policies and the size fields of INFO; single rules of the loader and of SHUTDOWN; a
+//! `CONFIG SET appendonly yes` that cannot start the AOF (against the Valkey 9.1 oracle).
 //!
 //! `aof/harness.rs` starts servers on directories and snapshots every key; `aof/fill.rs`
 //! writes every type and command form; `aof/damage.rs` holds the damaged-directory tests.
@@ -715,4 +716,44 @@ fn keys_that_expire_after_their_last_write_stay_gone_after_a_restart() {
     }
     let want = |kind| (kind, vec!["kept".to_string()]);
     assert_eq!(seen, vec![want(Kind::Redis), want(Kind::Ours)]);
+}
+
+/// `startAppendOnly`: when the rewrite that writes the first base cannot start (here a
+/// regular file holds the AOF directory's name), CONFIG SET appendonly yes is refused, every
+/// value of that CONFIG SET goes back, and the AOF stays off instead of acknowledging writes
+/// that no file keeps. Compared with the Valkey 9.1 oracle.
+#[test]
+fn config_set_appendonly_refuses_when_the_aof_cannot_start() {
+    let story = |s: common::Server| {
+        std::fs::write(s.dir.join("blocked"), b"not a directory").unwrap();
+        let mut c = Client::connect(s.port);
+        let mut story: Vec<String> = [
+            &["CONFIG", "SET", "appendonly", "yes"][..],
+            &["CONFIG", "GET", "appendonly"],
+            &["CONFIG", "SET", "maxmemory", "10mb", "appendonly", "yes"],
+            &["CONFIG", "GET", "maxmemory"],
+            &["SET", "k", "v"],
+        ]
+        .iter()
+        .map(|args| format!("{args:?} -> {:?}", c.cmd(args)))
+        .collect();
+        for field in [
+            "aof_enabled",
+            "aof_rewrite_in_progress",
+            "aof_rewrite_scheduled",
+            "aof_last_bgrewrite_status",
+            "aof_rewrites",
+            "aof_rewrites_consecutive_failures",
+        ] {
+            story.push(format!("{field}:{}", info_field(&mut c, "persistence", field)));
+        }
+        story
+    };
+    let ours = story(common::start(&["--appenddirname", "blocked"]));
+    let theirs = story(common::start_valkey(&["--appenddirname", "blocked"]));
+    assert_eq!(ours, theirs);
+    let refused = "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable \
+                   to turn on AOF. Check server logs.";
+    assert!(ours[0].contains(refused) && ours[2].contains(refused), "{ours:#?}");
+    assert!(ours.contains(&"aof_enabled:0".to_string()), "{ours:#?}");
 }

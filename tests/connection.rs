@@ -1,6 +1,7 @@
 //! Connection and CLIENT commands over TCP: PING, ECHO, QUIT, RESET, HELLO, AUTH and every
 //! CLIENT subcommand, with differential checks against redis-server where replies must be
-//! byte-identical.
+//! byte-identical; protected mode, and CONFIG SET bind / port reopening the listeners
+//! (against the Valkey 9.1 oracle).
 
 mod common;
 
@@ -552,4 +553,118 @@ fn paused_clients_count_as_blocked() {
         assert_eq!(held.read(), Val::ok());
         assert_eq!(common::info_int(&mut admin, "clients", "blocked_clients"), 0);
     }
+
+// ---------------------------------------------------------------------------------------
+// Protected mode, and CONFIG SET bind / port
+
+/// Sends PING and QUIT from the local address `src` to 127.0.0.1:`port`; everything the
+/// server answers until it closes (a refused client gets one error line, then the close).
+fn ping_from(src: std::net::IpAddr, port: u16) -> String {
+    use std::io::Write;
+    let mut s = common::connect_from(src, ([127, 0, 0, 1], port).into()).expect("connect");
+    let _ = s.write_all(b"PING\r\nQUIT\r\n");
+    String::from_utf8_lossy(&common::read_to_close(s)).into_owned()
+}
+
+/// One server's side of the protected-mode story. It listens on 127.0.0.1 only, which is
+/// not the default `bind`: Valkey protects whatever `bind` says.
+fn protected_mode_story(server: &common::Server, remote: std::net::IpAddr) -> Vec<String> {
+    let mut c = Client::connect(server.port);
+    let stats = |c: &mut Client| {
+        let total = common::info_int(c, "stats", "total_connections_received");
+        (total, common::info_int(c, "stats", "rejected_connections"))
+    };
+    let before = stats(&mut c);
+    // 127.0.0.0/8 is loopback to Valkey, not only 127.0.0.1.
+    let mut story = vec![ping_from([127, 0, 0, 2].into(), server.port)];
+    story.push(ping_from(remote, server.port));
+    let after = stats(&mut c);
+    // A refused client counts as rejected only.
+    story.push(format!("connections +{} rejected +{}", after.0 - before.0, after.1 - before.1));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "protected-mode", "no"]), Val::ok());
+    story.push(ping_from(remote, server.port));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "protected-mode", "yes", "requirepass", "pw"]), Val::ok());
+    story.push(ping_from(remote, server.port));
+    story
+}
+
+#[test]
+fn protected_mode_refuses_other_addresses_whatever_bind_says() {
+    let Some(remote) = common::non_loopback_ip() else {
+        eprintln!("skipped: this host has no non-loopback address to connect from");
+        return;
+    };
+    let ours = protected_mode_story(&start(&[]), remote);
+    let theirs = protected_mode_story(&start_valkey(&[]), remote);
+    assert_eq!(ours, theirs);
+    assert_eq!(ours[0], "+PONG\r\n+OK\r\n");
+    assert!(ours[1].starts_with("-DENIED Running in protected mode because protected mode is"));
+    assert!(ours[1].ends_with("accepting connections from the outside.\r\n"));
+    assert_eq!(ours[3], "+PONG\r\n+OK\r\n");
+}
+
+/// Whether something listens on `addr`.
+fn listens(addr: (&str, u16)) -> bool {
+    std::net::TcpStream::connect(addr).is_ok()
+}
+
+/// One server's side of CONFIG SET bind / port; port numbers differ between the two
+/// servers, so what depends on them is written as facts.
+fn rebind_story(server: &common::Server) -> Vec<String> {
+    let port = server.port;
+    let mut c = Client::connect(port);
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port to take");
+    let taken_port = taken.local_addr().unwrap().port().to_string();
+    let mut story = Vec::new();
+    let mut say = |c: &mut Client, args: &[&str]| {
+        let reply = c.cmd(args);
+        story.push(format!("{args:?} -> {reply:?}").replace(&taken_port, "<taken>"));
+    };
+    // Refused: no such address; a port another socket holds; each rolls back every value
+    // of its CONFIG SET, and the error names the directive being applied.
+    say(&mut c, &["CONFIG", "SET", "bind", "999.1.1.1"]);
+    say(&mut c, &["CONFIG", "SET", "maxmemory", "10mb", "port", &taken_port]);
+    say(&mut c, &["CONFIG", "SET", "port", &taken_port, "bind", "999.1.1.1"]);
+    say(&mut c, &["CONFIG", "SET", "bind", "999.1.1.1", "port", &taken_port]);
+    say(&mut c, &["CONFIG", "GET", "bind"]);
+    say(&mut c, &["CONFIG", "GET", "maxmemory"]);
+    story.push(format!(
+        "port kept: {}",
+        c.cmd(&["CONFIG", "GET", "port"]).as_array()[1].as_str() == port.to_string()
+    ));
+    story.push(format!("still listening: {}", listens(("127.0.0.1", port))));
+    // Accepted: a second address, then a new port; the open connection stays.
+    assert_eq!(c.cmd(&["CONFIG", "SET", "bind", "127.0.0.1 ::1"]), Val::ok());
+    let v6 = std::net::TcpListener::bind("[::1]:0").is_ok();
+    story.push(format!("::1 listening where the host has it: {}", !v6 || listens(("::1", port))));
+    let new_port = common::free_port();
+    assert_eq!(c.cmd(&["CONFIG", "SET", "port", &new_port.to_string()]), Val::ok());
+    story.push(format!("old port closed: {}", !listens(("127.0.0.1", port))));
+    let mut fresh = Client::connect(new_port);
+    story.push(format!("new port: {:?}", fresh.cmd(&["PING"])));
+    story.push(format!("open connection: {:?}", c.cmd(&["PING"])));
+    story.push(format!(
+        "tcp_port: {}",
+        common::info_int(&mut c, "server", "tcp_port") == new_port as i64
+    ));
+    story.push(format!("{:?}", c.cmd(&["CONFIG", "GET", "bind"])));
+    // Shut down through the new port: the harness only knows the old one.
+    fresh.send(&[b"SHUTDOWN", b"NOSAVE"]);
+    story
+}
+
+#[test]
+fn config_set_bind_and_port_reopen_the_listeners_or_roll_back() {
+    let ours = rebind_story(&start(&[]));
+    let theirs = rebind_story(&start_valkey(&[]));
+    assert_eq!(ours, theirs);
+    let failed = |arg: &str, why: &str| {
+        format!("ERR CONFIG SET failed (possibly related to argument '{arg}') - {why}")
+    };
+    let bind = failed("bind", "Failed to bind to specified addresses.");
+    let port = failed("port", "Unable to listen on this port. Check server logs.");
+    for (line, want) in [(0, &bind), (1, &port), (2, &port), (3, &bind)] {
+        assert!(ours[line].contains(want.as_str()), "{}", ours[line]);
+    }
+    assert!(ours.iter().all(|l| !l.ends_with("false")), "{ours:#?}");
 }

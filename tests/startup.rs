@@ -130,4 +130,32 @@ fn startup_log_lines_come_in_valkeys_order() {
             && at("Server initialized") < at("Ready to accept connections tcp")
     );
     let _ = std::fs::remove_dir_all(dir);
+
+/// The default `bind * -::*` listens on every IPv4 and every IPv6 address of the port: the
+/// IPv6 socket is v6-only, so it does not collide with the IPv4 one.
+#[test]
+fn the_default_bind_listens_on_ipv4_and_ipv6() {
+    let has_v6 = std::net::TcpListener::bind("[::1]:0").is_ok();
+    if !has_v6 && std::env::var("CI").as_deref() == Ok("true") {
+        panic!("this host has no IPv6 loopback (::1): the default bind cannot be checked");
+    }
+    let dir = common::unique_dir("default-bind");
+    let port = common::free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrokey-server"))
+        .args(["--port", &port.to_string(), "--save", ""])
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the server");
+    let ready = common::wait_ready(&mut child, port);
+    let v6 = has_v6.then(|| TcpStream::connect(("::1", port)).map(|mut s| ping(&mut s)));
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(ready.is_ok(), "no answer on 127.0.0.1: {ready:?}");
+    if let Some(v6) = v6 {
+        assert_eq!(v6.expect("the default bind listens on ::1"), b"+PONG\r\n");
+    }
 }

@@ -7,9 +7,10 @@
 use bytes::Bytes;
 
 use crate::commands::command::reply_help;
+use crate::commands::error::ApplyFailure;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::config::Caller;
+use crate::config::{Caller, Config};
 use crate::keyspace::db::DbStats;
 use crate::server::state::ServerState;
 
@@ -99,36 +100,73 @@ fn set(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     }
     let pairs: Vec<(&[u8], &[u8])> = args.chunks_exact(2).map(|p| (&p[0][..], &p[1][..])).collect();
     let caller = if ctx.client.is_local() { Caller::Local } else { Caller::Remote };
+    let before = ctx.srv.config.clone();
     let changed = ctx.srv.config.set_by(&pairs, caller).map_err(CmdError::Other)?;
-    apply_changes(ctx.srv, &changed);
+    apply_changes(ctx.srv, &changed, before).map_err(CmdError::ConfigApply)?;
     ctx.out.ok();
     Ok(())
 }
 
-/// Reacts to directives that CONFIG SET changed and that the server keeps a copy of.
-/// Everything else is read from `srv.config` where it is used (maxclients at accept,
-/// timeouts and limits in the cron and the event loop); `dir` was entered by the
-/// config module itself.
-pub fn apply_changes(srv: &mut ServerState, changed: &[&'static str]) {
-    for name in changed {
-        match *name {
-            "hz" => srv.hz = srv.config.hz,
-            // A lower limit is evicted down to by the next command and the time events.
-            "maxmemory" => crate::memory::evict::maxmemory_changed(srv),
-            "maxmemory-policy" | "lfu-log-factor" | "lfu-decay-time" => {
-                crate::commands::keyspace::sync_access_clock(srv)
+/// Reacts to directives that CONFIG SET changed, in request order, each with the whole
+/// new configuration in place. When one cannot take effect, every value goes back to
+/// `before` and the directives already acted on are acted on again with their old values,
+/// so the server is as it was (Valkey's restoreBackupConfig); the error names the
+/// directive that failed.
+pub fn apply_changes(
+    srv: &mut ServerState,
+    changed: &[&'static str],
+    before: Config,
+) -> Result<(), ApplyFailure> {
+    for (i, name) in changed.iter().enumerate() {
+        let Err(failure) = apply_one(srv, name) else { continue };
+        tracing::warn!(
+            "Failed applying new configuration. Possibly related to new {name} setting. \
+             Restoring previous settings."
+        );
+        srv.config.restore(before);
+        for undone in &changed[..=i] {
+            if let Err(e) = apply_one(srv, undone) {
+                tracing::warn!("CONFIG SET: could not restore the previous {undone}: {e:?}");
             }
-            "notify-keyspace-events" => srv.refresh_removal_log(),
-            "appendonly" => {
-                crate::persist::aof::config_changed(srv, crate::server::event_loop::now_ms())
-            }
-            "port" | "bind" | "unixsocket" | "unixsocketperm" => {
-                // The listeners are opened at start; they are not re-opened here.
-                tracing::warn!("CONFIG SET {name}: takes effect after a restart");
-            }
-            _ => {}
         }
+        return Err(failure);
     }
+    Ok(())
+}
+
+/// Acts on one changed directive that the server keeps a copy of or a resource for.
+/// Everything else is read from `srv.config` where it is used (maxclients at accept,
+/// timeouts and limits in the cron and the event loop); `dir` was entered by the config
+/// module itself; `unixsocket` and `unixsocketperm` cannot be set at run time (as Valkey).
+fn apply_one(srv: &mut ServerState, name: &str) -> Result<(), ApplyFailure> {
+    match name {
+        "hz" => srv.hz = srv.config.hz,
+        // A lower limit is evicted down to by the next command and the time events.
+        "maxmemory" => crate::memory::evict::maxmemory_changed(srv),
+        "maxmemory-policy" | "lfu-log-factor" | "lfu-decay-time" => {
+            crate::commands::keyspace::sync_access_clock(srv)
+        }
+        "notify-keyspace-events" => srv.refresh_removal_log(),
+        "appendonly" => {
+            crate::persist::aof::config_changed(srv, crate::server::event_loop::now_ms())
+                .map_err(|_| ApplyFailure::Appendonly)?
+        }
+        "port" | "bind" => {
+            // Existing connections stay; new ones come in where the config now says.
+            let reopened = srv.listeners.rebind_tcp(&srv.config);
+            srv.tcp_port = srv.listeners.tcp_port.unwrap_or(srv.config.port);
+            reopened.map_err(|e| {
+                tracing::warn!("CONFIG SET {name}: {e}");
+                if name == "bind" {
+                    ApplyFailure::Bind
+                } else {
+                    ApplyFailure::Port
+                }
+            })?
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// `CONFIG RESETSTAT`: the INFO counters (stats, commandstats, errorstats, keyspace
@@ -176,7 +214,6 @@ fn help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::resp::reply::{Proto, Reply};
     use crate::server::client::Client;
 

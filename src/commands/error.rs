@@ -51,6 +51,10 @@ pub enum CmdError {
     GetKeysInvalidArgs,
     /// `-ERR The server is running without a config file`
     NoConfigFile,
+    /// `-ERR CONFIG SET failed (possibly related to argument '<name>') - <reason>`: the
+    /// running server could not act on a value CONFIG SET accepted; every value of that
+    /// CONFIG SET was put back.
+    ConfigApply(ApplyFailure),
     // Connection, CLIENT and server commands.
     /// `-ERR AUTH <password> called without any password configured for the default user...`
     AuthNoPassword,
@@ -226,6 +230,36 @@ pub enum CmdError {
     Multi(MultiError),
 }
 
+/// What the running server could not do for a CONFIG SET ([`CmdError::ConfigApply`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApplyFailure {
+    /// A listener of the new `bind` list could not be opened.
+    Bind,
+    /// A listener could not be opened on the new `port`.
+    Port,
+    /// `appendonly yes`: the AOF could not start (no directory, no file, no fork).
+    Appendonly,
+}
+
+impl ApplyFailure {
+    /// The directive the error names (Valkey names the directive being applied).
+    pub fn directive(self) -> &'static str {
+        match self {
+            ApplyFailure::Bind => "bind",
+            ApplyFailure::Port => "port",
+            ApplyFailure::Appendonly => "appendonly",
+        }
+    }
+
+    fn reason(self) -> &'static str {
+        match self {
+            ApplyFailure::Bind => "Failed to bind to specified addresses.",
+            ApplyFailure::Port => "Unable to listen on this port. Check server logs.",
+            ApplyFailure::Appendonly => "Unable to turn on AOF. Check server logs.",
+        }
+    }
+}
+
 impl CmdError {
     /// `ERR <text>`.
     pub fn err(text: impl Into<String>) -> CmdError {
@@ -304,6 +338,12 @@ impl fmt::Display for CmdError {
             CmdError::NoConfigFile => {
                 f.write_str("ERR The server is running without a config file")
             }
+            CmdError::ConfigApply(what) => write!(
+                f,
+                "ERR CONFIG SET failed (possibly related to argument '{}') - {}",
+                what.directive(),
+                what.reason()
+            ),
             CmdError::AuthNoPassword => f.write_str(
                 "ERR AUTH <password> called without any password configured for the default \
                  user. Are you sure your configuration is correct?",

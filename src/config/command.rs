@@ -129,7 +129,7 @@ impl Config {
     }
 
     /// Puts back a configuration saved before a failed CONFIG SET, working directory included.
-    fn restore(&mut self, backup: Config) {
+    pub fn restore(&mut self, backup: Config) {
         if backup.dir != self.dir {
             // Best effort: the directory was entered a moment ago, so it is expected to work.
             if let Err(e) = std::env::set_current_dir(&backup.dir) {

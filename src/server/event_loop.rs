@@ -23,6 +23,7 @@ use crate::server::conn::{Conn, ReadOutcome, Sock, IOBUF_LEN};
 use crate::server::cron;
 use crate::server::dispatch;
 use crate::server::listener::{Accepted, Listeners};
+use crate::server::protected_mode;
 use crate::server::state::{Parsed, ServerState, Slot};
 
 /// Events handled per poll.
@@ -36,7 +37,6 @@ pub fn now_ms() -> i64 {
 
 pub struct EventLoop {
     poll: Poll,
-    listeners: Listeners,
     pub srv: ServerState,
     scratch: Vec<u8>,
     next_cron_ms: i64,
@@ -56,14 +56,14 @@ impl EventLoop {
     pub fn new(srv: ServerState) -> io::Result<EventLoop> {
         let poll = Poll::new()?;
         let mut srv = srv;
-        let listeners = Listeners::bind(&srv.config, poll.registry())?;
-        srv.tcp_port = listeners.tcp_port.unwrap_or(srv.config.port);
+        // The listeners live in the server state, so that CONFIG SET bind/port can reopen them.
+        srv.listeners = Listeners::bind(&srv.config, poll.registry().try_clone()?)?;
+        srv.tcp_port = srv.listeners.tcp_port.unwrap_or(srv.config.port);
         let threads = srv.config.io_threads.max(1) as usize - 1;
         let io = (threads > 0).then(|| Pool::new(threads, IOBUF_LEN, io_work));
         srv.io_threads_active = threads > 0;
         Ok(EventLoop {
             poll,
-            listeners,
             srv,
             scratch: vec![0; IOBUF_LEN],
             next_cron_ms: 0,
@@ -103,7 +103,7 @@ impl EventLoop {
             readable.append(&mut self.again);
             for ev in events.iter() {
                 let Token(t) = ev.token();
-                if let Some(which) = self.listeners.which(t) {
+                if let Some(which) = self.srv.listeners.which(t) {
                     self.accept_all(which);
                     continue;
                 }
@@ -153,7 +153,7 @@ impl EventLoop {
     fn accept_all(&mut self, which: usize) {
         loop {
             let now = now_ms();
-            match self.listeners.accept(which) {
+            match self.srv.listeners.accept(which) {
                 Ok(Some(acc)) => self.add_client(acc, now),
                 Ok(None) => break,
                 Err(e) => {
@@ -166,22 +166,27 @@ impl EventLoop {
 
     fn add_client(&mut self, acc: Accepted, now: i64) {
         let srv = &mut self.srv;
-        srv.stats.total_connections_received += 1;
-        let denial = crate::server::listener::protected_mode_denial(&srv.config, &acc);
+        // As Valkey: a refused connection counts in rejected_connections only.
+        let refusal = if srv.clients.count >= srv.config.maxclients as usize {
+            Some("-ERR max number of clients reached\r\n")
+        } else if protected_mode::denies(
+            srv.config.protected_mode,
+            !srv.config.requirepass.is_empty(),
+            acc.peer,
+        ) {
+            Some(protected_mode::DENIED)
+        } else {
+            None
+        };
         let mut sock = acc.sock;
-        if srv.clients.count >= srv.config.maxclients as usize {
+        if let Some(msg) = refusal {
             srv.stats.rejected_connections += 1;
-            let mut conn = Conn::new(sock);
-            let _ = conn.write_pending(b"-ERR max number of clients reached\r\n");
-            conn.sock.shutdown();
-            return;
-        }
-        if let Some(msg) = denial {
             let mut conn = Conn::new(sock);
             let _ = conn.write_pending(msg.as_bytes());
             conn.sock.shutdown();
             return;
         }
+        srv.stats.total_connections_received += 1;
         if let Sock::Tcp(s) = &sock {
             let _ = s.set_nodelay(true);
             crate::server::listener::set_keepalive(s, srv.config.tcp_keepalive_secs);

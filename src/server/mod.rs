@@ -16,6 +16,7 @@ pub mod events;
 pub mod listener;
 pub mod log;
 pub mod multi;
+pub mod protected_mode;
 pub mod pubsub;
 pub mod signals;
 pub mod slowlog;

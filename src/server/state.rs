@@ -222,6 +222,8 @@ pub struct ServerState {
     pub rng: u64,
     /// The TCP port actually listened on (when `port 0` lets the OS choose, the chosen one).
     pub tcp_port: u16,
+    /// The listening sockets (opened by the event loop; empty in a state without one).
+    pub listeners: crate::server::listener::Listeners,
     pub executable: String,
     pub active_expire_enabled: bool,
     /// Client slots (tokens) of MONITOR clients.
@@ -285,6 +287,7 @@ impl ServerState {
             shutdown: None,
             rng: seed | 1,
             tcp_port: 0,
+            listeners: Default::default(),
             executable: std::env::current_exe()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),

@@ -478,3 +478,87 @@ pub fn contents(c: &mut Client, key: &str) -> Val {
         other => panic!("{key}: type {other}"),
     }
 }
+
+/// A TCP connection to `dst` from the local address `src` (std cannot bind a socket before
+/// connecting it): a client that a server sees coming from another address of this host.
+pub fn connect_from(
+    src: std::net::IpAddr,
+    dst: std::net::SocketAddr,
+) -> std::io::Result<TcpStream> {
+    use std::net::SocketAddr;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    /// The address in the C layout, and its length.
+    fn raw(a: SocketAddr) -> (libc::sockaddr_in6, libc::socklen_t) {
+        // SAFETY: sockaddr_in6 is plain data, for which all zero bytes are a valid value.
+        let mut out: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
+        match a {
+            SocketAddr::V4(v4) => {
+                let sin = libc::sockaddr_in {
+                    sin_family: libc::AF_INET as libc::sa_family_t,
+                    sin_port: v4.port().to_be(),
+                    sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(v4.ip().octets()) },
+                    sin_zero: [0; 8],
+                };
+                // SAFETY: sockaddr_in is smaller than sockaddr_in6 and both are plain data;
+                // the copy fills the front of `out`, which bind/connect read as sockaddr_in.
+                unsafe { std::ptr::write((&mut out as *mut libc::sockaddr_in6).cast(), sin) };
+                (out, std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t)
+            }
+            SocketAddr::V6(v6) => {
+                out.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+                out.sin6_port = v6.port().to_be();
+                out.sin6_addr = libc::in6_addr { s6_addr: v6.ip().octets() };
+                (out, std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t)
+            }
+        }
+    }
+    let family = if dst.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
+    // SAFETY: socket(2) takes no pointers; a non-negative result is a new descriptor that
+    // only this OwnedFd owns.
+    let fd = unsafe {
+        let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        OwnedFd::from_raw_fd(fd)
+    };
+    let (src_raw, src_len) = raw(SocketAddr::new(src, 0));
+    // SAFETY: `src_raw` is a live, initialised address of `src_len` bytes, read during the call.
+    if unsafe {
+        libc::bind(fd.as_raw_fd(), (&src_raw as *const libc::sockaddr_in6).cast(), src_len)
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    let (dst_raw, dst_len) = raw(dst);
+    // SAFETY: as above, for the destination.
+    if unsafe {
+        libc::connect(fd.as_raw_fd(), (&dst_raw as *const libc::sockaddr_in6).cast(), dst_len)
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    let s = TcpStream::from(fd);
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    Ok(s)
+}
+
+/// An address of this host that is not loopback (the source address it would use towards
+/// TEST-NET-1, found by connecting a UDP socket, which sends nothing), or None on a host
+/// with no other interface. Under `CI=true` such a host fails the test that asks.
+pub fn non_loopback_ip() -> Option<std::net::IpAddr> {
+    let probe = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    let found = probe.connect("192.0.2.1:9").and_then(|()| probe.local_addr()).ok();
+    let ip = found.map(|a| a.ip()).filter(|ip| !ip.is_loopback() && !ip.is_unspecified());
+    if ip.is_none() && std::env::var("CI").as_deref() == Ok("true") {
+        panic!("this host has no non-loopback IPv4 address: protected mode cannot be tested");
+    }
+    ip
+}
+
+/// Everything `s` sends until it closes the connection.
+pub fn read_to_close(mut s: TcpStream) -> Vec<u8> {
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    out
+}

@@ -225,15 +225,21 @@ pub fn any_child(srv: &ServerState) -> bool {
 }
 
 /// `CONFIG SET appendonly`: turning it on starts a rewrite that writes the first base;
-/// turning it off closes the files (they stay on disk).
-pub fn config_changed(srv: &mut ServerState, now_ms: i64) {
+/// turning it off closes the files (they stay on disk). When the AOF cannot start (no
+/// directory, no incremental file, no fork) it stays off and the error says why, so that
+/// CONFIG SET refuses instead of acknowledging writes that no file keeps.
+pub fn config_changed(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
     let want = srv.config.appendonly;
-    match (want, srv.aof.state) {
+    let result = match (want, srv.aof.state) {
         (true, AofState::Off) => startup::turn_on(srv, now_ms),
-        (false, AofState::On | AofState::WaitRewrite) => turn_off(srv, now_ms),
-        _ => {}
-    }
+        (false, AofState::On | AofState::WaitRewrite) => {
+            turn_off(srv, now_ms);
+            Ok(())
+        }
+        _ => Ok(()),
+    };
     srv.refresh_removal_log();
+    result
 }
 
 fn turn_off(srv: &mut ServerState, now_ms: i64) {

@@ -141,8 +141,9 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
         }
         Err(e) => {
             tracing::warn!("Can't rewrite append only file in background: {e}");
+            // aof_rewrites_consecutive_failures counts children that failed (as Valkey's);
+            // a rewrite that never started is only aof_last_bgrewrite_status:err.
             srv.aof.rewrite.last_ok = false;
-            srv.aof.rewrite.consecutive_failures += 1;
             Err(StartError::Failed(e.to_string()))
         }
     }

@@ -149,24 +149,42 @@ fn total_size(srv: &ServerState) -> u64 {
 }
 
 /// `CONFIG SET appendonly yes` at run time: log to a temporary file until a rewrite has
-/// written the first base (now, or when the running BGSAVE ends).
-pub fn turn_on(srv: &mut ServerState, now_ms: i64) {
+/// written the first base (now, or when the running BGSAVE ends). A rewrite already running
+/// (BGREWRITEAOF while off) is not accumulating the new writes, so it is stopped and started
+/// again. When the rewrite cannot start, the AOF stays off and the error says why.
+pub fn turn_on(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
     srv.aof.state = AofState::WaitRewrite;
     srv.aof.feed = Default::default();
+    if srv.aof.rewrite.in_progress() {
+        tracing::info!(
+            "AOF was enabled but there is already an AOF rewriting in background. Stopping \
+             background AOF and starting a rewrite now."
+        );
+        rewrite::kill_child(srv);
+    }
     match rewrite::start(srv, now_ms) {
-        Ok(()) => {}
+        Ok(()) => Ok(()),
         Err(rewrite::StartError::ChildActive) => {
             tracing::info!(
                 "AOF was enabled but there is already another background operation. An AOF \
                  background was scheduled to start when possible."
             );
             srv.aof.rewrite.scheduled = true;
+            Ok(())
         }
-        // Retried from the time events while the AOF waits for its first base.
-        Err(e) => tracing::warn!(
-            "Valkey needs to enable the AOF but can't trigger a background AOF rewrite \
-             operation. Check the above logs for more info about the error. ({e:?})"
-        ),
+        Err(e) => {
+            srv.aof.state = AofState::Off;
+            srv.aof.incr = None;
+            srv.aof.feed = Default::default();
+            tracing::warn!(
+                "Valkey needs to enable the AOF but can't trigger a background AOF rewrite \
+                 operation. Check the above logs for more info about the error."
+            );
+            Err(match e {
+                rewrite::StartError::Failed(why) => why,
+                other => format!("{other:?}"),
+            })
+        }
     }
 }
 
