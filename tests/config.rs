@@ -1,6 +1,7 @@
-//! The CONFIG family against a real redis-server 7.0: GET patterns and values, SET with
-//! its exact errors and all-or-nothing behaviour, REWRITE of a config file, and the fatal
-//! start-up error for a bad config file.
+//! The CONFIG family against a real Valkey 9.1 (`common::start_valkey`): every name of its
+//! `CONFIG GET *` with the same default, GET patterns and values, SET with its exact errors
+//! and all-or-nothing behaviour, REWRITE of a config file, the fatal start-up error for a bad
+//! config file, and start-up on Valkey's own test configuration.
 
 mod common;
 
@@ -11,9 +12,12 @@ use std::process::{Child, Command, Stdio};
 use common::diff::Pair;
 use common::{free_port, parse_val, start, unique_dir, wait_ready, Client, Val};
 
-/// Directives Valkey 8 has and redis-server 7.0 lacks (they may appear in our CONFIG GET
-/// replies only).
-const NEWER_THAN_REDIS_7_0: &[&str] = &["set-max-listpack-entries", "set-max-listpack-value"];
+/// Names whose value is about the process, not a default: the test servers are started
+/// with their own port, directory and I/O threads.
+const PROCESS_DEPENDENT: &[&str] = &["dir", "port", "pidfile", "logfile", "io-threads"];
+
+/// Names ferrokey lists that Valkey 9.1 does not (it still accepts them in a file).
+const OURS_ONLY: &[&str] = &["dynamic-hz"];
 
 /// The (name, value) pairs of a CONFIG GET reply (RESP3 map or RESP2 flat array), sorted.
 fn pairs(v: &Val) -> Vec<(String, String)> {
@@ -56,21 +60,20 @@ fn pair(proto: u8) -> ConfigPair {
 }
 
 impl ConfigPair {
-    /// CONFIG GET: the same pairs in any order, over the directives both servers have
-    /// (ours may lack some of redis-server's and add a few newer ones).
+    /// CONFIG GET: the same pairs in any order (ours may add [`OURS_ONLY`]).
     fn same_get(&mut self, args: &[&str]) {
         let (ours, theirs) = self.both(args);
         let ours = pairs(&parse_val(&mut &ours[..]));
         let theirs = pairs(&parse_val(&mut &theirs[..]));
         let ours: Vec<_> =
-            ours.into_iter().filter(|(k, _)| !NEWER_THAN_REDIS_7_0.contains(&k.as_str())).collect();
+            ours.into_iter().filter(|(k, _)| !OURS_ONLY.contains(&k.as_str())).collect();
         let known = |k: &str| self.known.iter().any(|n| n.eq_ignore_ascii_case(k));
-        let theirs: Vec<_> = theirs.into_iter().filter(|(k, _)| known(k)).collect();
+        assert!(theirs.iter().all(|(k, _)| known(k)), "{theirs:?}");
         self.assert_equal(args, ours, theirs);
     }
 }
 
-/// Directives whose defaults (as the test servers start) agree with redis-server 7.0.
+/// Directives whose defaults (as the test servers start) agree with Valkey 9.1.
 const COMMON: &[&str] = &[
     "maxmemory",
     "maxmemory-policy",
@@ -121,7 +124,7 @@ const COMMON: &[&str] = &[
 ];
 
 #[test]
-fn get_matches_redis() {
+fn get_matches_valkey() {
     for proto in [2, 3] {
         let mut p = pair(proto);
         p.same(&["CONFIG", "GET", "maxmemory"]);
@@ -147,7 +150,7 @@ fn get_matches_redis() {
 }
 
 #[test]
-fn set_matches_redis() {
+fn set_matches_valkey() {
     let lines: &[&[&str]] = &[
         &["CONFIG", "SET", "maxmemory", "100mb"],
         &["CONFIG", "GET", "maxmemory"],
@@ -215,9 +218,9 @@ fn set_matches_redis() {
     }
 }
 
-/// Valkey and redis-server 7.0 both default `hash-max-listpack-entries` to 512.
+/// Valkey defaults `hash-max-listpack-entries` to 512.
 #[test]
-fn listpack_defaults_match_redis() {
+fn listpack_defaults_match_valkey() {
     let mut p = pair(2);
     p.same_get(&["CONFIG", "GET", "hash-max-listpack-entries"]);
     p.same_get(&["CONFIG", "GET", "*max-*-entries*"]);
@@ -225,9 +228,9 @@ fn listpack_defaults_match_redis() {
 }
 
 /// A directive set through an alias: errors name the alias (lower case), and an alias
-/// with its canonical name in one CONFIG SET is not a duplicate (redis-server 7.0).
+/// with its canonical name in one CONFIG SET is not a duplicate (Valkey 9.1).
 #[test]
-fn alias_errors_match_redis() {
+fn alias_errors_match_valkey() {
     let mut p = pair(2);
     p.same(&["CONFIG", "SET", "hash-max-ziplist-entries", "-1"]);
     p.same(&["CONFIG", "SET", "HASH-MAX-ZIPLIST-ENTRIES", "x"]);
@@ -240,7 +243,7 @@ fn alias_errors_match_redis() {
 /// `dir` and `dbfilename` are protected configs: CONFIG SET refuses them unless
 /// `enable-protected-configs` allows it.
 #[test]
-fn protected_configs_match_redis() {
+fn protected_configs_match_valkey() {
     let mut p = pair(2);
     p.same(&["CONFIG", "SET", "dbfilename", "a/b.rdb"]);
     p.same(&["CONFIG", "SET", "dbfilename", "x.rdb"]);
@@ -340,7 +343,7 @@ fn rewrite_keeps_comments_and_round_trips() {
 }
 
 #[test]
-fn bad_config_file_is_fatal_like_redis() {
+fn bad_config_file_is_fatal_like_valkey() {
     let dir = unique_dir("config-fatal");
     let conf = dir.join("bad.conf");
     std::fs::write(&conf, "# comment\nport 0\nmaxmemory 1x\n").unwrap();
@@ -349,10 +352,9 @@ fn bad_config_file_is_fatal_like_redis() {
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
     let (code, ours) = run(env!("CARGO_BIN_EXE_ferrokey-server"));
-    let redis = common::which("redis-server").expect("redis-server is installed");
-    let (redis_code, theirs) = run(&redis);
+    let (valkey_code, theirs) = run(&common::valkey_bin());
     assert_eq!(code, Some(1), "{ours}");
-    assert_eq!(redis_code, Some(1), "{theirs}");
+    assert_eq!(valkey_code, Some(1), "{theirs}");
     assert!(ours.contains("*** FATAL CONFIG FILE ERROR ("), "{ours}");
     // After the banner (which names the server and version), the lines are Valkey's.
     let tail: Vec<&str> =
@@ -360,6 +362,182 @@ fn bad_config_file_is_fatal_like_redis() {
     assert_eq!(tail.len(), 3, "{theirs}");
     let ours_lines: Vec<&str> =
         ours.lines().skip_while(|l| !l.starts_with("*** FATAL")).skip(1).collect();
-    assert_eq!(ours_lines[..3], tail[..], "ferrokey:\n{ours}\nredis-server:\n{theirs}");
+    assert_eq!(ours_lines[..3], tail[..], "ferrokey:\n{ours}\nvalkey-server:\n{theirs}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every name of Valkey 9.1's `CONFIG GET *` (aliases included) is one of ours, with the
+/// same value on a fresh server, but for [`PROCESS_DEPENDENT`] ones.
+#[test]
+fn every_valkey_name_is_known_with_its_default() {
+    let ours_server = start(&[]);
+    let theirs_server = common::start_valkey(&[]);
+    let ours = pairs(&Client::connect(ours_server.port).cmd(&["CONFIG", "GET", "*"]));
+    let theirs = pairs(&Client::connect(theirs_server.port).cmd(&["CONFIG", "GET", "*"]));
+    assert!(theirs.len() >= 237, "{}", theirs.len());
+    let mut differ = Vec::new();
+    for (name, value) in &theirs {
+        match ours.iter().find(|(n, _)| n == name) {
+            None => differ.push(format!("{name}: unknown")),
+            Some(_) if PROCESS_DEPENDENT.contains(&name.as_str()) => {}
+            Some((_, v)) if v != value => differ.push(format!("{name}: {v:?} != {value:?}")),
+            Some(_) => {}
+        }
+    }
+    assert!(differ.is_empty(), "{differ:#?}");
+    let extra: Vec<_> = ours.iter().filter(|(n, _)| !theirs.iter().any(|(t, _)| t == n)).collect();
+    assert!(extra.iter().all(|(n, _)| OURS_ONLY.contains(&n.as_str())), "{extra:?}");
+}
+
+/// CONFIG SET validation of directives added for Valkey 9.1, byte for byte.
+#[test]
+fn set_errors_of_new_directives_match_valkey() {
+    let mut p = pair(2);
+    for (name, value) in [
+        ("propagation-error-behavior", "crash"),
+        ("propagation-error-behavior", "PANIC"),
+        ("repl-diskless-sync-delay", "-1"),
+        ("repl-diskless-sync-delay", "x"),
+        ("repl-backlog-size", "0"),
+        ("repl-backlog-size", "1gb"),
+        ("repl-backlog-size", "1x"),
+        ("repl-diskless-load", "sometimes"),
+        ("replica-read-only", "maybe"),
+        ("slave-read-only", "maybe"),
+        ("active-defrag-cycle-max", "100"),
+        ("active-defrag-ignore-bytes", "0"),
+        ("activedefrag", "no"),
+        ("jemalloc-bg-thread", "x"),
+        ("shutdown-on-sigterm", "later"),
+        ("shutdown-on-sigterm", "default"),
+        ("oom-score-adj", "sometimes"),
+        ("oom-score-adj-values", "1 2"),
+        ("oom-score-adj-values", "0 0 2001"),
+        ("oom-score-adj-values", "0 200 800"),
+        ("latency-tracking-info-percentiles", "101"),
+        ("latency-tracking-info-percentiles", "x"),
+        ("latency-tracking-info-percentiles", "50 99"),
+        ("tls-auth-clients", "maybe"),
+        ("tls-session-cache-size", "-1"),
+        ("cluster-node-timeout", "-1"),
+        ("cluster-announce-hostname", "a_b"),
+        ("cluster-announce-client-ipv4", "1.2.3"),
+        ("cluster-announce-client-ipv6", "1.2.3.4"),
+        ("cluster-preferred-endpoint-type", "dns"),
+        ("proc-title-template", "{nope}"),
+        ("proc-title-template", ""),
+        ("log-format", "xml"),
+        ("commandlog-reply-larger-than", "-2"),
+        ("slot-migration-max-failover-repl-bytes", "-2"),
+        ("slot-migration-max-failover-repl-bytes", "-1kb"),
+        ("max-new-connections-per-cycle", "0"),
+        ("stream-node-max-bytes", "4kb"),
+        ("aclfile", "x"),
+        ("cluster-enabled", "no"),
+        ("replicaof", "no one"),
+        ("slaveof", "no one"),
+        ("rdma-rx-size", "1"),
+        ("syslog-enabled", "no"),
+        ("hash-seed", "x"),
+        ("enable-module-command", "yes"),
+        ("masterauth", "secret"),
+        ("primaryuser", "u"),
+        ("repl-ping-slave-period", "0"),
+    ] {
+        p.same(&["CONFIG", "SET", name, value]);
+        p.same_get(&["CONFIG", "GET", name]);
+    }
+}
+
+/// Valkey's own test configuration (`tests/assets/default.conf`) starts ferrokey, with its
+/// port, directory and pidfile overridden on the command line.
+#[test]
+fn valkey_test_default_conf_starts() {
+    let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/assets/valkey-default.conf");
+    let dir = unique_dir("valkey-default-conf");
+    let pidfile = dir.join("ferrokey.pid");
+    for _attempt in 0..5 {
+        let port = free_port();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ferrokey-server"))
+            .arg(&conf)
+            .args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
+            .args(["--pidfile", pidfile.to_str().unwrap(), "--loglevel", "warning"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ferrokey");
+        match wait_ready(&mut child, port) {
+            Ok(()) => {
+                let mut c = Client::connect(port);
+                assert_eq!(c.cmd(&["PING"]), Val::Simple("PONG".into()));
+                let got = pairs(&c.cmd(&[
+                    "CONFIG",
+                    "GET",
+                    "propagation-error-behavior",
+                    "shutdown-on-sigterm",
+                    "notify-keyspace-events",
+                    "replica-serve-stale-data",
+                ]));
+                let want = [
+                    ("notify-keyspace-events", "AKE"),
+                    ("propagation-error-behavior", "panic"),
+                    ("replica-serve-stale-data", "yes"),
+                    ("shutdown-on-sigterm", "force"),
+                ];
+                assert_eq!(got, want.map(|(k, v)| (k.to_string(), v.to_string())));
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = std::fs::remove_dir_all(&dir);
+                return;
+            }
+            Err(Some(status)) => panic!("ferrokey exited on valkey-default.conf: {status}"),
+            Err(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+    panic!("ferrokey did not start on valkey-default.conf");
+}
+
+/// CONFIG REWRITE writes the directives added for Valkey 9.1 so that they load back.
+#[test]
+fn rewrite_round_trips_new_directives() {
+    let dir = unique_dir("config-rewrite-new");
+    let conf = dir.join("ferrokey.conf");
+    std::fs::write(&conf, "propagation-error-behavior panic\nslave-read-only no\n").unwrap();
+    let s = start_with_file(&conf, &dir);
+    let mut c = Client::connect(s.port);
+    let set = [
+        ("repl-backlog-size", "2mb"),
+        ("oom-score-adj-values", "1 2 3"),
+        ("latency-tracking-info-percentiles", "50 99.99"),
+        ("shutdown-on-sigint", "nosave now"),
+        ("tls-protocols", "TLSv1.3"),
+        ("cluster-node-timeout", "5000"),
+        ("slot-migration-max-failover-repl-bytes", "-1"),
+        ("primaryauth", "s e c"),
+    ];
+    for (name, value) in set {
+        assert_eq!(c.cmd(&["CONFIG", "SET", name, value]), Val::ok(), "{name}");
+    }
+    assert_eq!(c.cmd(&["CONFIG", "REWRITE"]), Val::ok());
+    let text = std::fs::read_to_string(&conf).unwrap();
+    assert!(text.contains("replica-read-only no\n"), "{text}");
+    drop(s);
+    let s = start_with_file(&conf, &dir);
+    let mut c = Client::connect(s.port);
+    let names: Vec<&str> = set.iter().map(|(n, _)| *n).collect();
+    let got = pairs(&c.cmd(&[&["CONFIG", "GET"][..], &names].concat()));
+    let mut want: Vec<(String, String)> = set
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .map(|(n, v)| if n == "repl-backlog-size" { (n, "2097152".into()) } else { (n, v) })
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
+    let behavior = pairs(&c.cmd(&["CONFIG", "GET", "propagation-error-behavior"]));
+    assert_eq!(behavior, [("propagation-error-behavior".to_string(), "panic".to_string())]);
+    drop(s);
     let _ = std::fs::remove_dir_all(&dir);
 }

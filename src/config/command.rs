@@ -2,9 +2,9 @@
 //! turns their results into replies. Error texts are Valkey's `configSetCommand` ones,
 //! `ERR` prefix included.
 
-use super::directives::{lookup, DIRECTIVES};
+use super::directives::{all, lookup};
 use super::glob::glob_match;
-use super::kind::{Arity, Directive, Mutability, Value};
+use super::kind::{Arity, Directive, Mutability, Support, Value};
 use super::values::EnableProtectedConfigs;
 use super::Config;
 
@@ -32,7 +32,7 @@ impl Config {
     /// name if that matches, and once more under each alias that matches.
     pub fn get(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
         let mut found = Vec::new();
-        for d in DIRECTIVES {
+        for d in all() {
             let names = std::iter::once(&d.name).chain(d.aliases);
             for name in names {
                 if patterns.iter().any(|p| glob_match(p, name.as_bytes(), true)) {
@@ -85,6 +85,10 @@ impl Config {
             let d = t.directive;
             if d.show(self) != *old && !changed.contains(&d.name) {
                 changed.push(d.name);
+                if let (Support::NoEffect(reason), true) = (d.support, d.differs_from_default(self))
+                {
+                    tracing::warn!("CONFIG SET {} has no effect in this server: {reason}", d.name);
+                }
             }
         }
         Ok(changed)
@@ -189,7 +193,7 @@ mod tests {
                 "maxmemory-clients"
             ]
         );
-        assert_eq!(get1(&c, "*").len(), DIRECTIVES.iter().map(|d| 1 + d.aliases.len()).sum());
+        assert_eq!(get1(&c, "*").len(), all().map(|d| 1 + d.aliases.len()).sum::<usize>());
         assert_eq!(get1(&c, "?ort"), vec![pair("port", "6379")]);
         assert_eq!(get1(&c, "[pq]ort"), vec![pair("port", "6379")]);
     }

@@ -10,9 +10,9 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::directives::{is_ignored, lookup};
+use super::directives::{file_only, lookup};
 use super::glob::glob_match;
-use super::kind::{Arity, Directive, Value};
+use super::kind::{Arity, Directive, Support, Value};
 use super::Config;
 use crate::server::log::strerror;
 
@@ -201,8 +201,8 @@ impl From<&str> for LineError {
 /// What became of an accepted line.
 enum Accepted {
     Applied,
-    /// A directive of `directives::IGNORED`, by its lower-case name.
-    Ignored(String),
+    /// A table directive set to something other than its default.
+    Set(&'static Directive),
 }
 
 /// Applies configuration text to a `Config`, line by line.
@@ -211,11 +211,13 @@ struct Loader {
     /// The first `save` line replaces the defaults; later ones add save points.
     save_seen: bool,
     include_depth: usize,
+    /// Directives already warned about ([`Support::NoEffect`], [`Support::Tunes`]): once each.
+    warned: Vec<&'static str>,
 }
 
 impl Loader {
     fn new() -> Loader {
-        Loader { config: Config::default(), save_seen: false, include_depth: 0 }
+        Loader { config: Config::default(), save_seen: false, include_depth: 0, warned: Vec::new() }
     }
 
     /// Parses the concatenation of `parts` as one text; each part keeps its origin.
@@ -241,11 +243,7 @@ impl Loader {
             };
             match self.line(line) {
                 Ok(Accepted::Applied) => {}
-                Ok(Accepted::Ignored(name)) => self.config.warnings.push(format!(
-                    "Ignoring unsupported config directive '{name}' at line {} {}",
-                    index + 1,
-                    origin()
-                )),
+                Ok(Accepted::Set(d)) => self.warn_once(d, index + 1, &origin()),
                 Err(LineError::Nested(nested)) => return Err(nested),
                 Err(LineError::Reason(reason)) => {
                     return Err(ConfigError::Line {
@@ -267,30 +265,39 @@ impl Loader {
         let argv = split_args(line.as_bytes()).ok_or("Unbalanced quotes in configuration line")?;
         let Some(first) = argv.first() else { return Ok(Accepted::Applied) };
         let name = String::from_utf8_lossy(first).to_ascii_lowercase();
-        if is_ignored(&name) && argv.len() > 1 {
-            // Before the arguments are read: their text does not matter.
-            return Ok(Accepted::Ignored(name));
-        }
         let args = argv[1..].iter().map(|a| utf8(a)).collect::<Result<Vec<_>, _>>()?;
-        let applied = match lookup(&name) {
-            Some(d) => self.directive(d, args),
-            None => match (name.as_str(), args.as_slice()) {
-                ("include", [path]) => self.include(path),
-                // Directives Valkey dropped but still accepts, and ignores, in old files.
-                (
-                    "list-max-ziplist-entries"
-                    | "list-max-ziplist-value"
-                    | "lua-replicate-commands",
-                    [_],
-                ) => Ok(()),
-                ("rename-command", _) => {
-                    let us = env!("CARGO_PKG_NAME");
-                    Err(format!("rename-command is not supported by {us}").into())
-                }
-                _ => Err("Bad directive or wrong number of arguments".into()),
+        if let Some(d) = lookup(&name) {
+            self.directive(d, args)?;
+            let set = d.support != Support::Acts && d.differs_from_default(&self.config);
+            return Ok(if set { Accepted::Set(d) } else { Accepted::Applied });
+        }
+        let applied = match (name.as_str(), args.as_slice()) {
+            ("include", [path]) => self.include(path),
+            _ => match file_only(&name, &args) {
+                Some(result) => result.map_err(LineError::from),
+                None => Err("Bad directive or wrong number of arguments".into()),
             },
         };
         applied.map(|()| Accepted::Applied)
+    }
+
+    /// Records, once per directive, that a line set a directive without effect here or for
+    /// a feature ferrokey lacks.
+    fn warn_once(&mut self, d: &'static Directive, line_no: usize, origin: &Origin) {
+        if self.warned.contains(&d.name) {
+            return;
+        }
+        self.warned.push(d.name);
+        let us = env!("CARGO_PKG_NAME");
+        let text = match d.support {
+            Support::NoEffect(reason) => format!("has no effect in {us}: {reason}"),
+            Support::Tunes(feature) => {
+                format!("is stored for when {us} has {}, which it lacks", feature.name())
+            }
+            Support::Acts | Support::Gate(_) => return,
+        };
+        let at = format!("at line {line_no} {origin}");
+        self.config.warnings.push(format!("Config directive '{}' {at} {text}", d.name));
     }
 
     /// Applies one table directive. A multi-argument directive given a single argument
@@ -448,6 +455,17 @@ impl Config {
         let mut loader = Loader::new();
         loader.load_parts(&[(text.to_string(), Origin::Text)])?;
         Ok(loader.config)
+    }
+}
+
+/// The default text of a directive as the arguments its parser takes.
+pub(crate) fn default_args(d: &Directive) -> Vec<String> {
+    let words = split_args(d.default.as_bytes()).unwrap_or_default();
+    let words: Vec<String> =
+        words.iter().map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+    match d.arity() {
+        Arity::Single => vec![words.into_iter().next().unwrap_or_default()],
+        Arity::Multi => words,
     }
 }
 

@@ -397,7 +397,7 @@ fn example_config_loads_to_the_defaults() {
     assert_eq!(c, Config::default());
     // And it mentions every directive.
     let text = std::fs::read_to_string(&path).unwrap();
-    for d in super::super::DIRECTIVES {
+    for d in super::super::all_directives() {
         let mentioned = text.lines().any(|l| {
             let l = l.trim_start_matches(['#', ' ']);
             l.split_whitespace().next() == Some(d.name)
@@ -407,59 +407,106 @@ fn example_config_loads_to_the_defaults() {
 }
 
 #[test]
-fn unsupported_tuning_directives_are_ignored_with_a_warning() {
-    let text = "port 7000\nJEMALLOC-BG-THREAD yes\noom-score-adj-values 0 200 800\n\
-                repl-diskless-load \"disabled\"\nhz 20\n";
+fn directives_without_effect_or_for_missing_features_warn_once() {
+    let text = "port 7000\nJEMALLOC-BG-THREAD no\noom-score-adj-values 0 200 800\n\
+                repl-diskless-load \"swapdb\"\nhz 20\nactivedefrag yes\nactivedefrag yes\n";
     let c = Config::load_str(text).unwrap();
     assert_eq!((c.port, c.hz), (7000, 20));
+    assert!(!c.memory.jemalloc_bg_thread);
+    assert!(c.memory.activedefrag);
+    assert_eq!(c.get_value("repl-diskless-load").unwrap(), "swapdb");
     let from = "(from a configuration string)";
     assert_eq!(
         c.warnings,
         [
-            format!("Ignoring unsupported config directive 'jemalloc-bg-thread' at line 2 {from}"),
             format!(
-                "Ignoring unsupported config directive 'oom-score-adj-values' at line 3 {from}"
+                "Config directive 'jemalloc-bg-thread' at line 2 {from} has no effect in \
+                 ferrokey: ferrokey leaves jemalloc's background threads at jemalloc's own default"
             ),
-            format!("Ignoring unsupported config directive 'repl-diskless-load' at line 4 {from}"),
+            format!(
+                "Config directive 'repl-diskless-load' at line 4 {from} is stored for when \
+                 ferrokey has replication, which it lacks"
+            ),
+            format!(
+                "Config directive 'activedefrag' at line 6 {from} has no effect in ferrokey: \
+                 active defragmentation moves jemalloc allocations by Valkey's own hooks; \
+                 ferrokey has none"
+            ),
         ]
     );
-    // Nothing else changes.
-    let c = Config::load_str("activedefrag yes\n").unwrap();
-    assert_eq!(Config { warnings: Vec::new(), ..c }, Config::default());
-
-    // A bare name, and names whose loss would matter, are still fatal.
-    for line in ["jemalloc-bg-thread", "replicaof 127.0.0.1 6379", "masterauth pw", "aclfile x"] {
-        assert_eq!(reason(line), "Bad directive or wrong number of arguments", "{line}");
-    }
-    // CONFIG GET and CONFIG SET do not know them.
-    let mut c = Config::default();
-    assert_eq!(c.get(&[b"jemalloc-bg-thread"]), vec![]);
-    assert_eq!(
-        c.set(&[(b"jemalloc-bg-thread", b"yes")]),
-        Err("ERR Unknown option or number of arguments for CONFIG SET - 'jemalloc-bg-thread'"
-            .to_string())
-    );
+    // Their values are still checked.
+    assert_eq!(reason("activedefrag maybe"), "argument must be 'yes' or 'no'");
+    assert_eq!(reason("jemalloc-bg-thread"), "wrong number of arguments");
 }
 
 #[test]
-fn ignored_directive_warnings_name_their_origin() {
+fn directives_turning_on_missing_features_accept_only_their_default() {
+    let refused = |line: &str, feature: &str, default: &str| {
+        let name = line.split(' ').next().unwrap();
+        let canonical = super::super::lookup(name).unwrap().name;
+        assert_eq!(
+            reason(line),
+            format!(
+                "ferrokey does not support {feature} yet: {canonical} accepts only its default, \
+                 {default}"
+            ),
+            "{line}"
+        );
+    };
+    refused("replicaof 127.0.0.1 6379", "replication", "\"\"");
+    refused("slaveof 127.0.0.1 6379", "replication", "\"\"");
+    refused("tls-port 6380", "TLS", "0");
+    refused("tls-replication yes", "TLS", "no");
+    refused("tls-cluster yes", "TLS", "no");
+    refused("cluster-enabled yes", "cluster mode", "no");
+    refused("aclfile /etc/valkey/users.acl", "ACL users", "\"\"");
+    refused("min-replicas-to-write 1", "replication", "0");
+    refused("log-format json", "log formats other than legacy", "legacy");
+    assert_eq!(reason("user alice on"), "ferrokey does not support ACL users yet");
+    assert_eq!(reason("loadmodule /x.so"), "ferrokey does not support modules yet");
+    assert_eq!(reason("replicaof 127.0.0.1"), "wrong number of arguments");
+    // The off values load, and CONFIG GET shows them.
+    let c = Config::load_str(
+        "replicaof no one\ntls-port 0\ncluster-enabled no\ntls-replication no\n\
+         tls-protocols \"TLSv1.2 TLSv1.3\"\ncluster-node-timeout 5000\nmasterauth pw\n",
+    )
+    .unwrap();
+    assert_eq!(c.get_value("replicaof").unwrap(), "");
+    assert_eq!(c.get_value("tls-protocols").unwrap(), "TLSv1.2 TLSv1.3");
+    assert_eq!(c.cluster.cluster_node_timeout_ms, 5000);
+    assert_eq!(c.get_value("primaryauth").unwrap(), "pw");
+    // CONFIG SET refuses them too, unless immutable first.
+    let mut c = Config::default();
+    assert_eq!(
+        c.set(&[(b"tls-port", b"6380")]),
+        Err("ERR CONFIG SET failed (possibly related to argument 'tls-port') - ferrokey does \
+             not support TLS yet: tls-port accepts only its default, 0"
+            .to_string())
+    );
+    assert_eq!(
+        c.set(&[(b"replicaof", b"127.0.0.1 6379")]),
+        Err("ERR CONFIG SET failed (possibly related to argument 'replicaof') - can't set \
+             immutable config"
+            .to_string())
+    );
+    assert_eq!(c.set(&[(b"tls-port", b"0")]), Ok(vec![]));
+    assert_eq!(c.set(&[(b"repl-timeout", b"30")]), Ok(vec!["repl-timeout"]));
+}
+
+#[test]
+fn directive_warnings_name_their_origin() {
     let dir = TempDir::new("ignored");
-    let inner = dir.write("inner.conf", "# x\ndisable-thp yes\n");
+    let inner = dir.write("inner.conf", "# x\ndisable-thp no\n");
     let main = dir.write("main.conf", &format!("include {}\n", inner.display()));
     let cli = args(&[main.to_str().unwrap(), "--latency-tracking", "no"]);
     let (c, _) = from_args(&cli).unwrap();
-    assert_eq!(
-        c.warnings,
-        [
-            format!(
-                "Ignoring unsupported config directive 'disable-thp' at line 2 \
-                 (from config file '{}')",
-                inner.display()
-            ),
-            "Ignoring unsupported config directive 'latency-tracking' at line 3 \
-             (from the command line options)"
-                .to_string(),
-        ]
+    assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+    let inner_from = format!("'disable-thp' at line 2 (from config file '{}')", inner.display());
+    assert!(c.warnings[0].contains(&inner_from), "{:?}", c.warnings);
+    assert!(
+        c.warnings[1].contains("'latency-tracking' at line 3 (from the command line options)"),
+        "{:?}",
+        c.warnings
     );
 }
 
@@ -497,9 +544,5 @@ fn stock_redis_conf_loads() {
     assert_eq!(c.hash_max_listpack_entries, 512);
     assert_eq!(c.client_output_buffer_limit, Config::default().client_output_buffer_limit);
     let from = format!("(from config file '{}')", path.display());
-    for ignored in ["jemalloc-bg-thread", "replica-read-only", "oom-score-adj-values"] {
-        let named = format!("'{ignored}'");
-        assert!(c.warnings.iter().any(|w| w.contains(&named)), "{ignored}: {:?}", c.warnings);
-    }
-    assert!(c.warnings.iter().all(|w| w.ends_with(&from)), "{:?}", c.warnings);
+    assert!(c.warnings.iter().all(|w| w.contains(&from)), "{:?}", c.warnings);
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use super::file::repr;
 use super::units;
-use super::values::{KeyspaceEvents, MaxmemoryClients, ObufClass, ObufLimit};
+use super::values::{KeyspaceEvents, MaxmemoryClients, ObufClass, ObufLimit, ShutdownFlags};
 use super::Config;
 
 /// Whether CONFIG SET may change a directive while the server runs.
@@ -43,7 +43,7 @@ pub enum Base {
 }
 
 /// A parsed, validated directive value, not yet applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Value {
     Bool(bool),
     Int(i64),
@@ -56,6 +56,10 @@ pub(crate) enum Value {
     Events(KeyspaceEvents),
     Dir(PathBuf),
     MemOrPercent(MaxmemoryClients),
+    Words(Vec<String>),
+    Oom([i32; 3]),
+    Shutdown(ShutdownFlags),
+    Percentiles(Vec<f64>),
 }
 
 /// A directive whose parsing, display and rewriting do not fit a generic kind.
@@ -103,6 +107,70 @@ pub(crate) enum Kind {
     Special(&'static Special),
 }
 
+/// A feature of Valkey that ferrokey does not have yet. Its name ends the error text that
+/// refuses a directive turning it on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feature {
+    Replication,
+    Tls,
+    Cluster,
+    Acl,
+    Rdma,
+    Mptcp,
+    Syslog,
+    UnixSocketGroup,
+    LogFormat,
+    RedisCompatibility,
+    ImportMode,
+    AofTimestamps,
+    RelaxedRdbVersion,
+    CommandLog,
+    LatencyStats,
+    HyperLogLog,
+    Streams,
+}
+
+impl Feature {
+    /// What the feature is, for messages and the README.
+    pub fn name(self) -> &'static str {
+        match self {
+            Feature::Replication => "replication",
+            Feature::Tls => "TLS",
+            Feature::Cluster => "cluster mode",
+            Feature::Acl => "ACL users",
+            Feature::Rdma => "RDMA",
+            Feature::Mptcp => "MPTCP",
+            Feature::Syslog => "logging to syslog",
+            Feature::UnixSocketGroup => "setting the unix socket's group",
+            Feature::LogFormat => "log formats other than legacy",
+            Feature::RedisCompatibility => "extended Redis compatibility",
+            Feature::ImportMode => "import mode",
+            Feature::AofTimestamps => "AOF timestamp annotations",
+            Feature::RelaxedRdbVersion => "loading RDB files of unknown versions",
+            Feature::CommandLog => "COMMANDLOG large-request and large-reply logs",
+            Feature::LatencyStats => "per-command latency histograms",
+            Feature::HyperLogLog => "HyperLogLog",
+            Feature::Streams => "streams",
+        }
+    }
+}
+
+/// What ferrokey does with a directive it accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    /// It acts as in Valkey.
+    Acts,
+    /// It turns on a feature ferrokey lacks: only its default (off) value is accepted; any
+    /// other is refused with an error naming the feature.
+    Gate(Feature),
+    /// It tunes a feature ferrokey lacks: validated and stored (CONFIG GET shows it), so
+    /// that it acts once the feature lands.
+    Tunes(Feature),
+    /// It means nothing in ferrokey's design (the reason says why): validated and stored,
+    /// and a non-default value is logged once at start-up and on CONFIG SET.
+    NoEffect(&'static str),
+}
+
 /// One row of the directive table.
 pub struct Directive {
     /// Canonical name, lowercase.
@@ -113,6 +181,7 @@ pub struct Directive {
     /// The default as it would be written in valkey.conf.
     pub default: &'static str,
     pub(crate) kind: Kind,
+    pub support: Support,
 }
 
 /// Accepts any string.
@@ -125,6 +194,23 @@ impl Directive {
     pub(crate) const fn aliases(mut self, aliases: &'static [&'static str]) -> Directive {
         self.aliases = aliases;
         self
+    }
+
+    /// Sets what ferrokey does with a table row.
+    pub(crate) const fn support(mut self, support: Support) -> Directive {
+        self.support = support;
+        self
+    }
+
+    /// Whether `value` is this directive's default.
+    pub(crate) fn is_default(&self, value: &Value) -> bool {
+        let default = super::file::default_args(self);
+        self.parse_value(&default).is_ok_and(|d| d == *value)
+    }
+
+    /// Whether `config` holds a value other than this directive's default.
+    pub fn differs_from_default(&self, config: &Config) -> bool {
+        self.show(config) != self.show(&Config::default())
     }
 
     /// Whether `name` (any case) is this directive's name or one of its aliases.
@@ -149,7 +235,22 @@ impl Directive {
     }
 
     /// Parses and validates arguments; `args` has exactly one element for `Arity::Single`.
+    /// A directive that turns on a missing feature accepts only its default.
     pub(crate) fn parse(&self, args: &[String]) -> Result<Value, String> {
+        let value = self.parse_value(args)?;
+        match self.support {
+            Support::Gate(feature) if !self.is_default(&value) => Err(format!(
+                "{} does not support {} yet: {} accepts only its default, {}",
+                env!("CARGO_PKG_NAME"),
+                feature.name(),
+                self.name,
+                self.default
+            )),
+            _ => Ok(value),
+        }
+    }
+
+    fn parse_value(&self, args: &[String]) -> Result<Value, String> {
         let first = || args.first().map(String::as_str).unwrap_or("");
         match &self.kind {
             Kind::Bool { .. } => parse_bool(first()).map(Value::Bool),

@@ -3,9 +3,10 @@
 //!
 //! # Layout
 //!
-//! - [`Config`] (here): one typed, public field per directive; `Default` is Valkey 8's.
-//! - `directives.rs`: the one static table ([`DIRECTIVES`]) of name, aliases, kind, bounds,
-//!   mutability, default text and accessors. File parsing, the command line, CONFIG GET,
+//! - [`Config`] (here): one typed, public field per directive; `Default` is Valkey 9.1's.
+//! - `directives/`: the one static table ([`directives::all`]), split by area, of name,
+//!   aliases, kind, bounds, mutability, default text, accessors and [`Support`] (what
+//!   ferrokey does with the directive). File parsing, the command line, CONFIG GET,
 //!   CONFIG SET and CONFIG REWRITE all read this table and nothing else.
 //! - `kind.rs`: what a table row is, and the generic parse / show / rewrite per value kind.
 //! - `special.rs`: directives that fit no generic kind (`save`, `bind`, `dir`, ...).
@@ -32,20 +33,23 @@ mod values;
 use std::path::PathBuf;
 
 pub use command::Caller;
-pub use directives::{lookup, DIRECTIVES};
+pub use directives::{
+    all as all_directives, lookup, Cluster, General, Memory, Network, Persistence, Replication, Tls,
+};
 pub use file::{from_args, repr, split_args, ConfigError, Origin};
 pub use glob::glob_match;
-pub use kind::{Arity, Base, Directive, Mutability};
+pub use kind::{Arity, Base, Directive, Feature, Mutability, Support};
 pub use values::{
     Appendfsync, EnableDebugCommand, EnableProtectedConfigs, KeyspaceEvents, LogLevel,
-    MaxmemoryClients, MaxmemoryPolicy, ObufClass, ObufLimit, Supervised,
+    MaxmemoryClients, MaxmemoryPolicy, ObufClass, ObufLimit, PropagationErrorBehavior,
+    ShutdownFlags, Supervised,
 };
 
 const MB: u64 = 1024 * 1024;
 
 /// Every supported directive, typed. Field names are the directive names in snake_case, with
 /// the unit last where the directive has one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     // NETWORK
     pub port: u16,
@@ -141,15 +145,24 @@ pub struct Config {
     pub lfu_log_factor: u32,
     pub lfu_decay_time_mins: u32,
     pub active_expire_effort: u32,
+    // ADDED FOR VALKEY 9.1, BY AREA
+    pub network: Network,
+    pub general: General,
+    pub persistence: Persistence,
+    pub memory: Memory,
+    pub replication: Replication,
+    pub tls: Tls,
+    pub cluster: Cluster,
     // NOT DIRECTIVES
-    /// One message per directive that the config text held and this server accepts but
-    /// ignores (replication and OS tuning, see `directives::IGNORED`). Loading happens
-    /// before logging is set up, so the server logs these with [`Config::log_warnings`].
+    /// One message per directive that the config text set to a value without effect here
+    /// ([`Support::NoEffect`]) or for a feature not there yet ([`Support::Tunes`]). Loading
+    /// happens before logging is set up, so the server logs these with
+    /// [`Config::log_warnings`].
     pub warnings: Vec<String>,
 }
 
 impl Default for Config {
-    /// Valkey 8's defaults; `dir` is the current working directory.
+    /// Valkey 9.1's defaults; `dir` is the current working directory.
     fn default() -> Self {
         Config {
             port: 6379,
@@ -183,11 +196,11 @@ impl Default for Config {
             maxmemory_samples: 5,
             maxmemory_eviction_tenacity: 10,
             maxmemory_clients: MaxmemoryClients::Bytes(0),
-            lazyfree_lazy_eviction: false,
-            lazyfree_lazy_expire: false,
-            lazyfree_lazy_server_del: false,
-            lazyfree_lazy_user_del: false,
-            lazyfree_lazy_user_flush: false,
+            lazyfree_lazy_eviction: true,
+            lazyfree_lazy_expire: true,
+            lazyfree_lazy_server_del: true,
+            lazyfree_lazy_user_del: true,
+            lazyfree_lazy_user_flush: true,
             io_threads: 1,
             prefetch_batch_max_size: 16,
             appendonly: false,
@@ -227,6 +240,13 @@ impl Default for Config {
             lfu_log_factor: 10,
             lfu_decay_time_mins: 1,
             active_expire_effort: 1,
+            network: Network::default(),
+            general: General::default(),
+            persistence: Persistence::default(),
+            memory: Memory::default(),
+            replication: Replication::default(),
+            tls: Tls::default(),
+            cluster: Cluster::default(),
             warnings: Vec::new(),
         }
     }
@@ -253,7 +273,7 @@ mod tests {
     #[test]
     fn table_defaults_match_config_default() {
         let defaults = Config::default();
-        for d in DIRECTIVES {
+        for d in all_directives() {
             let mut fresh = Config::default();
             let loaded = Config::load_str(&format!("{} {}", d.name, d.default))
                 .unwrap_or_else(|e| panic!("{}: {e}", d.name));
@@ -277,7 +297,7 @@ mod tests {
     #[test]
     fn names_are_unique_lowercase_and_valid() {
         let mut seen = std::collections::HashSet::new();
-        for d in DIRECTIVES {
+        for d in all_directives() {
             for name in std::iter::once(&d.name).chain(d.aliases) {
                 assert_eq!(*name, name.to_ascii_lowercase());
                 assert!(seen.insert(*name), "duplicate {name}");
@@ -285,6 +305,7 @@ mod tests {
             }
         }
         assert!(lookup("PORT").is_some());
+        assert!(lookup("SLAVEOF").is_some_and(|d| d.name == "replicaof"));
         assert!(lookup("no-such-thing").is_none());
     }
 }

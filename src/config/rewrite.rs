@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::directives::{is_file_only, lookup, DIRECTIVES};
+use super::directives::{all, is_file_only, lookup};
 use super::file::split_args;
 use super::Config;
 use crate::server::log::strerror;
@@ -137,7 +137,7 @@ impl Config {
     fn rewritten(&self, old: &str) -> String {
         let defaults = Config::default();
         let mut state = State::parse(old);
-        for d in DIRECTIVES {
+        for d in all() {
             let force = ALWAYS_WRITTEN.contains(&d.name) || d.show(self) != d.show(&defaults);
             for line in d.rewrite_lines(self) {
                 state.put(d.name, line, force);

@@ -1,14 +1,16 @@
 //! Directives that fit no generic kind: several arguments (`save`, `bind`,
-//! `client-output-buffer-limit`), a side effect (`dir` changes the working directory), or a
-//! format of their own (`notify-keyspace-events`, `maxmemory-clients`), plus the file-name
-//! checks of `dbfilename`, `appendfilename` and `appenddirname`. Error texts are Valkey's.
+//! `client-output-buffer-limit`, `replicaof`, `oom-score-adj-values`, `shutdown-on-sig*`,
+//! `latency-tracking-info-percentiles`), a side effect (`dir` changes the working directory),
+//! or a format of their own (`notify-keyspace-events`, `maxmemory-clients`), plus the checks
+//! of string directives (file names, host names, addresses, templates). Error texts are
+//! Valkey's.
 
 use std::path::PathBuf;
 
 use super::file::repr;
 use super::kind::{Arity, Special, Value};
 use super::units;
-use super::values::{KeyspaceEvents, MaxmemoryClients, ObufClass, ObufLimit};
+use super::values::{KeyspaceEvents, MaxmemoryClients, ObufClass, ObufLimit, ShutdownFlags};
 use super::Config;
 use crate::server::log::strerror;
 
@@ -238,5 +240,264 @@ pub(crate) fn check_appenddirname(name: &str) -> Result<(), &'static str> {
         Err("appenddirname can't be a path, just a dirname")
     } else {
         Ok(())
+    }
+}
+
+/// A list of words shown space-separated, for directives whose words are kept as given.
+fn words_show(words: &[String]) -> String {
+    words.join(" ")
+}
+
+pub(crate) static RDMA_BIND: Special = Special {
+    arity: Arity::Multi,
+    parse: |args| {
+        if args.len() > BIND_ADDRESSES_MAX {
+            return Err("Too many bind addresses specified.".to_string());
+        }
+        let addresses = if is_single_empty(args) { Vec::new() } else { args.to_vec() };
+        Ok(Value::Words(addresses))
+    },
+    apply: |c, v| {
+        let Value::Words(addresses) = v else { unreachable!("rdma-bind: {v:?}") };
+        c.network.rdma_bind = addresses;
+        Ok(())
+    },
+    show: |c| words_show(&c.network.rdma_bind),
+    rewrite: |c| {
+        vec![words_show(&c.network.rdma_bind)].into_iter().map(|w| quote_empty(&w)).collect()
+    },
+};
+
+/// An empty argument list is written `""` so that the line still parses.
+fn quote_empty(text: &str) -> String {
+    if text.is_empty() {
+        "\"\"".to_string()
+    } else {
+        text.to_string()
+    }
+}
+
+/// `replicaof <host> <port>`, or `replicaof no one` (and an empty value) for none.
+pub(crate) static REPLICAOF: Special = Special {
+    arity: Arity::Multi,
+    parse: |args| match args {
+        [] => Ok(Value::Words(Vec::new())),
+        [one] if one.is_empty() => Ok(Value::Words(Vec::new())),
+        [no, one] if no.eq_ignore_ascii_case("no") && one.eq_ignore_ascii_case("one") => {
+            Ok(Value::Words(Vec::new()))
+        }
+        [host, port] => Ok(Value::Words(vec![host.clone(), port.clone()])),
+        _ => Err("wrong number of arguments".to_string()),
+    },
+    apply: |c, v| {
+        let Value::Words(words) = v else { unreachable!("replicaof: {v:?}") };
+        c.replication.replicaof = words.join(" ");
+        Ok(())
+    },
+    show: |c| c.replication.replicaof.clone(),
+    rewrite: |c| vec![quote_empty(&c.replication.replicaof)],
+};
+
+/// Three `oom_score_adj` values (primary, replica, background child), each in -2000..=2000.
+pub(crate) static OOM_SCORE_ADJ_VALUES: Special = Special {
+    arity: Arity::Multi,
+    parse: |args| {
+        let [a, b, c] = args else { return Err("wrong number of arguments".to_string()) };
+        let mut values = [0i32; 3];
+        for (slot, arg) in values.iter_mut().zip([a, b, c]) {
+            *slot = units::parse_strict_i64(arg)
+                .filter(|v| (-2000..=2000).contains(v))
+                .ok_or("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")?
+                as i32;
+        }
+        Ok(Value::Oom(values))
+    },
+    apply: |c, v| {
+        let Value::Oom(values) = v else { unreachable!("oom-score-adj-values: {v:?}") };
+        c.general.oom_score_adj_values = values;
+        Ok(())
+    },
+    show: |c| {
+        let [a, b, d] = c.general.oom_score_adj_values;
+        format!("{a} {b} {d}")
+    },
+    rewrite: |c| {
+        let [a, b, d] = c.general.oom_score_adj_values;
+        vec![format!("{a} {b} {d}")]
+    },
+};
+
+fn parse_shutdown_flags(args: &[String]) -> Result<Value, String> {
+    let args = if is_single_empty(args) { &[] } else { args };
+    if args.is_empty() {
+        return Err("wrong number of arguments".to_string());
+    }
+    ShutdownFlags::parse(args).map(Value::Shutdown).ok_or_else(|| {
+        format!("argument(s) must be one of the following: {}", ShutdownFlags::NAMES.join(", "))
+    })
+}
+
+pub(crate) static SHUTDOWN_ON_SIGNAL_INT: Special = Special {
+    arity: Arity::Multi,
+    parse: parse_shutdown_flags,
+    apply: |c, v| {
+        let Value::Shutdown(flags) = v else { unreachable!("shutdown-on-sigint: {v:?}") };
+        c.general.shutdown_on_sigint = flags;
+        Ok(())
+    },
+    show: |c| c.general.shutdown_on_sigint.to_names(),
+    rewrite: |c| vec![c.general.shutdown_on_sigint.to_names()],
+};
+
+pub(crate) static SHUTDOWN_ON_SIGNAL_TERM: Special = Special {
+    arity: Arity::Multi,
+    parse: parse_shutdown_flags,
+    apply: |c, v| {
+        let Value::Shutdown(flags) = v else { unreachable!("shutdown-on-sigterm: {v:?}") };
+        c.general.shutdown_on_sigterm = flags;
+        Ok(())
+    },
+    show: |c| c.general.shutdown_on_sigterm.to_names(),
+    rewrite: |c| vec![c.general.shutdown_on_sigterm.to_names()],
+};
+
+/// Percentiles between 0 and 100; an empty list is allowed.
+pub(crate) static LATENCY_PERCENTILES: Special = Special {
+    arity: Arity::Multi,
+    parse: |args| {
+        let args = if is_single_empty(args) { &[] } else { args };
+        let mut percentiles = Vec::with_capacity(args.len());
+        for arg in args {
+            let p: f64 = arg
+                .parse()
+                .ok()
+                .filter(|p: &f64| p.is_finite())
+                .ok_or("Invalid latency-tracking-info-percentiles parameters")?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err("latency-tracking-info-percentiles parameters should sit between \
+                            [0.0,100.0]"
+                    .to_string());
+            }
+            percentiles.push(p);
+        }
+        Ok(Value::Percentiles(percentiles))
+    },
+    apply: |c, v| {
+        let Value::Percentiles(p) = v else { unreachable!("latency-tracking-info-percentiles") };
+        c.general.latency_tracking_info_percentiles = p;
+        Ok(())
+    },
+    show: |c| show_percentiles(&c.general.latency_tracking_info_percentiles),
+    rewrite: |c| vec![quote_empty(&show_percentiles(&c.general.latency_tracking_info_percentiles))],
+};
+
+fn show_percentiles(percentiles: &[f64]) -> String {
+    let parts: Vec<String> = percentiles.iter().map(|p| p.to_string()).collect();
+    parts.join(" ")
+}
+
+/// `slot-migration-max-failover-repl-bytes`: a memory value, or -1 (a negative value is a
+/// plain number: `-1kb` is not a memory value).
+pub(crate) static SIGNED_MEMORY_SLOT_MIGRATION: Special = Special {
+    arity: Arity::Single,
+    parse: |args| {
+        let arg = &args[0];
+        let v = match arg.strip_prefix('-') {
+            Some(_) => units::parse_strict_i64(arg),
+            None => units::parse_memory(arg).and_then(|v| i64::try_from(v).ok()),
+        };
+        match v {
+            Some(v) if v >= -1 => Ok(Value::Int(v)),
+            Some(_) => Err(format!("argument must be between -1 and {} inclusive", i64::MAX)),
+            None => Err("argument must be a memory value".to_string()),
+        }
+    },
+    apply: |c, v| {
+        let Value::Int(v) = v else { unreachable!("slot-migration-max-failover-repl-bytes") };
+        c.cluster.slot_migration_max_failover_repl_bytes = v;
+        Ok(())
+    },
+    show: |c| c.cluster.slot_migration_max_failover_repl_bytes.to_string(),
+    rewrite: |c| match u64::try_from(c.cluster.slot_migration_max_failover_repl_bytes) {
+        Ok(bytes) => vec![units::format_memory(bytes)],
+        Err(_) => vec![c.cluster.slot_migration_max_failover_repl_bytes.to_string()],
+    },
+};
+
+/// The process-title variables Valkey knows.
+const PROC_TITLE_VARIABLES: &[&str] = &[
+    "{title}",
+    "{listen-addr}",
+    "{server-mode}",
+    "{port}",
+    "{tls-port}",
+    "{unixsocket}",
+    "{config-file}",
+];
+
+/// A non-empty template whose `{...}` are known variables.
+pub(crate) fn check_proc_title_template(template: &str) -> Result<(), &'static str> {
+    const INVALID: &str = "template format is invalid or contains unknown variables";
+    if template.is_empty() {
+        return Err(INVALID);
+    }
+    let mut rest = template;
+    while let Some(open) = rest.find(['{', '}']) {
+        let tail = &rest[open..];
+        let variable = PROC_TITLE_VARIABLES.iter().find(|v| tail.starts_with(*v)).ok_or(INVALID)?;
+        rest = &tail[variable.len()..];
+    }
+    Ok(())
+}
+
+/// ferrokey compares strings byte by byte, which is the C locale's collation: only the
+/// locales that collate that way are accepted (empty means the environment's, as Valkey).
+pub(crate) fn check_locale(name: &str) -> Result<(), &'static str> {
+    match name {
+        "" | "C" | "POSIX" | "C.UTF-8" | "C.utf8" => Ok(()),
+        _ => Err("Invalid locale name"),
+    }
+}
+
+pub(crate) fn check_hostname(name: &str) -> Result<(), &'static str> {
+    if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') {
+        Ok(())
+    } else {
+        Err("Hostnames may only contain alphanumeric characters, hyphens or dots")
+    }
+}
+
+/// Printable ASCII without blanks.
+fn is_printable_word(text: &str) -> bool {
+    text.bytes().all(|b| b.is_ascii_graphic())
+}
+
+pub(crate) fn check_human_nodename(name: &str) -> Result<(), &'static str> {
+    if is_printable_word(name) {
+        Ok(())
+    } else {
+        Err("Announced human node name contained invalid character")
+    }
+}
+
+pub(crate) fn check_announce_ip(ip: &str) -> Result<(), &'static str> {
+    if is_printable_word(ip) {
+        Ok(())
+    } else {
+        Err("cluster-announce-ip contains invalid character")
+    }
+}
+
+pub(crate) fn check_ipv4(ip: &str) -> Result<(), &'static str> {
+    match ip.is_empty() || ip.parse::<std::net::Ipv4Addr>().is_ok() {
+        true => Ok(()),
+        false => Err("Invalid IPv4 address"),
+    }
+}
+
+pub(crate) fn check_ipv6(ip: &str) -> Result<(), &'static str> {
+    match ip.is_empty() || ip.parse::<std::net::Ipv6Addr>().is_ok() {
+        true => Ok(()),
+        false => Err("Invalid IPv6 address"),
     }
 }

@@ -97,6 +97,165 @@ config_enum! {
     }
 }
 
+config_enum! {
+    /// `propagation-error-behavior`: what happens when a command replayed from the AOF (or, once
+    /// replication lands, received from a primary) replies with an error.
+    PropagationErrorBehavior {
+        /// Log the error and go on.
+        Ignore = "ignore",
+        /// Stop: the AOF replay aborts start-up.
+        Panic = "panic",
+        /// Stop only on a replica; an AOF replay logs and goes on.
+        PanicOnReplicas = "panic-on-replicas",
+    }
+}
+
+config_enum! {
+    /// `enable-module-command`: who may run MODULE (ferrokey has no MODULE command).
+    EnableModuleCommand {
+        No = "no",
+        Yes = "yes",
+        Local = "local",
+    }
+}
+
+config_enum! {
+    /// `syslog-facility`.
+    SyslogFacility {
+        User = "user",
+        Local0 = "local0",
+        Local1 = "local1",
+        Local2 = "local2",
+        Local3 = "local3",
+        Local4 = "local4",
+        Local5 = "local5",
+        Local6 = "local6",
+        Local7 = "local7",
+    }
+}
+
+config_enum! {
+    /// `log-format`: how a log line is laid out.
+    LogFormat {
+        Legacy = "legacy",
+        Logfmt = "logfmt",
+        Json = "json",
+    }
+}
+
+config_enum! {
+    /// `log-timestamp-format`: how a log line's time is written.
+    LogTimestampFormat {
+        Legacy = "legacy",
+        Iso8601 = "iso8601",
+        Milliseconds = "milliseconds",
+    }
+}
+
+config_enum! {
+    /// `oom-score-adj`: whether and how `oom-score-adj-values` are written to the kernel.
+    OomScoreAdj {
+        No = "no",
+        Yes = "yes",
+        Relative = "relative",
+        Absolute = "absolute",
+    }
+}
+
+config_enum! {
+    /// `rdb-version-check`: whether an RDB file of a newer, unknown version is refused.
+    RdbVersionCheck {
+        Strict = "strict",
+        Relaxed = "relaxed",
+    }
+}
+
+config_enum! {
+    /// `repl-diskless-load`: how a replica loads the RDB file its primary sends.
+    ReplDisklessLoad {
+        Disabled = "disabled",
+        OnEmptyDb = "on-empty-db",
+        Swapdb = "swapdb",
+        FlushBeforeLoad = "flush-before-load",
+    }
+}
+
+config_enum! {
+    /// `acl-pubsub-default`: the channel permissions of a new ACL user.
+    AclPubsubDefault {
+        Allchannels = "allchannels",
+        Resetchannels = "resetchannels",
+    }
+}
+
+config_enum! {
+    /// `tls-auth-clients`: whether TLS clients must present a certificate.
+    TlsAuthClients {
+        No = "no",
+        Yes = "yes",
+        Optional = "optional",
+    }
+}
+
+config_enum! {
+    /// `tls-auth-clients-user`: which certificate field names the ACL user of a TLS client.
+    TlsAuthClientsUser {
+        Cn = "CN",
+        Uri = "URI",
+        Off = "off",
+    }
+}
+
+config_enum! {
+    /// `cluster-preferred-endpoint-type`: what CLUSTER SLOTS and redirections name a node by.
+    ClusterPreferredEndpointType {
+        Ip = "ip",
+        Hostname = "hostname",
+        UnknownEndpoint = "unknown-endpoint",
+    }
+}
+
+config_enum! {
+    /// `cluster-config-save-behavior`: how the cluster config file is saved.
+    ClusterConfigSaveBehavior {
+        Sync = "sync",
+        BestEffort = "best-effort",
+    }
+}
+
+/// `shutdown-on-sigint` / `shutdown-on-sigterm`: the SHUTDOWN flags a signal implies, as a
+/// bit set over [`ShutdownFlags::NAMES`]; `default` (no bit) is a plain SHUTDOWN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShutdownFlags(pub u8);
+
+impl ShutdownFlags {
+    pub const DEFAULT: ShutdownFlags = ShutdownFlags(0);
+    /// Valkey's names, in the order CONFIG GET prints them; `default` is bit 0 and sets none.
+    pub const NAMES: &'static [&'static str] =
+        &["default", "save", "nosave", "now", "force", "safe", "failover"];
+
+    /// Parses one or more names; `None` on an unknown one.
+    pub fn parse<S: AsRef<str>>(names: &[S]) -> Option<ShutdownFlags> {
+        let mut bits = 0u8;
+        for name in names {
+            let index = Self::NAMES.iter().position(|n| n.eq_ignore_ascii_case(name.as_ref()))?;
+            if index > 0 {
+                bits |= 1 << (index - 1);
+            }
+        }
+        Some(ShutdownFlags(bits))
+    }
+
+    /// The names of the flags set, space-separated; `default` when none is.
+    pub fn to_names(self) -> String {
+        if self.0 == 0 {
+            return "default".to_string();
+        }
+        let set = Self::NAMES[1..].iter().enumerate().filter(|(i, _)| self.0 & (1 << i) != 0);
+        set.map(|(_, n)| *n).collect::<Vec<_>>().join(" ")
+    }
+}
+
 /// One class of `client-output-buffer-limit`. A client whose pending output passes
 /// `hard_bytes`, or stays above `soft_bytes` for `soft_secs`, is disconnected; 0 disables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -9,6 +9,7 @@ use super::manifest;
 use super::reader::ReadLimits;
 use super::writer::IncrFile;
 use super::{dir_path, file_size, rewrite, AofState};
+use crate::config::PropagationErrorBehavior;
 use crate::persist::rdb::encoding::{RdbError, RdbReader};
 use crate::persist::rdb::file::load_rdb;
 use crate::persist::rdb::file::{AccessMeta, SaveInfo};
@@ -241,13 +242,78 @@ impl Replayer {
             now_ms,
             slot: usize::MAX,
         };
-        let _ = handler(&mut ctx, argv);
+        let error = match handler(&mut ctx, argv) {
+            Err(e) => Some(e.to_string()),
+            Ok(()) => error_reply_text(&self.out.buf),
+        };
         self.out.buf.clear();
+        if let Some(error) = error {
+            replay_error(srv.config.general.propagation_error_behavior, cmd.name, &error)?;
+        }
         self.client.block_request = None;
         self.commands += 1;
         if srv.dbs.iter().any(|d| !d.removals.is_empty()) {
             srv.drain_removals();
         }
         Ok(())
+    }
+}
+
+/// The text of an error reply (`-ERR text\r\n` gives `ERR text`), if `reply` is one.
+fn error_reply_text(reply: &[u8]) -> Option<String> {
+    let line = reply.strip_prefix(b"-")?;
+    let end = line.windows(2).position(|w| w == b"\r\n").unwrap_or(line.len());
+    Some(String::from_utf8_lossy(&line[..end]).into_owned())
+}
+
+/// A replayed command replied with an error: logged as Valkey logs it; then
+/// `propagation-error-behavior` decides. `panic` stops the load (Valkey aborts the process;
+/// here start-up fails with its message); `ignore` and `panic-on-replicas` (this server is
+/// never a replica) go on.
+fn replay_error(
+    behavior: PropagationErrorBehavior,
+    command: &str,
+    error: &str,
+) -> Result<(), ExecError> {
+    let text = error.strip_prefix("ERR ").unwrap_or(error);
+    let command = command.to_ascii_lowercase();
+    tracing::warn!(
+        "== CRITICAL == This server is sending an error to its AOF-loading-client: '{text}' \
+         after processing the command '{command}'"
+    );
+    match behavior {
+        PropagationErrorBehavior::Panic => Err(ExecError::Fatal(format!(
+            "This server panicked sending an error to its AOF-loading-client after processing \
+             the command '{command}'"
+        ))),
+        PropagationErrorBehavior::Ignore | PropagationErrorBehavior::PanicOnReplicas => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod replay_error_tests {
+    use super::*;
+
+    #[test]
+    fn error_replies_are_recognised() {
+        assert_eq!(error_reply_text(b"-ERR bad\r\n").as_deref(), Some("ERR bad"));
+        assert_eq!(error_reply_text(b"-WRONGTYPE x\r\n").as_deref(), Some("WRONGTYPE x"));
+        assert_eq!(error_reply_text(b"+OK\r\n"), None);
+        assert_eq!(error_reply_text(b""), None);
+    }
+
+    #[test]
+    fn behavior_decides_whether_replay_stops() {
+        let err = "ERR value is not an integer or out of range";
+        assert_eq!(replay_error(PropagationErrorBehavior::Ignore, "INCR", err), Ok(()));
+        assert_eq!(replay_error(PropagationErrorBehavior::PanicOnReplicas, "incr", err), Ok(()));
+        assert_eq!(
+            replay_error(PropagationErrorBehavior::Panic, "INCR", err),
+            Err(ExecError::Fatal(
+                "This server panicked sending an error to its AOF-loading-client after \
+                 processing the command 'incr'"
+                    .to_string()
+            ))
+        );
     }
 }
