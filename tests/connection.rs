@@ -553,6 +553,7 @@ fn paused_clients_count_as_blocked() {
         assert_eq!(held.read(), Val::ok());
         assert_eq!(common::info_int(&mut admin, "clients", "blocked_clients"), 0);
     }
+}
 
 // ---------------------------------------------------------------------------------------
 // Protected mode, and CONFIG SET bind / port

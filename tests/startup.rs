@@ -130,6 +130,7 @@ fn startup_log_lines_come_in_valkeys_order() {
             && at("Server initialized") < at("Ready to accept connections tcp")
     );
     let _ = std::fs::remove_dir_all(dir);
+}
 
 /// The default `bind * -::*` listens on every IPv4 and every IPv6 address of the port: the
 /// IPv6 socket is v6-only, so it does not collide with the IPv4 one.

@@ -805,7 +805,7 @@ mod tests {
         assert_eq!(error_of(b"*1\r\n:3\r\n", &AUTHED), ProtoError::ExpectedDollar(b':'));
         assert_eq!(error_of(b"*1\r\n\r\n", &AUTHED), ProtoError::ExpectedDollar(b'\r'));
         let error = error_of(b"*2\r\n$1\r\na\r\nfoo\r\n", &AUTHED);
-        assert_eq!(error.message(), "ERR Protocol error: expected '$', got 'f'");
+        assert_eq!(error.message(), b"ERR Protocol error: expected '$', got 'f'");
         // The check waits for the header's end, as Valkey's does.
         assert_incomplete(b"*1\r\nfoo", &AUTHED);
     }
