@@ -143,9 +143,8 @@ pub fn start_valkey(extra: &[&str]) -> Server {
 
 /// The path of the Valkey 9.1 oracle binary (see [`start_valkey`]); panics when absent.
 pub fn valkey_bin() -> String {
-    let path = std::env::var("FERROKEY_VALKEY_SERVER").unwrap_or_else(|_| {
-        format!("{}/target/oracle/valkey-server", env!("CARGO_MANIFEST_DIR"))
-    });
+    let path = std::env::var("FERROKEY_VALKEY_SERVER")
+        .unwrap_or_else(|_| format!("{}/target/oracle/valkey-server", env!("CARGO_MANIFEST_DIR")));
     assert!(
         std::path::Path::new(&path).is_file(),
         "the Valkey 9.1 oracle {path} is missing: run tests/run-all.sh (it fetches the \
