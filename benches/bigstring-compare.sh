@@ -16,7 +16,8 @@
 #      `APPEND k x` (beyond proto-max-bulk-len), of `LCS k k LEN` (refused: its table
 #      exceeds proto-max-bulk-len); GET and DUMP of the value (median of GET_REPS, default
 #      3: from sending the command to the last byte of the reply), and the worst PING round
-#      trip a second client sees while each GET and DUMP is served.
+#      trip a second client (its own process, also on LOAD_CPU) sees while each GET and
+#      DUMP is served.
 # The replies of the refused commands are printed once per server, to compare.
 # Memory: up to about 2.5 GB at a time (the value, a reply buffer, the client's copy); the
 # server is flushed and stopped before the next starts.
@@ -37,7 +38,7 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
 cat > "$WORK/client.py" <<'PY'
-import json, socket, statistics, sys, threading, time
+import json, socket, statistics, subprocess, sys, time
 
 port, reps, get_reps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 MIB = 1 << 20
@@ -114,23 +115,40 @@ def median_of(c, n, *args):
         times.append(dt)
     return statistics.median(times), r
 
+PINGER = r"""
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+def ping():
+    t = time.perf_counter()
+    s.sendall(b"PING\r\n")
+    got = b""
+    while not got.endswith(b"\r\n"):
+        got += s.recv(64)
+    return time.perf_counter() - t
+ping()
+print("ready", flush=True)
+sys.stdin.readline()  # go
+worst = 0.0
+import select
+while not select.select([sys.stdin], [], [], 0)[0]:
+    worst = max(worst, ping())
+print(worst, flush=True)
+"""
+
 def with_pings(c, *args):
-    """Time one command and the worst PING round trip of a second client meanwhile."""
-    p = Conn()
-    p.call("PING")
-    done = threading.Event()
-    worst = [0.0]
-    def pinger():
-        while not done.is_set():
-            dt, _ = timed(p, "PING")
-            worst[0] = max(worst[0], dt)
-    th = threading.Thread(target=pinger)
-    th.start()
+    """Time one command and the worst PING round trip that a second client, in its own
+    process (no shared interpreter lock), sees meanwhile."""
+    p = subprocess.Popen([sys.executable, "-c", PINGER, str(port)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    p.stdin.write("go\n"); p.stdin.flush()
+    time.sleep(0.01)
     dt, r = timed(c, *args)
-    done.set()
-    th.join()
-    p.s.close()
-    return dt, worst[0], len(r) if r is not None else -1
+    p.stdin.write("stop\n"); p.stdin.flush()
+    worst = float(p.stdout.readline())
+    p.wait()
+    return dt, worst, len(r) if r is not None else -1
 
 c = Conn()
 res, replies = {}, {}

@@ -1009,7 +1009,7 @@ fn differential_big_and_growing_values() {
     assert!(len > 1 << 20);
     // SETRANGE inside, across the end, and past it (a zero-filled gap).
     p.same(&[&b"SETRANGE"[..], b"g", b"5", &binary(10, 9)]);
-    p.same(&[b"SETRANGE", b"g", (len - 3).to_string().as_bytes(), &binary(10, 8)[..]]);
+    p.same(&[&b"SETRANGE"[..], b"g", (len - 3).to_string().as_bytes(), &binary(10, 8)[..]]);
     p.same(&[&b"SETRANGE"[..], b"g", (len + 1000).to_string().as_bytes(), b"\r\n"]);
     p.same(&["GET", "g"]);
     // Refused edits: the value is untouched.

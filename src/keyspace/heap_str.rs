@@ -163,12 +163,11 @@ impl HeapStr {
             return false;
         }
         let new_cap = class_capacity(greedy_capacity(new_len));
-        let new_size = HEADER_BYTES + new_cap;
-        assert!(layout(new_cap).size() == new_size);
+        let new_layout = layout(new_cap);
         // SAFETY: `ptr` was allocated with `layout(cap)` by the global allocator; the new size
-        // is non-zero and fits a layout (checked above).
-        let raw = unsafe { std::alloc::realloc(self.ptr.as_ptr(), layout(cap), new_size) };
-        let Some(ptr) = NonNull::new(raw) else { std::alloc::handle_alloc_error(layout(new_cap)) };
+        // is non-zero and fits a layout (`layout` checked it).
+        let raw = unsafe { std::alloc::realloc(self.ptr.as_ptr(), layout(cap), new_layout.size()) };
+        let Some(ptr) = NonNull::new(raw) else { std::alloc::handle_alloc_error(new_layout) };
         self.ptr = ptr;
         self.set_cap(new_cap);
         true
