@@ -24,6 +24,9 @@ fn addr(db: &Db, key: &[u8]) -> Option<*const u8> {
     db.stored(key).and_then(|e| e.value_addr())
 }
 
+/// A check that decides an edit from a borrowed view of the value, or refuses it.
+type Refusal = dyn Fn(StrRef<'_>) -> Result<(StrEdit<'static>, ()), &'static str>;
+
 /// Bytes allocated (gross) while `f` runs.
 fn allocated_by<R>(f: impl FnOnce() -> R) -> (u64, R) {
     let before = thread_allocated_gross();
@@ -37,7 +40,7 @@ fn refused_edits_copy_nothing_and_change_nothing() {
     let before = bytes_of(&mut db, b"big");
     let (at, lru) = (addr(&db, b"big"), db.stored(b"big").unwrap().lru());
     // A counter on a non-integer, a float on a non-float, a length limit.
-    let refusals: [&dyn Fn(StrRef<'_>) -> Result<(StrEdit<'static>, ()), &'static str>; 3] = [
+    let refusals: [&Refusal; 3] = [
         &|s| s.as_i64().map(|n| (StrEdit::Replace(StrValue::Int(n + 1)), ())).ok_or("int"),
         &|s| s.as_long_double().map(|_| (StrEdit::Append(b"x"), ())).ok_or("float"),
         &|s| if s.len() + 1 > 4 * MIB { Err("too long") } else { Ok((StrEdit::Append(b"x"), ())) },
