@@ -374,6 +374,16 @@ impl Db {
         }
     }
 
+    /// Insert an entry removed from a database ([`Db::take_raw`]) under `key` (RENAME, MOVE),
+    /// with its value, expire time, clock and encoding. The value moves: only the entry's own
+    /// allocation (header and key) is rebuilt, so a big string is not copied.
+    pub fn put_entry(&mut self, key: &[u8], mut e: KeyEntry) {
+        let h = hash_key(key);
+        let moved = e.rebuilt(key, e.expire_at());
+        self.keys.insert_entry(h, key, moved);
+        self.log_created(key);
+    }
+
     /// As [`Db::put`] for a key that must not exist (loading a file): false, and nothing
     /// stored, when it does (expired or not).
     pub fn put_absent(&mut self, key: &[u8], mut obj: Obj) -> bool {

@@ -471,14 +471,32 @@ impl KeyEntry {
         Some(unsafe { Agg::from_raw(kind, ptr) })
     }
 
+    /// Moves the out-of-line string out, leaving the entry holding the integer 0 (as
+    /// `take_agg`). None for any other value.
+    fn take_heap(&mut self) -> Option<HeapStr> {
+        let s = self.shape();
+        if s.tag & ENC_MASK != ENC_HEAP {
+            return None;
+        }
+        let vo = s.value_offset();
+        let p = self.heap_ptr(vo);
+        self.write(0, &[(s.tag & !ENC_MASK) | ENC_INT]);
+        self.write(vo, &0i64.to_le_bytes());
+        // SAFETY: the pointer came from `HeapStr::into_raw`; the entry no longer refers to it
+        // (its encoding is now an integer), so this is the only owner.
+        Some(unsafe { HeapStr::from_raw(p) })
+    }
+
     /// A new entry for `key` with this entry's value, clock and `raw` flag and the expire
-    /// time `at` (the layout changes with the TTL). An aggregate moves to the new entry; this
-    /// one is left holding an integer, to be dropped.
+    /// time `at` (the layout changes with the TTL, or the key). An aggregate or an
+    /// out-of-line string moves to the new entry, not copied; this one is left holding an
+    /// integer, to be dropped.
     pub fn rebuilt(&mut self, key: &[u8], at: Option<i64>) -> KeyEntry {
         let (lru, raw) = (self.lru(), self.tag() & F_RAW != 0);
-        let mut n = match self.take_agg() {
-            Some(a) => KeyEntry::new(key, NewValue::Agg(a), at, lru),
-            None => KeyEntry::new(key, NewValue::from(self.value()), at, lru),
+        let mut n = match (self.take_agg(), self.take_heap()) {
+            (Some(a), _) => KeyEntry::new(key, NewValue::Agg(a), at, lru),
+            (None, Some(h)) => KeyEntry::new(key, NewValue::Heap(h), at, lru),
+            (None, None) => KeyEntry::new(key, NewValue::from(self.value()), at, lru),
         };
         if raw {
             n.set_raw();
@@ -755,6 +773,23 @@ mod tests {
                 assert_eq!(e.encoding(), "embstr");
             }
         }
+    }
+
+    #[test]
+    fn rebuilding_moves_an_out_of_line_string() {
+        let big = vec![b'\r'; 100_000];
+        let mut e = KeyEntry::new(b"k", NewValue::Str(&big), None, 5);
+        e.set_raw();
+        let at = e.value_addr();
+        let before = crate::memory::thread_allocated_gross();
+        let n = e.rebuilt(b"other", Some(77));
+        assert!(crate::memory::thread_allocated_gross() - before < 1024, "the value was copied");
+        assert_eq!(
+            (n.key(), n.value(), n.expire_at(), n.lru()),
+            (&b"other"[..], StrRef::Raw(&big[..]), Some(77), 5)
+        );
+        assert_eq!((n.value_addr(), n.encoding()), (at, "raw"));
+        assert_eq!(e.value(), StrRef::Int(0), "the old entry gave its value up");
     }
 
     #[test]
