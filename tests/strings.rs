@@ -976,3 +976,84 @@ fn differential_command_info() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Big and growing values (issue 14): edited in place, byte for byte against Valkey.
+// ---------------------------------------------------------------------------------------
+
+/// `n` binary bytes (every byte value, NUL and CR LF included), varied by `seed`.
+fn binary(n: usize, seed: u8) -> Vec<u8> {
+    (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
+#[test]
+fn differential_big_and_growing_values() {
+    let mut p = Pair::start(2, &["--proto-max-bulk-len", "2mb"]);
+    let len_of = |p: &mut Pair, key: &str| {
+        let (ours, theirs) = p.both(&["STRLEN", key]);
+        p.assert_same_raw(("STRLEN", key), &ours, &theirs);
+        String::from_utf8(ours).unwrap().trim_start_matches(':').trim().parse::<usize>().unwrap()
+    };
+    // One value grown from nothing across the inline limit (255 bytes) and the 1 MiB
+    // preallocation limit, checked after every append.
+    let mut sizes = vec![1usize, 100, 154, 1, 2, 500];
+    sizes.extend(std::iter::repeat_n(4099, 260));
+    for (i, n) in sizes.into_iter().enumerate() {
+        p.same(&[&b"APPEND"[..], b"g", &binary(n, i as u8)]);
+        if i % 37 == 0 {
+            p.same(&["GETRANGE", "g", "-300", "-1"]);
+            p.same(&["OBJECT", "ENCODING", "g"]);
+        }
+    }
+    let len = len_of(&mut p, "g");
+    assert!(len > 1 << 20);
+    // SETRANGE inside, across the end, and past it (a zero-filled gap).
+    p.same(&[&b"SETRANGE"[..], b"g", b"5", &binary(10, 9)]);
+    p.same(&[&b"SETRANGE"[..], b"g", (len - 3).to_string().as_bytes(), &binary(10, 8)[..]]);
+    p.same(&[&b"SETRANGE"[..], b"g", (len + 1000).to_string().as_bytes(), b"\r\n"]);
+    p.same(&["GET", "g"]);
+    // Refused edits: the value is untouched.
+    let before = len_of(&mut p, "g");
+    for line in [
+        "INCR g",
+        "INCRBY g 5",
+        "DECRBY g 5",
+        "INCRBYFLOAT g 1.5",
+        "SETRANGE g 2097150 xyz",
+        "LCS g g LEN",
+        "LCS g g",
+    ] {
+        p.same_line(line);
+    }
+    p.same(&[&b"APPEND"[..], b"g", &binary((2 << 20) - before + 1, 1)]);
+    assert_eq!(len_of(&mut p, "g"), before);
+    p.same(&["GET", "g"]);
+    for range in [["0", "-1"], ["-5000", "-1"], ["1048570", "1048590"], ["200", "300"]] {
+        p.same(&["GETRANGE", "g", range[0], range[1]]);
+    }
+    // LCS of a big value and a short one is small enough to compute.
+    p.same(&[&b"SET"[..], b"s", &binary(9, 3)]);
+    p.same(&["LCS", "g", "s", "LEN"]);
+    // Short values: an integer appended to, an embstr edited inside, values moved out of
+    // line by a SETRANGE gap, a missing key created past the inline limit, a TTL kept.
+    p.same_lines(&[
+        "SET n 12345",
+        "APPEND n 678",
+        "GET n",
+        "OBJECT ENCODING n",
+        "SETRANGE n 300 ab",
+        "GET n",
+        "SET e hello",
+        "SETRANGE e 1 EL",
+        "GET e",
+        "OBJECT ENCODING e",
+        "SETRANGE m 1000 tail",
+        "GET m",
+        "OBJECT ENCODING m",
+        "SETRANGE m2 3 ab",
+        "GET m2",
+        "SET t abc EX 1000",
+    ]);
+    p.same(&[&b"APPEND"[..], b"t", &binary(70_000, 5)]);
+    p.same_lines(&["TTL t", "GETRANGE t 0 10", "STRLEN t", "INCR n", "INCR e"]);
+}

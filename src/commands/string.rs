@@ -25,7 +25,7 @@ use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
 use crate::keyspace::db::{Db, Ttl, ValueRef};
 use crate::resp::reply::Reply;
-use crate::types::string::{StrRef, StrValue};
+use crate::types::string::StrRef;
 
 /// SET: RW and ACCESS because of the optional GET argument.
 const SET_KEYS: &[KeySpec] = &[range(RW | ACCESS | UPDATE | VARIABLE_FLAGS, 1, 0, 1)];
@@ -361,7 +361,7 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: A
     };
     // A time already past (EXAT/PXAT) is written as it is, as Valkey 7.0 does: the key is
     // logically gone at once and reclaimed (with its `expired` event) on the next access.
-    db.set_str(key, StrValue::from_bytes(value), ttl, now_ms);
+    db.set_str_ref(key, StrRef::from_bytes(value), ttl, now_ms);
     ctx.srv.dirty += 1;
     ctx.notify(KeyspaceEvents::STRING, "set", key);
     if let Ttl::At(_) = ttl {
@@ -520,7 +520,7 @@ fn set_pairs(ctx: &mut Ctx, pairs: std::slice::ChunksExact<'_, Bytes>) {
     let n = pairs.len();
     for pair in pairs {
         let db = &mut ctx.srv.dbs[ctx.client.db];
-        db.set_str(&pair[0], StrValue::from_bytes(&pair[1]), Ttl::Clear, ctx.now_ms);
+        db.set_str_ref(&pair[0], StrRef::from_bytes(&pair[1]), Ttl::Clear, ctx.now_ms);
         ctx.notify(KeyspaceEvents::STRING, "set", &pair[0]);
     }
     ctx.srv.dirty += n as u64;

@@ -7,13 +7,14 @@
 
 use crate::keyspace::clock::{accessed_clock, lfu_random, new_clock};
 pub use crate::keyspace::clock::{idle_ms, lfu_decayed, lru_clock, AccessClock, LFU_INIT_VAL};
-use crate::keyspace::entry::{KeyEntry, NewValue};
+pub use crate::keyspace::entry::StrEdit;
+use crate::keyspace::entry::{KeyEntry, NewValue, Rebuild, RebuiltValue};
 use crate::keyspace::hashtable::hash_key;
 use crate::keyspace::keys::{Detached, Keys};
 pub use crate::keyspace::keys::{KeySet, TableGrowth};
 pub use crate::keyspace::value::{is_expired, Obj, ObjView, Value, ValueRef, WrongType};
 use crate::types::agg::Typed;
-use crate::types::string::StrValue;
+use crate::types::string::{StrRef, StrValue};
 
 /// What to do with an existing TTL when a key is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,15 +25,6 @@ pub enum Ttl {
     Keep,
     /// Expire at this unix time in milliseconds.
     At(i64),
-}
-
-/// How an in-place string edit leaves OBJECT ENCODING.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EditEncoding {
-    /// Modified in place (APPEND, SETRANGE): Valkey reports `raw` whatever the length.
-    Raw,
-    /// A new value (INCR, INCRBYFLOAT): encoded as a fresh value would be.
-    Fresh,
 }
 
 /// Why the keyspace removed a key on its own (not by a command's request), or, for the two
@@ -210,26 +202,33 @@ impl Db {
         self.lookup(hash_key(key), key, now_ms, Access::Quiet).is_some()
     }
 
-    /// Edit the string at `key` in place: `f` gets the current value and may change it; the
-    /// result is stored back keeping the TTL. `Ok(None)` when the key does not exist (`f` is
-    /// not called); `Err` from `f` leaves the value unchanged.
-    pub fn update_str<R, E: From<WrongType>>(
+    /// Edit the string at `key`: `f` reads the current value (borrowed, never copied) and
+    /// either refuses (`Err`, which leaves the entry untouched: no copy, no clock change) or
+    /// says what to change and what to return. The edit is made in place where the entry's
+    /// layout allows (see [`KeyEntry::edit_str`]), so it costs what it changes; the TTL is
+    /// kept. `Ok(None)` when the key does not exist (`f` is not called).
+    pub fn update_str<'a, R, E: From<WrongType>>(
         &mut self,
         key: &[u8],
         now_ms: i64,
-        encoding: EditEncoding,
-        f: impl FnOnce(&mut StrValue) -> Result<R, E>,
+        f: impl FnOnce(StrRef<'_>) -> Result<(StrEdit<'a>, R), E>,
     ) -> Result<Option<R>, E> {
-        let h = hash_key(key);
+        let (h, access) = (hash_key(key), self.access);
         let Some(e) = self.lookup(h, key, now_ms, Access::Quiet) else { return Ok(None) };
         let ValueRef::Str(current) = e.value_ref() else { return Err(WrongType.into()) };
-        let (expire, lru) = (e.expire_at(), e.lru());
-        let mut value = current.to_owned();
-        let r = f(&mut value)?;
-        let clock = accessed_clock(self.access, lru, now_ms, 0.0);
-        self.keys.insert(h, key, NewValue::from(&value), expire, clock);
-        if encoding == EditEncoding::Raw && matches!(value, StrValue::Raw(_)) {
-            self.keys.get_mut(h, key).expect("just inserted").set_raw();
+        let (edit, r) = f(current)?;
+        let clock = accessed_clock(access, e.lru(), now_ms, 0.0);
+        let e = self.keys.get_mut(h, key).expect("found above");
+        e.set_lru(clock);
+        if let Err(Rebuild { value, raw }) = e.edit_str(edit) {
+            let expire = e.expire_at();
+            match value {
+                RebuiltValue::Str(v) => self.keys.insert(h, key, NewValue::from(&v), expire, clock),
+                RebuiltValue::Heap(v) => self.keys.insert(h, key, NewValue::Heap(v), expire, clock),
+            }
+            if raw {
+                self.keys.get_mut(h, key).expect("just inserted").set_raw();
+            }
         }
         Ok(Some(r))
     }
@@ -306,6 +305,12 @@ impl Db {
 
     /// Write a string value.
     pub fn set_str(&mut self, key: &[u8], value: StrValue, ttl: Ttl, now_ms: i64) {
+        self.set_str_ref(key, value.as_ref(), ttl, now_ms);
+    }
+
+    /// Write a string value from a borrowed one (SET: the argument is copied once, into the
+    /// entry).
+    pub fn set_str_ref(&mut self, key: &[u8], value: StrRef<'_>, ttl: Ttl, now_ms: i64) {
         let h = hash_key(key);
         let expire_at_ms = match ttl {
             Ttl::Clear => None,
@@ -314,16 +319,17 @@ impl Db {
         };
         self.note_write(h, key, now_ms);
         let lru = new_clock(self.access, now_ms);
-        self.keys.insert(h, key, NewValue::from(&value), expire_at_ms, lru);
+        self.keys.insert(h, key, NewValue::from(value), expire_at_ms, lru);
     }
 
     /// Write a string built by an edit (SETRANGE on a missing key): `raw` for OBJECT ENCODING.
-    pub fn set_str_edited(&mut self, key: &[u8], value: StrValue, now_ms: i64) {
+    pub fn set_str_edited(&mut self, key: &[u8], value: NewValue<'_>, now_ms: i64) {
         let h = hash_key(key);
         self.note_write(h, key, now_ms);
         let lru = new_clock(self.access, now_ms);
-        self.keys.insert(h, key, NewValue::from(&value), None, lru);
-        if matches!(value, StrValue::Raw(_)) {
+        let raw = matches!(value, NewValue::Str(_) | NewValue::Heap(_));
+        self.keys.insert(h, key, value, None, lru);
+        if raw {
             self.keys.get_mut(h, key).expect("just inserted").set_raw();
         }
     }
@@ -366,6 +372,16 @@ impl Db {
                 e.set_raw();
             }
         }
+    }
+
+    /// Insert an entry removed from a database ([`Db::take_raw`]) under `key` (RENAME, MOVE),
+    /// with its value, expire time, clock and encoding. The value moves: only the entry's own
+    /// allocation (header and key) is rebuilt, so a big string is not copied.
+    pub fn put_entry(&mut self, key: &[u8], mut e: KeyEntry) {
+        let h = hash_key(key);
+        let moved = e.rebuilt(key, e.expire_at());
+        self.keys.insert_entry(h, key, moved);
+        self.log_created(key);
     }
 
     /// As [`Db::put`] for a key that must not exist (loading a file): false, and nothing
@@ -626,6 +642,9 @@ impl Db {
 }
 
 #[cfg(test)]
+mod edit_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -720,12 +739,11 @@ mod tests {
             db.get(b"k", T0).and_then(ValueRef::as_str),
             Some(crate::types::string::StrRef::Raw(b"hello"))
         );
-        let r: Result<_, WrongType> = db.update_str(b"k", T0, EditEncoding::Raw, |s| {
-            *s = StrValue::Raw(b"hi"[..].into());
-            Ok(2)
-        });
-        assert_eq!(r, Ok(Some(2)));
+        let r: Result<_, WrongType> = db
+            .update_str(b"k", T0, |s| Ok((StrEdit::SetRange { offset: 0, bytes: b"hi" }, s.len())));
+        assert_eq!(r, Ok(Some(5)));
         assert_eq!(db.object(b"k", T0).unwrap().encoding(), "raw");
+        assert_eq!(db.get(b"k", T0).and_then(ValueRef::as_str), Some(StrRef::Raw(b"hillo")));
         db.check_invariants();
     }
 

@@ -20,7 +20,8 @@
 //! - **Inline string** (up to [`INLINE_VALUE_MAX`] bytes): the bytes follow the key; `val_len`
 //!   is their length. No pointer, no second allocation.
 //! - **Integer**: 8 bytes, little endian, after the key.
-//! - **Heap string**: an 8-byte pointer after the key to `[len: u64][bytes]` (one allocation).
+//! - **Heap string**: an 8-byte pointer after the key to a [`HeapStr`]: `[len: u64][cap: u64]
+//!   [bytes]`, one allocation with spare room for edits (layout and growth in `heap_str`).
 //! - **Aggregate**: an 8-byte pointer after the key to the boxed hash, list, set or sorted set
 //!   (`types::agg`); its kind is in tag bits 6-7, so no per-object type word is needed.
 //!
@@ -38,6 +39,28 @@
 //! later one takes 8 (bit 3). The expire index itself costs 8 bytes per key with a TTL (see
 //! `expire_index`), so a TTL costs 16 bytes per key.
 //!
+//! # Edits, and where the inline boundary lies
+//!
+//! APPEND, SETRANGE and the counters edit a value where it lies ([`KeyEntry::edit_str`]),
+//! so an edit costs what it changes, not what the value holds:
+//! - an out-of-line string is edited in its buffer, which grows greedily (double below
+//!   1 MiB, +1 MiB above, as Valkey's `sdsMakeRoomFor`): APPEND is amortised O(appended
+//!   bytes), SETRANGE inside the capacity O(changed bytes), and the entry never moves;
+//! - an inline string edited inside its length, or an integer replaced by an integer, is
+//!   written in place;
+//! - an inline string that grows is rebuilt as a new entry, which copies the header, the key
+//!   and at most [`INLINE_VALUE_MAX`] bytes of value: a bounded cost, paid at most once per
+//!   byte of growth up to the limit. Past it the value moves out, with spare room.
+//!
+//! The boundary stays at 255 bytes, the most the `val_len` byte can say. Lowering it (say to
+//! Valkey's 44-byte embstr limit, or moving every edited value out) would make edits of
+//! short values cheaper only by a constant, while costing each such key the pointer, the
+//! buffer's 16-byte header and a second size-class rounding. Raising it needs a wider
+//! `val_len` (a bigger header for every key) and would make each inline edit copy more.
+//! Inline values get no spare room: that too would need header bits on every key. The
+//! out-of-line buffer's capacity word costs 8 bytes per value of at least 256 bytes (under
+//! 3%), and nothing for the short values the byte budget below is about.
+//!
 //! No reference count: the table owns the entry; the expire index holds a non-owning pointer
 //! that the `Db` keeps in step.
 
@@ -45,6 +68,7 @@ use std::alloc::Layout;
 use std::ptr::NonNull;
 
 use crate::keyspace::hashtable;
+use crate::keyspace::heap_str::HeapStr;
 use crate::types::agg::{Agg, AggMut, AggRef, Kind};
 use crate::types::string::{StrRef, StrValue, EMBSTR_LEN_MAX};
 
@@ -70,6 +94,8 @@ const SHORT_EXPIRE_LIMIT: i64 = 1 << 48;
 pub enum NewValue<'a> {
     Int(i64),
     Str(&'a [u8]),
+    /// An out-of-line string already built (an edit that outgrew the inline value); moved in.
+    Heap(HeapStr),
     Agg(Agg),
 }
 
@@ -87,6 +113,83 @@ impl<'a> From<StrRef<'a>> for NewValue<'a> {
         match v {
             StrRef::Int(n) => NewValue::Int(n),
             StrRef::Raw(b) => NewValue::Str(b),
+        }
+    }
+}
+
+/// A change to a string value ([`KeyEntry::edit_str`]).
+#[derive(Debug)]
+pub enum StrEdit<'a> {
+    /// APPEND: the result is raw text.
+    Append(&'a [u8]),
+    /// SETRANGE: overwrite from `offset`, zero-filling a gap; the result is raw text.
+    SetRange { offset: usize, bytes: &'a [u8] },
+    /// A new value (INCR, INCRBYFLOAT), encoded as a fresh value would be.
+    Replace(StrValue),
+}
+
+/// The value an edit that could not be made in place stores instead, by rebuilding the
+/// entry; `raw` says whether OBJECT ENCODING must then report `raw`.
+#[derive(Debug)]
+pub struct Rebuild {
+    pub value: RebuiltValue,
+    pub raw: bool,
+}
+
+#[derive(Debug)]
+pub enum RebuiltValue {
+    Str(StrValue),
+    Heap(HeapStr),
+}
+
+impl Rebuild {
+    /// The edited text of a short value `head` (at most the inline limit, or an integer's
+    /// text) that becomes `len` bytes long: inline when it still fits, else an out-of-line
+    /// buffer with greedy spare room (the value is being edited, so more edits may follow).
+    fn grown(head: &[u8], len: usize, edit: impl FnOnce(&mut Editable) -> usize) -> Rebuild {
+        let value = if len <= INLINE_VALUE_MAX {
+            let mut v = Editable::Small(head.to_vec());
+            edit(&mut v);
+            let Editable::Small(v) = v else { unreachable!() };
+            RebuiltValue::Str(StrValue::Raw(v.into_boxed_slice()))
+        } else {
+            let mut v = Editable::Heap(HeapStr::grown(head, len));
+            edit(&mut v);
+            let Editable::Heap(h) = v else { unreachable!() };
+            RebuiltValue::Heap(h)
+        };
+        Rebuild { value, raw: true }
+    }
+}
+
+/// The two forms an edited short value is built in.
+enum Editable {
+    Small(Vec<u8>),
+    Heap(HeapStr),
+}
+
+impl Editable {
+    fn append(&mut self, tail: &[u8]) -> usize {
+        match self {
+            Editable::Small(v) => {
+                v.extend_from_slice(tail);
+                v.len()
+            }
+            Editable::Heap(h) => h.append(tail),
+        }
+    }
+
+    fn set_range(&mut self, offset: usize, bytes: &[u8]) -> usize {
+        match self {
+            Editable::Small(v) => {
+                let end = offset + bytes.len();
+                if v.len() < end {
+                    v.resize(end, 0);
+                }
+                v[offset..end].copy_from_slice(bytes);
+                v.len()
+            }
+            Editable::Heap(h) => h.set_range(offset, bytes),
         }
     }
 }
@@ -125,10 +228,6 @@ fn entry_layout(size: usize) -> Layout {
     Layout::from_size_align(size, 1).expect("entry size fits a layout")
 }
 
-fn heap_layout(len: usize) -> Layout {
-    Layout::from_size_align(8 + len, 8).expect("string size fits a layout")
-}
-
 /// One key with its value and metadata, in one allocation. Owns the allocation (and the
 /// heap string, if any); dropped when the table drops it.
 pub struct KeyEntry {
@@ -153,7 +252,7 @@ impl KeyEntry {
                 tag |= ENC_INLINE;
                 b.len()
             }
-            NewValue::Str(_) => {
+            NewValue::Str(_) | NewValue::Heap(_) => {
                 tag |= ENC_HEAP;
                 8
             }
@@ -198,7 +297,12 @@ impl KeyEntry {
                 buf[vo..vo + b.len()].copy_from_slice(b)
             }
             NewValue::Str(b) => {
-                let heap = alloc_heap_str(b);
+                let heap = HeapStr::from_slice(b).into_raw();
+                buf[vo..vo + 8]
+                    .copy_from_slice(&(heap.as_ptr().expose_provenance() as u64).to_le_bytes());
+            }
+            NewValue::Heap(h) => {
+                let heap = h.into_raw();
                 buf[vo..vo + 8]
                     .copy_from_slice(&(heap.as_ptr().expose_provenance() as u64).to_le_bytes());
             }
@@ -367,14 +471,32 @@ impl KeyEntry {
         Some(unsafe { Agg::from_raw(kind, ptr) })
     }
 
+    /// Moves the out-of-line string out, leaving the entry holding the integer 0 (as
+    /// `take_agg`). None for any other value.
+    fn take_heap(&mut self) -> Option<HeapStr> {
+        let s = self.shape();
+        if s.tag & ENC_MASK != ENC_HEAP {
+            return None;
+        }
+        let vo = s.value_offset();
+        let p = self.heap_ptr(vo);
+        self.write(0, &[(s.tag & !ENC_MASK) | ENC_INT]);
+        self.write(vo, &0i64.to_le_bytes());
+        // SAFETY: the pointer came from `HeapStr::into_raw`; the entry no longer refers to it
+        // (its encoding is now an integer), so this is the only owner.
+        Some(unsafe { HeapStr::from_raw(p) })
+    }
+
     /// A new entry for `key` with this entry's value, clock and `raw` flag and the expire
-    /// time `at` (the layout changes with the TTL). An aggregate moves to the new entry; this
-    /// one is left holding an integer, to be dropped.
+    /// time `at` (the layout changes with the TTL, or the key). An aggregate or an
+    /// out-of-line string moves to the new entry, not copied; this one is left holding an
+    /// integer, to be dropped.
     pub fn rebuilt(&mut self, key: &[u8], at: Option<i64>) -> KeyEntry {
         let (lru, raw) = (self.lru(), self.tag() & F_RAW != 0);
-        let mut n = match self.take_agg() {
-            Some(a) => KeyEntry::new(key, NewValue::Agg(a), at, lru),
-            None => KeyEntry::new(key, NewValue::from(self.value()), at, lru),
+        let mut n = match (self.take_agg(), self.take_heap()) {
+            (Some(a), _) => KeyEntry::new(key, NewValue::Agg(a), at, lru),
+            (None, Some(h)) => KeyEntry::new(key, NewValue::Heap(h), at, lru),
+            (None, None) => KeyEntry::new(key, NewValue::from(self.value()), at, lru),
         };
         if raw {
             n.set_raw();
@@ -388,6 +510,72 @@ impl KeyEntry {
         match self.take_agg() {
             Some(a) => crate::keyspace::value::Value::Agg(a),
             None => crate::keyspace::value::Value::Str(self.value().to_owned()),
+        }
+    }
+
+    /// Run `f` on the out-of-line string whose pointer lies at `vo`, then store its pointer
+    /// back (a growing edit may have moved it). The entry must hold a heap string.
+    fn with_heap<R>(&self, vo: usize, f: impl FnOnce(&mut HeapStr) -> R) -> R {
+        // SAFETY: the pointer came from `HeapStr::into_raw` and is owned by this entry; the
+        // ManuallyDrop view never frees it.
+        let mut h = std::mem::ManuallyDrop::new(unsafe { HeapStr::from_raw(self.heap_ptr(vo)) });
+        f(&mut h)
+    }
+
+    fn with_heap_mut<R>(&mut self, vo: usize, f: impl FnOnce(&mut HeapStr) -> R) -> R {
+        // SAFETY: as in `with_heap`; `&mut self` makes the access unique.
+        let h = unsafe { HeapStr::from_raw(self.heap_ptr(vo)) };
+        let mut h = std::mem::ManuallyDrop::new(h);
+        let r = f(&mut h);
+        let p = std::mem::ManuallyDrop::into_inner(h).into_raw();
+        self.write(vo, &(p.as_ptr().expose_provenance() as u64).to_le_bytes());
+        r
+    }
+
+    /// Apply an edit to the string value in place when the layout allows it: always for an
+    /// out-of-line string (its buffer grows greedily, see `heap_str`), for an inline string
+    /// when the range lies inside it, and for an integer replaced by an integer. Otherwise
+    /// the entry is left unchanged and the value to rebuild it with comes back (an inline
+    /// value that grows, bounded by the inline limit plus the edit, or a new value).
+    /// Returns the new length of the string.
+    pub fn edit_str(&mut self, edit: StrEdit<'_>) -> Result<usize, Rebuild> {
+        let s = self.shape();
+        let vo = s.value_offset();
+        match (s.tag & ENC_MASK, edit) {
+            (ENC_AGG, _) => panic!("edit_str on an aggregate entry"),
+            (ENC_HEAP, StrEdit::Append(tail)) => {
+                self.set_raw();
+                Ok(self.with_heap_mut(vo, |h| h.append(tail)))
+            }
+            (ENC_HEAP, StrEdit::SetRange { offset, bytes }) => {
+                self.set_raw();
+                Ok(self.with_heap_mut(vo, |h| h.set_range(offset, bytes)))
+            }
+            (ENC_INLINE, StrEdit::SetRange { offset, bytes })
+                if offset + bytes.len() <= s.value_bytes =>
+            {
+                self.write(vo + offset, bytes);
+                self.set_raw();
+                Ok(s.value_bytes)
+            }
+            (ENC_INT, StrEdit::Replace(StrValue::Int(n))) => {
+                self.write(vo, &n.to_le_bytes());
+                Ok(crate::types::string::int_len(n))
+            }
+            (_, StrEdit::Replace(value)) => {
+                Err(Rebuild { value: RebuiltValue::Str(value), raw: false })
+            }
+            (_, StrEdit::Append(tail)) => {
+                let mut scratch = [0u8; 20];
+                let head = self.value().bytes(&mut scratch);
+                Err(Rebuild::grown(head, head.len() + tail.len(), |v| v.append(tail)))
+            }
+            (_, StrEdit::SetRange { offset, bytes }) => {
+                let mut scratch = [0u8; 20];
+                let head = self.value().bytes(&mut scratch);
+                let len = head.len().max(offset + bytes.len());
+                Err(Rebuild::grown(head, len, |v| v.set_range(offset, bytes)))
+            }
         }
     }
 
@@ -483,7 +671,7 @@ impl KeyEntry {
         let s = self.shape();
         let mut n = crate::memory::size_class(s.size());
         if s.tag & ENC_MASK == ENC_HEAP {
-            n += crate::memory::size_class(8 + heap_str(self.heap_ptr(s.value_offset())).len());
+            n += self.with_heap(s.value_offset(), |h| h.alloc_bytes());
         }
         if let Some(a) = self.agg() {
             n += a.alloc_bytes();
@@ -510,7 +698,9 @@ impl Drop for KeyEntry {
     fn drop(&mut self) {
         let s = self.shape();
         if s.tag & ENC_MASK == ENC_HEAP {
-            free_heap_str(self.heap_ptr(s.value_offset()));
+            // SAFETY: the pointer came from `HeapStr::into_raw` in `new` (or was replaced by
+            // `with_heap`); the entry is going away, so this is its last owner.
+            drop(unsafe { HeapStr::from_raw(self.heap_ptr(s.value_offset())) });
         }
         drop(self.take_agg());
         // SAFETY: the allocation was made in `new` with exactly this layout.
@@ -529,34 +719,10 @@ impl hashtable::Entry for KeyEntry {
     }
 }
 
-fn alloc_heap_str(b: &[u8]) -> NonNull<u8> {
-    let layout = heap_layout(b.len());
-    // SAFETY: the layout is at least 8 bytes.
-    let raw = unsafe { std::alloc::alloc(layout) };
-    let Some(p) = NonNull::new(raw) else { std::alloc::handle_alloc_error(layout) };
-    // SAFETY: the allocation is 8 + len bytes, 8-aligned: the length word, then the bytes.
-    unsafe {
-        (p.as_ptr() as *mut u64).write(b.len() as u64);
-        std::ptr::copy_nonoverlapping(b.as_ptr(), p.as_ptr().add(8), b.len());
-    }
-    p
-}
-
 fn heap_str<'a>(p: NonNull<u8>) -> &'a [u8] {
-    // SAFETY: `p` was made by alloc_heap_str and is owned by a live entry that outlives 'a
+    // SAFETY: `p` came from `HeapStr::into_raw` and is owned by a live entry that outlives 'a
     // (callers tie 'a to the entry borrow).
-    unsafe {
-        let len = (p.as_ptr() as *const u64).read() as usize;
-        std::slice::from_raw_parts(p.as_ptr().add(8), len)
-    }
-}
-
-fn free_heap_str(p: NonNull<u8>) {
-    // SAFETY: `p` was made by alloc_heap_str with the layout its length word gives.
-    unsafe {
-        let len = (p.as_ptr() as *const u64).read() as usize;
-        std::alloc::dealloc(p.as_ptr(), heap_layout(len));
-    }
+    unsafe { HeapStr::slice_at(p) }
 }
 
 #[cfg(test)]
@@ -607,6 +773,23 @@ mod tests {
                 assert_eq!(e.encoding(), "embstr");
             }
         }
+    }
+
+    #[test]
+    fn rebuilding_moves_an_out_of_line_string() {
+        let big = vec![b'\r'; 100_000];
+        let mut e = KeyEntry::new(b"k", NewValue::Str(&big), None, 5);
+        e.set_raw();
+        let at = e.value_addr();
+        let before = crate::memory::thread_allocated_gross();
+        let n = e.rebuilt(b"other", Some(77));
+        assert!(crate::memory::thread_allocated_gross() - before < 1024, "the value was copied");
+        assert_eq!(
+            (n.key(), n.value(), n.expire_at(), n.lru()),
+            (&b"other"[..], StrRef::Raw(&big[..]), Some(77), 5)
+        );
+        assert_eq!((n.value_addr(), n.encoding()), (at, "raw"));
+        assert_eq!(e.value(), StrRef::Int(0), "the old entry gave its value up");
     }
 
     #[test]

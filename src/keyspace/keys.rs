@@ -117,7 +117,13 @@ impl Keys {
         expire_at_ms: Option<i64>,
         lru: u32,
     ) {
-        let mut e = KeyEntry::new(key, value, expire_at_ms, lru);
+        self.insert_entry(hash, key, KeyEntry::new(key, value, expire_at_ms, lru));
+    }
+
+    /// Insert or replace the entry for `key` with `e`, already built for `key` (and not in
+    /// the expire index: fresh from `KeyEntry::new` or `rebuilt`).
+    pub fn insert_entry(&mut self, hash: u64, key: &[u8], mut e: KeyEntry) {
+        let expire_at_ms = e.expire_at();
         match self.table.find_mut(hash, key) {
             Some(slot) => {
                 let old_slot = slot.expire_at().map(|_| slot.expire_slot());

@@ -3,7 +3,8 @@
 //! A library with no knowledge of connections, clients or RESP; tests drive it directly.
 //!
 //! - `hashtable`: the generic cache-line bucket hashtable (design essay there).
-//! - `entry`: the one-allocation key entry (byte layout and budget there).
+//! - `entry`: the one-allocation key entry (byte layout and budget there); `heap_str`: the
+//!   growable out-of-line buffer of a long string value (growth rule there).
 //! - `expire_index`: the entries that have a TTL, for active expiry's sampling.
 //! - `keys`: table plus expire index, kept in step.
 //! - `db`: the API commands use (lazy expiry, access clocks, statistics).
@@ -15,6 +16,7 @@ pub mod db;
 pub mod entry;
 pub mod expire_index;
 pub mod hashtable;
+pub mod heap_str;
 pub mod keys;
 pub mod lazyfree;
 pub mod value;

@@ -199,6 +199,14 @@ pub fn thread_allocated() -> isize {
     counts.allocated.get().wrapping_sub(counts.deallocated.get()) as isize
 }
 
+/// Bytes this thread has ever allocated (in size classes; frees not subtracted). Tests read
+/// it around an operation to show that it copied nothing: a temporary copy that is freed again
+/// leaves [`thread_allocated`] unchanged but shows here. A realloc that moves counts its whole
+/// new size.
+pub fn thread_allocated_gross() -> u64 {
+    COUNTS.get().unwrap_or_else(find_counts).allocated.get()
+}
+
 /// Publishes this thread's running total so that [`used_memory`] sees it. Called at each
 /// epoch boundary: by the main thread before it polls, by an I/O thread after each job batch,
 /// and by eviction around what it frees. Idempotent; a relaxed store into the thread's own

@@ -67,7 +67,9 @@ mod alloc;
 pub mod evict;
 pub mod stats;
 
-pub use alloc::{publish, thread_allocated, used_memory, AlignedJemalloc, SLOT_COUNT};
+pub use alloc::{
+    publish, thread_allocated, thread_allocated_gross, used_memory, AlignedJemalloc, SLOT_COUNT,
+};
 pub use stats::{allocator_stats, malloc_stats_text, purge, rss_bytes, size_class, AllocatorStats};
 
 #[global_allocator]

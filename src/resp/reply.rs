@@ -103,6 +103,9 @@ impl Reply {
     }
 
     pub fn bulk(&mut self, s: &[u8]) {
+        // Room for the whole reply at once: a big value is copied once, never again by a
+        // growth step for its trailing CR LF. (The `$len\r\n` header is at most 23 bytes.)
+        self.buf.reserve(s.len() + 25);
         self.header(b'$', s.len() as i64);
         self.buf.extend_from_slice(s);
         self.buf.extend_from_slice(b"\r\n");

@@ -12,6 +12,14 @@ use crate::resp::parse::Parser;
 pub const IOBUF_LEN: usize = 16 * 1024;
 /// Reads per readable event before yielding to other clients (fairness).
 const READS_PER_EVENT_MAX: usize = 16;
+/// Bytes written per write attempt before yielding to other clients (fairness, as Valkey's
+/// NET_MAX_WRITES_PER_EVENT): a peer that drains as fast as we write (a big GET over the
+/// loopback) would otherwise hold the event loop for the whole reply, and so can a single
+/// `write(2)` of a huge slice, which the kernel keeps feeding while the peer reads. Measured
+/// with benches/bigstring-compare.sh (a 512 MiB GET): 64 KiB made the GET slower than
+/// Valkey's by the cost of 8,192 loop turns; unbounded single writes let one call run for
+/// most of a second; 256 KiB keeps both near Valkey's.
+pub const WRITE_BYTES_PER_ATTEMPT_MAX: usize = 256 * 1024;
 
 pub enum Sock {
     Tcp(TcpStream),
@@ -67,11 +75,21 @@ pub struct Conn {
     pub wpos: usize,
     /// Whether WRITABLE interest is registered.
     pub want_write: bool,
+    /// The last write attempt stopped at [`WRITE_BYTES_PER_ATTEMPT_MAX`] with the socket still
+    /// writable: no readiness event will come for it, so the caller retries next turn.
+    pub write_yielded: bool,
 }
 
 impl Conn {
     pub fn new(sock: Sock) -> Conn {
-        Conn { sock, qbuf: BytesMut::new(), parser: Parser::new(), wpos: 0, want_write: false }
+        Conn {
+            sock,
+            qbuf: BytesMut::new(),
+            parser: Parser::new(),
+            wpos: 0,
+            want_write: false,
+            write_yielded: false,
+        }
     }
 
     /// Read what the socket has, up to a fairness cap, without letting the query buffer
@@ -111,10 +129,17 @@ impl Conn {
     }
 
     /// Write `out[wpos..]`; returns bytes written. `Ok` with data left means the socket is full.
+    /// At most [`WRITE_BYTES_PER_ATTEMPT_MAX`] bytes per call (see `write_yielded`).
     pub fn write_pending(&mut self, out: &[u8]) -> io::Result<usize> {
         let mut written = 0;
+        self.write_yielded = false;
         while self.wpos < out.len() {
-            match self.sock.write(&out[self.wpos..]) {
+            if written >= WRITE_BYTES_PER_ATTEMPT_MAX {
+                self.write_yielded = true;
+                break;
+            }
+            let end = out.len().min(self.wpos + WRITE_BYTES_PER_ATTEMPT_MAX);
+            match self.sock.write(&out[self.wpos..end]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
                     self.wpos += n;

@@ -460,7 +460,9 @@ impl EventLoop {
             }
         }
         tokens.clear();
-        self.srv.to_write = tokens;
+        // Clients whose write yielded (finish_write queued them again) go first next turn.
+        let again = std::mem::replace(&mut self.srv.to_write, tokens);
+        self.srv.to_write.extend(again);
     }
 
     /// After a write attempt: account, reset a drained buffer, follow writability.
@@ -486,6 +488,11 @@ impl EventLoop {
             if slot.client.close_after_reply {
                 close = true;
             }
+        }
+        if !done && !close && conn.write_yielded {
+            // The socket is still writable, so no event will say so: retry next turn (the
+            // loop does not sleep while writes are queued).
+            self.srv.to_write.push(t);
         }
         let want_write = !done && !close;
         if want_write != conn.want_write {

@@ -45,42 +45,18 @@ impl StrValue {
             StrValue::Raw(b) => StrRef::Raw(b),
         }
     }
-
-    /// Append `tail` (APPEND); returns the new length. The result is always raw text, as
-    /// Valkey's APPEND leaves it even when it reads as an integer.
-    pub fn append(&mut self, tail: &[u8]) -> usize {
-        self.edit(tail.len(), |v| v.extend_from_slice(tail))
-    }
-
-    /// Overwrite from `offset` with `bytes`, padding with zero bytes up to `offset` when the
-    /// string is shorter (SETRANGE); returns the new length.
-    pub fn set_range(&mut self, offset: usize, bytes: &[u8]) -> usize {
-        let end = offset + bytes.len();
-        let len = self.as_ref().len();
-        self.edit(end.saturating_sub(len), |v| {
-            if v.len() < end {
-                v.resize(end, 0);
-            }
-            v[offset..end].copy_from_slice(bytes);
-        })
-    }
-
-    /// Turn the value into raw bytes, let `f` change them, and store the result raw.
-    /// `grow_bytes` is reserved exactly, so the boxed result needs no shrinking copy.
-    fn edit(&mut self, grow_bytes: usize, f: impl FnOnce(&mut Vec<u8>)) -> usize {
-        let mut v = match std::mem::replace(self, StrValue::Int(0)) {
-            StrValue::Int(n) => StrRef::Int(n).to_vec(),
-            StrValue::Raw(b) => b.into_vec(),
-        };
-        v.reserve_exact(grow_bytes);
-        f(&mut v);
-        let len = v.len();
-        *self = StrValue::Raw(v.into_boxed_slice());
-        len
-    }
 }
 
 impl<'a> StrRef<'a> {
+    /// View `bytes` as they would be stored: as an integer when it is the canonical text of
+    /// one ([`StrValue::from_bytes`] without the copy).
+    pub fn from_bytes(bytes: &'a [u8]) -> StrRef<'a> {
+        match parse_canonical_i64(bytes) {
+            Some(n) => StrRef::Int(n),
+            None => StrRef::Raw(bytes),
+        }
+    }
+
     /// Length of the string as the client sees it.
     pub fn len(&self) -> usize {
         match self {
@@ -226,16 +202,10 @@ mod tests {
     }
 
     #[test]
-    fn edits_turn_values_into_raw_text() {
-        let mut v = StrValue::Int(12);
-        assert_eq!(v.append(b"34"), 4);
-        assert_eq!(v, StrValue::Raw(b"1234"[..].into()));
-        assert_eq!(v.set_range(6, b"\0x"), 8);
-        assert_eq!(v, StrValue::Raw(b"1234\0\0\0x"[..].into()));
-        assert_eq!(v.set_range(1, b"ab"), 8);
-        assert_eq!(v.as_ref().to_vec(), b"1ab4\0\0\0x");
-        let mut empty = StrValue::Raw(Box::default());
-        assert_eq!(empty.set_range(0, b""), 0);
+    fn borrowed_views_pick_the_stored_form() {
+        assert_eq!(StrRef::from_bytes(b"-12"), StrRef::Int(-12));
+        assert_eq!(StrRef::from_bytes(b"012"), StrRef::Raw(b"012"));
+        assert_eq!(StrRef::from_bytes(b"12").to_owned(), StrValue::from_bytes(b"12"));
         assert_eq!(StrRef::Int(-7).as_long_double(), Some(LongDouble::from_i64(-7)));
         assert_eq!(StrRef::Raw(b"x").as_long_double(), None);
     }

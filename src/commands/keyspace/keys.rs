@@ -105,8 +105,8 @@ fn rename_key(ctx: &mut Ctx, src: &[u8], dst: &[u8], overwrite: Overwrite) -> Cm
         // Drop an expired destination first (counted as expired, as Valkey does); `put`
         // then replaces a live one.
         let _ = db.contains(dst, now);
-        let obj = db.take(src, now).expect("source checked above");
-        db.put(dst, obj);
+        let entry = db.take_raw(src, now).expect("source checked above");
+        db.put_entry(dst, entry);
         ctx.srv.dirty += 1;
         ctx.signal_ready(dst);
         ctx.notify(KeyspaceEvents::GENERIC, "rename_from", src);
@@ -197,8 +197,8 @@ pub fn move_cmd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (src, dst): (&mut Db, &mut Db) = two_dbs(&mut ctx.srv.dbs, src_pos, dst_pos);
     let moved = src.contains(key, now) && !dst.contains(key, now);
     if moved {
-        let obj = src.take(key, now).expect("source checked above");
-        dst.put(key, obj);
+        let entry = src.take_raw(key, now).expect("source checked above");
+        dst.put_entry(key, entry);
         ctx.srv.dirty += 1;
         ctx.srv.blocking.signal(dst_pos, key);
         ctx.srv.notify(src_pos, KeyspaceEvents::GENERIC, "move_from", key);

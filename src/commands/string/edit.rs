@@ -3,6 +3,10 @@
 //!
 //! Edits keep the key's TTL (they change the value in place); a missing key is created
 //! without one. Growth is bounded by `proto-max-bulk-len` before anything is allocated.
+//!
+//! Every check (length limits, integer and float syntax) reads the stored value through a
+//! borrowed view and is decided before the edit, so a refused command copies and changes
+//! nothing; an accepted edit costs what it changes (see `keyspace::heap_str`).
 
 use std::ops::Range;
 
@@ -12,8 +16,10 @@ use super::read_str;
 use crate::commands::args::int_arg;
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
-use crate::keyspace::db::{EditEncoding, Ttl, ValueRef};
-use crate::types::string::{LongDouble, StrValue};
+use crate::keyspace::db::{StrEdit, Ttl, ValueRef};
+use crate::keyspace::entry::{NewValue, INLINE_VALUE_MAX};
+use crate::keyspace::heap_str::HeapStr;
+use crate::types::string::{LongDouble, StrRef, StrValue};
 
 /// Refuse a string of `len + extra` bytes beyond `proto-max-bulk-len` (or beyond u64).
 fn check_len(len: u64, extra: u64, max_bytes: u64) -> Result<(), CmdError> {
@@ -28,14 +34,14 @@ pub(super) fn append(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now_ms = ctx.now_ms;
     let max_bytes = ctx.srv.config.proto_max_bulk_len;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let appended = db.update_str(key, now_ms, EditEncoding::Raw, |s| {
-        check_len(s.as_ref().len() as u64, tail.len() as u64, max_bytes)?;
-        Ok::<_, CmdError>(s.append(tail))
+    let appended = db.update_str(key, now_ms, |s| {
+        check_len(s.len() as u64, tail.len() as u64, max_bytes)?;
+        Ok::<_, CmdError>((StrEdit::Append(tail), s.len() + tail.len()))
     })?;
     let len = match appended {
         Some(len) => len,
         None => {
-            db.set_str(key, StrValue::from_bytes(tail), Ttl::Clear, now_ms);
+            db.set_str_ref(key, StrRef::from_bytes(tail), Ttl::Clear, now_ms);
             tail.len()
         }
     };
@@ -65,16 +71,24 @@ pub(super) fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Ok(());
     }
     check_len(offset as u64, bytes.len() as u64, max_bytes)?;
-    let edited = db.update_str(key, now_ms, EditEncoding::Raw, |s| {
-        Ok::<_, CmdError>(s.set_range(offset as usize, bytes))
+    let (offset, end) = (offset as usize, offset as usize + bytes.len());
+    let edited = db.update_str(key, now_ms, |s| {
+        Ok::<_, CmdError>((StrEdit::SetRange { offset, bytes }, s.len().max(end)))
     })?;
     let len = match edited {
         Some(len) => len,
         None => {
-            let mut value = StrValue::Raw(Box::default());
-            let len = value.set_range(offset as usize, bytes);
-            db.set_str_edited(key, value, now_ms);
-            len
+            // A new value: exactly `end` bytes, zeros then the argument, as Valkey's
+            // `sdsnewlen` (no spare room; later edits grow it greedily).
+            if end <= INLINE_VALUE_MAX {
+                let mut value = vec![0u8; end];
+                value[offset..].copy_from_slice(bytes);
+                db.set_str_edited(key, NewValue::Str(&value), now_ms);
+            } else {
+                let value = HeapStr::from_range(offset, bytes);
+                db.set_str_edited(key, NewValue::Heap(value), now_ms);
+            }
+            end
         }
     };
     ctx.srv.dirty += 1;
@@ -148,11 +162,11 @@ pub(super) fn decrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let updated = db.update_str::<_, CmdError>(key, now_ms, EditEncoding::Fresh, |s| {
-        let current = s.as_ref().as_i64().ok_or(CmdError::NotInteger)?;
+    let updated = db.update_str::<_, CmdError>(key, now_ms, |s| {
+        // `as_i64` refuses a text longer than 20 bytes before reading it, as Valkey does.
+        let current = s.as_i64().ok_or(CmdError::NotInteger)?;
         let next = current.checked_add(delta).ok_or(CmdError::IncrOverflow)?;
-        *s = StrValue::Int(next);
-        Ok(next)
+        Ok((StrEdit::Replace(StrValue::Int(next)), next))
     })?;
     let value = match updated {
         Some(v) => v,
@@ -178,11 +192,11 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         let sum = current.checked_add(incr).ok_or(CmdError::NanOrInfinity)?;
         Ok(sum.to_human_string())
     };
-    let updated = db.update_str::<_, CmdError>(key, now_ms, EditEncoding::Fresh, |s| {
-        let current = s.as_ref().as_long_double().ok_or(CmdError::NotFloat)?;
+    let updated = db.update_str::<_, CmdError>(key, now_ms, |s| {
+        // `as_long_double` refuses a text of 5 KiB or more before reading it, as Valkey does.
+        let current = s.as_long_double().ok_or(CmdError::NotFloat)?;
         let text = add(current)?;
-        *s = StrValue::Raw(text.as_bytes().into());
-        Ok(text)
+        Ok((StrEdit::Replace(StrValue::Raw(text.as_bytes().into())), text))
     })?;
     let text = match updated {
         Some(text) => text,

@@ -76,39 +76,53 @@ fn parse_options(argv: &[Bytes]) -> Result<LcsOptions, CmdError> {
     Ok(opts)
 }
 
-/// The value of a key as LCS input: a missing key is the empty string.
-fn input(db: &mut Db, key: &[u8], now_ms: i64) -> Result<Vec<u8>, CmdError> {
+/// Look a key up as LCS input (counts a hit or miss, touches it); its length, 0 when
+/// missing.
+fn input_len(db: &mut Db, key: &[u8], now_ms: i64) -> Result<usize, CmdError> {
     match read_str(db, key, now_ms) {
-        Ok(v) => Ok(v.map(|s| s.to_vec()).unwrap_or_default()),
+        Ok(v) => Ok(v.map_or(0, |s| s.len())),
         Err(_) => Err(CmdError::LcsNotStrings),
+    }
+}
+
+/// The bytes of a key already looked up by [`input_len`] (an integer is formatted into
+/// `scratch`): borrowed, never copied.
+fn input<'a>(db: &'a Db, key: &[u8], scratch: &'a mut [u8; 20]) -> &'a [u8] {
+    match db.stored(key).map(|e| e.value()) {
+        Some(s) => s.bytes(scratch),
+        None => b"",
     }
 }
 
 pub(super) fn lcs(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    // Both values are copied: the table is O(len(a) * len(b)), the copies are not.
-    let a = input(db, &argv[1], now_ms)?;
-    let b = input(db, &argv[2], now_ms)?;
+    // Lengths first: every refusal is decided before the values are read.
+    let a_len = input_len(db, &argv[1], now_ms)?;
+    let b_len = input_len(db, &argv[2], now_ms)?;
     let opts = parse_options(&argv[3..])?;
     if opts.want == Want::LenAndIdx {
         return Err(CmdError::LcsIdxAndLen);
     }
-    if a.len() >= INPUT_LEN_MAX || b.len() >= INPUT_LEN_MAX {
+    if a_len >= INPUT_LEN_MAX || b_len >= INPUT_LEN_MAX {
         return Err(CmdError::LcsTooLong);
     }
-    if lcs_table_bytes(a.len(), b.len()) > ctx.srv.config.proto_max_bulk_len as u128 {
+    if lcs_table_bytes(a_len, b_len) > ctx.srv.config.proto_max_bulk_len as u128 {
         return Err(CmdError::LcsTooMuchMemory);
     }
+    let db = &ctx.srv.dbs[ctx.client.db];
+    let (mut a_scratch, mut b_scratch) = ([0u8; 20], [0u8; 20]);
+    let a = input(db, &argv[1], &mut a_scratch);
+    let b = input(db, &argv[2], &mut b_scratch);
     let out = &mut *ctx.out;
     let found = match opts.want {
         // The length alone needs no table walk, so it is computed in two rows.
         Want::Len => {
-            out.int(lcs_len(&a, &b) as i64);
+            out.int(lcs_len(a, b) as i64);
             return Ok(());
         }
         Want::Text | Want::Idx | Want::LenAndIdx => {
-            lcs_of(&a, &b, opts.min_match_len).ok_or(CmdError::LcsTooMuchMemory)?
+            lcs_of(a, b, opts.min_match_len).ok_or(CmdError::LcsTooMuchMemory)?
         }
     };
     if opts.want == Want::Text {

@@ -85,11 +85,8 @@ fn compress_with(table: &mut PosTable, input: &[u8], limit: usize) -> Option<Vec
                 continue;
             }
         };
-        let mut len = 3;
         let max = MATCH_MAX.min(input.len() - i);
-        while len < max && input[candidate + len] == input[i + len] {
-            len += 1;
-        }
+        let len = 3 + common_prefix(&input[candidate + 3..candidate + max], &input[i + 3..i + max]);
         flush_literals(&mut out, lit_start, i);
         let distance = i - candidate - 1;
         let stored = len - 2;
@@ -108,6 +105,26 @@ fn compress_with(table: &mut PosTable, input: &[u8], limit: usize) -> Option<Vec
     }
     flush_literals(&mut out, lit_start, input.len());
     (out.len() < limit).then_some(out)
+}
+
+/// How many leading bytes `a` and `b` (of equal length) share: eight at a time, so a long
+/// match (a run of one byte, the common case of a big compressible value) costs a word
+/// compare per 8 bytes rather than a bounds-checked compare per byte.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let word = |s: &[u8], k: usize| u64::from_le_bytes(s[k..k + 8].try_into().expect("8 bytes"));
+    let mut k = 0;
+    while k + 8 <= n {
+        let diff = word(a, k) ^ word(b, k);
+        if diff != 0 {
+            return k + (diff.trailing_zeros() / 8) as usize;
+        }
+        k += 8;
+    }
+    while k < n && a[k] == b[k] {
+        k += 1;
+    }
+    k
 }
 
 /// Decompresses `input`, which must expand to exactly `len` bytes.
@@ -162,6 +179,19 @@ mod tests {
         if let Some(c) = compress(data, data.len() + 64) {
             assert_eq!(decompress(&c, data.len()).unwrap(), data);
         }
+    }
+
+    #[test]
+    fn common_prefix_counts_whole_words_and_tails() {
+        let a: Vec<u8> = (0..40).collect();
+        for cut in 0..40 {
+            let mut b = a.clone();
+            b[cut] ^= 0x80;
+            assert_eq!(common_prefix(&a, &b), cut);
+        }
+        assert_eq!(common_prefix(&a, &a), 40);
+        assert_eq!(common_prefix(&a[..13], &a[..13]), 13);
+        assert_eq!(common_prefix(b"", b""), 0);
     }
 
     #[test]
