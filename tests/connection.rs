@@ -92,12 +92,15 @@ fn hello_setname_and_errors() {
 }
 
 /// The HELLO map without the fields that legitimately differ (server name, version, id).
+/// HELLO's reply without the fields that legitimately differ: the client id, and the
+/// module list (Valkey 9.1 lists its Lua engine as a module; ferrokey has no scripting yet,
+/// so its list is empty).
 fn hello_shape(c: &mut Client, args: &[&str]) -> Val {
     match c.cmd(args) {
         Val::Array(items) => {
             let kept: Vec<Val> = items
                 .chunks(2)
-                .filter(|kv| !["server", "version", "id"].contains(&kv[0].as_str().as_str()))
+                .filter(|kv| !["id", "modules"].contains(&kv[0].as_str().as_str()))
                 .flat_map(|kv| kv.to_vec())
                 .collect();
             Val::Array(kept)
@@ -105,7 +108,7 @@ fn hello_shape(c: &mut Client, args: &[&str]) -> Val {
         Val::Map(pairs) => Val::Map(
             pairs
                 .into_iter()
-                .filter(|(k, _)| !["server", "version", "id"].contains(&k.as_str().as_str()))
+                .filter(|(k, _)| !["id", "modules"].contains(&k.as_str().as_str()))
                 .collect(),
         ),
         other => other,
@@ -113,7 +116,7 @@ fn hello_shape(c: &mut Client, args: &[&str]) -> Val {
 }
 
 #[test]
-fn hello_matches_redis_except_server_and_version() {
+fn hello_matches_valkey_except_id_and_modules() {
     let mut p = Pair::start(2, &[]);
     for args in [
         &["HELLO"][..],

@@ -821,7 +821,7 @@ fn hashes_work_with_generic_commands() {
 /// MEMORY USAGE of the same hashes, ours and redis-server's: ours is never larger.
 #[test]
 fn memory_usage_is_at_most_redis() {
-    let mut p = Pair::start(2, &["--hash-max-listpack-entries", "64"]);
+    let mut p = Pair::start_redis(2, &["--hash-max-listpack-entries", "64"]);
     for (key, n, width) in [("s", 10, 5), ("m", 60, 20), ("b", 1000, 10), ("w", 200, 60)] {
         hset_both(&mut p, key, n, |i| format!("{i:0width$}"));
         p.same_line(&format!("OBJECT ENCODING {key}"));

@@ -258,8 +258,8 @@ fn errors_echo_the_clients_bytes_raw() {
         assert_eq!(ours, theirs, "{argv:?}");
     }
     // A protocol error: the offending byte, then the connection is closed.
-    p.a.send_raw(b"*1\r\n\xe9");
-    p.b.send_raw(b"*1\r\n\xe9");
+    p.a.send_raw(b"*1\r\n\xe9\r\n");
+    p.b.send_raw(b"*1\r\n\xe9\r\n");
     let (ours, theirs) = (p.a.read_raw(), p.b.read_raw());
     assert_eq!(ours, b"-ERR Protocol error: expected '$', got '\xe9'\r\n");
     assert_eq!(ours, theirs);

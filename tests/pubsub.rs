@@ -197,13 +197,13 @@ fn resp3_subscriber_runs_any_command_and_hears_itself() {
     for line in ["SET k v", "GET k", "PING", "PING x", "ECHO e", "CLIENT SETNAME n"] {
         b.sub(line, 1);
     }
-    // Its own messages come before the PUBLISH reply.
+    // Its own messages follow the PUBLISH reply (Valkey 8+; redis 7.0 sent them before).
     b.sub("PUBLISH me hi", 3);
     b.sub("SSUBSCRIBE s", 1);
     b.sub("SPUBLISH s own", 2);
     b.sub("CONFIG SET notify-keyspace-events KEA", 1);
     b.sub("PSUBSCRIBE __key*__:*", 1);
-    // SET notifies the subscriber itself: two events, then +OK.
+    // SET notifies the subscriber itself: +OK, then two events.
     b.sub("SET k v2", 3);
     // Back to RESP2 (the HELLO maps name different servers): subscriber mode again.
     assert!(matches!(b.p.a.cmd(&["HELLO", "2"]), Val::Array(_)));

@@ -487,7 +487,7 @@ fn store_command_info_matches_redis() {
 
 #[test]
 fn compact_sets_use_no_more_memory_than_redis() {
-    let mut p = Pair::start(2, &[]);
+    let mut p = Pair::start_redis(2, &[]);
     let members: Vec<String> = (0..5000).map(|i| format!("member:{i:08}")).collect();
     for chunk in members.chunks(500) {
         let mut args = vec!["SADD", "big"];

@@ -80,9 +80,9 @@ impl Ctx<'_> {
     /// name (`set`, `del`, `expire`, `lpush`, `hset`, `zadd`, `rename_from`...).
     pub fn notify(&mut self, class: u32, event: &str, key: &[u8]) {
         let db = self.client.db;
+        // A RESP3 client subscribed to its own events gets them after the reply, as in
+        // Valkey 8+ (dispatch moves them from the pub/sub registry's lent queue).
         self.srv.notify(db, class, event, key);
-        // A RESP3 client subscribed to its own events gets them before the reply.
-        self.srv.pubsub.flush_lent(self.slot, self.out);
     }
 
     /// Logs `cmds` to the AOF instead of the running command (for a command whose effect

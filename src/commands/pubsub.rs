@@ -186,8 +186,8 @@ fn sunsubscribe(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// PUBLISH and SPUBLISH: the number of deliveries. A message to the publisher itself (a
 /// RESP3 subscriber) comes before this reply.
 fn publish_in(ctx: &mut Ctx, scope: Scope, argv: &[Bytes]) -> CmdResult {
+    // Messages to the publisher itself follow this reply (dispatch writes them).
     let receivers = pubsub::publish(ctx.srv, scope, &argv[1], &argv[2]);
-    ctx.srv.pubsub.flush_lent(ctx.slot, ctx.out);
     ctx.out.int(receivers as i64);
     Ok(())
 }

@@ -596,6 +596,11 @@ impl Db {
         self.keys.rehash_step(buckets)
     }
 
+    /// Whether the key table is in a resize (MEMORY STATS `db.dict.rehashing.count`).
+    pub fn is_rehashing(&self) -> bool {
+        self.keys.is_rehashing()
+    }
+
     /// Rebuilds the miss-filter words of up to `heads` head buckets of the key table, so that
     /// the bits of deleted keys do not pile up (time events).
     pub fn refresh_filters(&mut self, heads: usize) {

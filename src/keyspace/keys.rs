@@ -314,6 +314,11 @@ impl Keys {
         sum / n as i64
     }
 
+    /// Whether the key table is in a resize.
+    pub fn is_rehashing(&self) -> bool {
+        self.table.is_rehashing()
+    }
+
     /// One incremental rehash step (time events); true while a resize is in progress.
     pub fn rehash_step(&mut self, buckets: usize) -> bool {
         self.table.rehash_step(buckets)

@@ -237,17 +237,20 @@ pub fn call(
     if srv.aof.logging() {
         crate::persist::aof::after_command(srv, cmd, argv, db_before, changes_before, now_ms);
     }
-    // What the handler wrote is all pushes for the (un)subscribe commands: their
-    // confirmations get through CLIENT REPLY OFF / SKIP, as Valkey's "pushing" replies do.
-    let handler_end = slot.out.len();
-    let pushes_from =
-        if result.is_ok() && is_subscription_command(cmd) { reply_mark } else { handler_end };
-    // Messages this client published to itself, before its error reply if any.
-    srv.pubsub.flush_lent(token, &mut slot.out);
-    let pushes = pushes_from..slot.out.len();
     if let Err(e) = &result {
         reply_error(srv, slot, e);
     }
+    // What the handler wrote is all pushes for the (un)subscribe commands: their
+    // confirmations get through CLIENT REPLY OFF / SKIP, as Valkey's "pushing" replies do.
+    let reply_end = slot.out.len();
+    let pushes_from =
+        if result.is_ok() && is_subscription_command(cmd) { reply_mark } else { reply_end };
+    // Messages this client's command published to itself (and its keyspace events) follow
+    // the reply, as in Valkey 8+; inside EXEC they wait for EXEC's whole reply.
+    if !slot.client.in_exec {
+        srv.pubsub.flush_lent(token, &mut slot.out);
+    }
+    let pushes = pushes_from..slot.out.len();
     let blocks = block.is_some() && result.is_ok();
     slot.client.blocked_run_us += duration_us;
     if !blocks {

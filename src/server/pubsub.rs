@@ -20,9 +20,10 @@
 //! Delivery writes the message into each subscriber's output buffer (RESP2 array or RESP3
 //! push, per the subscriber's protocol), queues the subscriber for writing and enforces the
 //! `pubsub` class of client-output-buffer-limit at once. The client running the command is
-//! lent out of the client table, so messages for it wait in [`PubSub::lent`] until the
-//! command moves them into its own reply ([`PubSub::flush_lent`]), which keeps Valkey's
-//! order: a RESP3 client publishing to itself sees the message before the PUBLISH reply.
+//! lent out of the client table, so messages for it wait in [`PubSub::lent`] until dispatch
+//! moves them after the command's reply ([`PubSub::flush_lent`]), which keeps Valkey 8+'s
+//! order: a RESP3 client publishing to itself sees the PUBLISH reply, then the message
+//! (after EXEC's whole reply inside a transaction).
 //!
 //! This module owns no commands (see `commands::pubsub`) and knows nothing of sockets.
 

@@ -222,7 +222,7 @@ pub fn contents_of(c: &mut Client, key: &[u8]) -> Val {
         "hash" => sorted(c.cmd_b(&[b"HGETALL", key])),
         "set" => sorted(c.cmd_b(&[b"SMEMBERS", key])),
         "list" => c.cmd_b(&[b"LRANGE", key, b"0", b"-1"]),
-        "zset" => c.cmd_b(&[b"ZRANGE", key, b"0", b"-1", b"WITHSCORES"]),
+        "zset" => common::scores_as_numbers(c.cmd_b(&[b"ZRANGE", key, b"0", b"-1", b"WITHSCORES"])),
         other => panic!("{:?}: type {other}", Key(key.to_vec())),
     }
 }

@@ -8,7 +8,7 @@
 
 use std::fmt::Debug;
 
-use super::{parse_val, sorted_reply, start, start_valkey, Client, Server, Val};
+use super::{parse_val, sorted_reply, start, start_redis, start_valkey, Client, Server, Val};
 
 /// The arguments of a script line: split on spaces; `""` is the empty string.
 pub fn words(line: &str) -> Vec<&[u8]> {
@@ -34,6 +34,12 @@ impl Pair {
     /// Start both servers with the same extra `args` and connect.
     pub fn start(proto: u8, args: &[&str]) -> Pair {
         Pair::connect(start(args), start_valkey(args), proto)
+    }
+
+    /// Ferrokey and a real redis-server 7.0 (a jemalloc build), for memory figures: the
+    /// Valkey oracle is built with libc malloc, so its memory is never the measure.
+    pub fn start_redis(proto: u8, args: &[&str]) -> Pair {
+        Pair::connect(start(args), start_redis(args), proto)
     }
 
     /// Connect to two servers already started (and perhaps configured). With `proto` 3 both

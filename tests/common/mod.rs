@@ -474,9 +474,27 @@ pub fn contents(c: &mut Client, key: &str) -> Val {
         "hash" => sorted(c.cmd(&["HGETALL", key])),
         "set" => sorted(c.cmd(&["SMEMBERS", key])),
         "list" => c.cmd(&["LRANGE", key, "0", "-1"]),
-        "zset" => c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]),
+        "zset" => scores_as_numbers(c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"])),
         other => panic!("{key}: type {other}"),
     }
+}
+
+/// A `WITHSCORES` reply with every score rewritten from its text to the double it stands
+/// for: servers print the same double differently (redis-server 7.0 with `%.17g`, Valkey 8+
+/// and ferrokey in the shortest form), and a comparison across them is about the values.
+pub fn scores_as_numbers(v: Val) -> Val {
+    let items = v.as_array();
+    let canonical = |score: &Val| {
+        let text = score.as_str();
+        let d: f64 = text.parse().unwrap_or_else(|_| match text.as_str() {
+            "inf" => f64::INFINITY,
+            "-inf" => f64::NEG_INFINITY,
+            _ => panic!("score {text:?}"),
+        });
+        Val::Bulk(format!("{d:e}").into_bytes())
+    };
+    let pairs = items.chunks(2).flat_map(|p| [p[0].clone(), canonical(&p[1])]);
+    Val::Array(pairs.collect())
 }
 
 /// A TCP connection to `dst` from the local address `src` (std cannot bind a socket before

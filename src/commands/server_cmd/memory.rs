@@ -134,8 +134,9 @@ fn float_field(value: f64) -> f64 {
     f64::from(value as f32)
 }
 
-/// Top-level fields of MEMORY STATS, besides one `db.<n>` entry per database with keys.
-const STATS_FIELDS: usize = 27;
+/// Top-level fields of MEMORY STATS (Valkey 9.1's), besides one `db.<n>` entry per database
+/// with keys.
+const STATS_FIELDS: usize = 34;
 
 fn memory_stats(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     let r = Report::gather(ctx);
@@ -150,14 +151,18 @@ fn memory_stats(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
         .collect();
     let out = &mut *ctx.out;
     out.map(STATS_FIELDS + dbs.len());
-    let int_fields: [(&str, usize); 10] = [
+    // Replication, cluster and scripting do not exist yet: their buffers are truly empty.
+    let int_fields: [(&str, usize); 13] = [
         ("peak.allocated", r.mem.peak),
         ("total.allocated", r.mem.used),
         ("startup.allocated", r.mem.startup),
         ("replication.backlog", 0),
+        ("replicas.repl.buffer", 0),
         ("clients.slaves", 0),
         ("clients.normal", r.mem.clients_normal),
         ("cluster.links", 0),
+        ("cluster.slot_import", 0),
+        ("cluster.slot_export", 0),
         ("aof.buffer", 0),
         ("lua.caches", 0),
         ("functions.caches", 0),
@@ -168,16 +173,22 @@ fn memory_stats(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     }
     for (i, (table, expires)) in dbs {
         out.bulk(format!("db.{i}").as_bytes());
-        out.map(3);
+        out.map(2);
         out.bulk(b"overhead.hashtable.main");
         out.int(table as i64);
         out.bulk(b"overhead.hashtable.expires");
         out.int(expires as i64);
-        out.bulk(b"overhead.hashtable.slot-to-keys");
-        out.int(0);
     }
+    // The databases' lookup table is the vector of databases; a database in a resize has
+    // its old and new bucket arrays both counted in its table bytes.
+    let all = &ctx.srv.dbs;
+    let rehashing = all.iter().filter(|d| d.is_rehashing());
+    let lut_bytes = std::mem::size_of_val(all.as_slice());
     for (name, value) in [
+        ("overhead.db.hashtable.lut", lut_bytes),
+        ("overhead.db.hashtable.rehashing", rehashing.clone().map(|d| d.table_bytes()).sum()),
         ("overhead.total", r.mem.overhead),
+        ("db.dict.rehashing.count", rehashing.count()),
         ("keys.count", r.keys),
         ("keys.bytes-per-key", r.bytes_per_key()),
         ("dataset.bytes", r.mem.dataset),
@@ -189,10 +200,12 @@ fn memory_stats(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     out.double(float_field(r.mem.dataset_perc()));
     out.bulk(b"peak.percentage");
     out.double(float_field(r.mem.peak_perc()));
+    // jemalloc here purges dirty pages without a muzzy stage (muzzy decay 0): none are muzzy.
     for (name, value) in [
         ("allocator.allocated", r.alloc.allocated),
         ("allocator.active", r.alloc.active),
         ("allocator.resident", r.alloc.resident),
+        ("allocator.muzzy", 0),
     ] {
         out.bulk(name.as_bytes());
         out.int(value as i64);
