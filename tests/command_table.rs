@@ -1,4 +1,4 @@
-//! The COMMAND family against a real redis-server 7.0: INFO shapes byte for byte (RESP2
+//! The COMMAND family against a real Valkey 9.1 (the oracle): INFO shapes byte for byte (RESP2
 //! and RESP3), DOCS that clients can parse, GETKEYS / GETKEYSANDFLAGS, LIST filters, error
 //! texts, and redis-cli, which reads COMMAND DOCS when it starts interactively.
 
@@ -43,16 +43,6 @@ fn normalize_info(v: Val) -> Val {
 
 fn is_notes(v: &Val) -> bool {
     *v == Val::bulk("notes")
-}
-
-fn sorted(v: Val) -> Val {
-    match v {
-        Val::Array(mut items) => {
-            items.sort_by_key(sort_key);
-            Val::Array(items)
-        }
-        other => other,
-    }
 }
 
 fn bulk_strings(v: &Val) -> Vec<String> {
@@ -176,12 +166,22 @@ fn getkeys_matches_redis() {
 #[test]
 fn list_filters_match_redis() {
     let mut p = Pair::start(2, &[]);
+    // Valkey 9.1 has commands ferrokey does not implement yet (COMMANDLOG, ...): a pattern
+    // lists the same names once the oracle's are cut down to the commands ferrokey has.
+    let ours_all = bulk_strings(&p.a.cmd(&["COMMAND", "LIST"]));
     for line in [
         "COMMAND LIST FILTERBY PATTERN config*",
         "COMMAND LIST FILTERBY pattern COMMAND*",
         "COMMAND LIST FILTERBY PATTERN *|get",
     ] {
-        p.same_normalized(line, sorted);
+        let (ours, theirs) = p.both(&words(line));
+        let mut ours = bulk_strings(&parse_val(&mut &ours[..]));
+        let mut theirs = bulk_strings(&parse_val(&mut &theirs[..]));
+        theirs.retain(|name| ours_all.contains(name));
+        ours.sort();
+        theirs.sort();
+        assert!(!ours.is_empty(), "{line}: nothing listed");
+        p.assert_equal(line, ours, theirs);
     }
     for line in [
         "COMMAND LIST FILTERBY MODULE x",
@@ -194,17 +194,17 @@ fn list_filters_match_redis() {
     ] {
         p.same_line(line);
     }
-    // Every command we list for a category that redis-server 7.0 also has (Valkey has a
-    // few newer ones), redis-server lists for that category too.
+    // Every command we list for a category that the oracle also has, the oracle lists for
+    // that category too.
     let (_, everything) = p.both(&words("COMMAND LIST"));
-    let redis_has = bulk_strings(&parse_val(&mut &everything[..]));
+    let oracle_has = bulk_strings(&parse_val(&mut &everything[..]));
     for cat in ["connection", "read", "write", "admin", "FAST", "slow", "keyspace", "string"] {
         let line = format!("COMMAND LIST FILTERBY ACLCAT {cat}");
         let (ours, theirs) = p.both(&words(&line));
         let theirs = bulk_strings(&parse_val(&mut &theirs[..]));
         let ours = bulk_strings(&parse_val(&mut &ours[..]));
-        for name in ours.iter().filter(|n| redis_has.contains(n)) {
-            assert!(theirs.contains(name), "{line}: {name} is not in it on redis-server");
+        for name in ours.iter().filter(|n| oracle_has.contains(n)) {
+            assert!(theirs.contains(name), "{line}: {name} is not in it on the oracle");
         }
     }
     let connection =

@@ -316,6 +316,8 @@ fn arity_ok(arity: i32, argc: usize) -> bool {
     (arity > 0 && argc == arity as usize) || (arity < 0 && argc >= arity.unsigned_abs() as usize)
 }
 
+/// DEBUG HELP: Valkey 9.1's entries, word for word, for the subcommands ferrokey has
+/// (DEBUG OBJECT without its `fast` option).
 fn debug_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     reply_help(
         ctx.out,
@@ -343,7 +345,7 @@ fn debug_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
             "      file to the database.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Setting it to 0 disables expiring keys in background when they are not",
-            "    accessed (otherwise the Valkey behavior). Setting it to 1 reenables back the",
+            "    accessed (otherwise the behavior). Setting it to 1 reenables back the",
             "    default.",
             "SLEEP <seconds>",
             "    Stop the server for <seconds>. Decimals allowed.",
