@@ -63,6 +63,7 @@ static SUBCOMMANDS: &[Command] = &[
         "O(1)",
     ),
     Command::new("command|info", -2, FLAGS, ACL, info)
+        .history(&[("7.0.0", "Allowed to be called with no argument to get info on all commands.")])
         .doc(
             "server",
             "2.8.13",

@@ -11,7 +11,9 @@
 //! A key spec is a map: `notes` (bulk, only when the spec has notes), `flags` (set of
 //! status), `begin_search` {type, spec}, `find_keys` {type, spec}; an `unknown` search has
 //! an empty spec map. COMMAND DOCS is a map per command: summary, since, group, complexity
-//! (each only when non-empty, group always) and subcommands (a map) for containers.
+//! (each only when non-empty, group always), doc_flags (set of status) and history (set of
+//! [version, change] arrays) when there are any, and subcommands (a map) for containers.
+//! Argument lists are not carried.
 
 use crate::commands::table::{acl, flag, ks, BeginSearch, Command, FindKeys, KeySpec};
 use crate::resp::reply::Reply;
@@ -132,7 +134,8 @@ pub fn reply_docs(out: &mut Reply, cmd: &Command) {
     let text_fields =
         [("summary", cmd.summary), ("since", cmd.since), ("complexity", cmd.complexity)];
     let texts = text_fields.iter().filter(|(_, v)| !v.is_empty()).count();
-    out.map(texts + 1 + usize::from(!cmd.subcommands.is_empty()));
+    let lists = usize::from(!cmd.doc_flags.is_empty()) + usize::from(!cmd.history.is_empty());
+    out.map(texts + 1 + lists + usize::from(!cmd.subcommands.is_empty()));
     for (name, value) in &text_fields[..2] {
         text_field(out, name, value);
     }
@@ -140,6 +143,22 @@ pub fn reply_docs(out: &mut Reply, cmd: &Command) {
     out.bulk(cmd.group.as_bytes());
     let (name, value) = text_fields[2];
     text_field(out, name, value);
+    if !cmd.doc_flags.is_empty() {
+        out.bulk(b"doc_flags");
+        out.set(cmd.doc_flags.len());
+        for doc_flag in cmd.doc_flags {
+            out.simple(doc_flag);
+        }
+    }
+    if !cmd.history.is_empty() {
+        out.bulk(b"history");
+        out.set(cmd.history.len());
+        for (version, change) in cmd.history {
+            out.array(2);
+            out.bulk(version.as_bytes());
+            out.bulk(change.as_bytes());
+        }
+    }
     if !cmd.subcommands.is_empty() {
         out.bulk(b"subcommands");
         out.map(cmd.subcommands.len());
