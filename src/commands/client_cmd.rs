@@ -39,7 +39,18 @@ static SUBCOMMANDS: &[Command] = &[
     Command::new("client|info", 2, OWN, ACL_OWN, client_info)
         .doc("connection", "6.2.0", "Returns information about the connection.", "O(1)")
         .tips(&["nondeterministic_output"]),
-    Command::new("client|list", -2, OTHERS, ACL_OTHERS, client_list).history(&[("2.8.12", "Added unique client `id` field."), ("5.0.0", "Added optional `TYPE` filter."), ("6.0.0", "Added `user` field."), ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."), ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."), ("7.0.3", "Added `ssub` field."), ("8.0.0", "Replaced `master` `TYPE` with `primary`. `master` still supported for backward compatibility."), ("8.1.0", "Added filters USER, ADDR, LADDR, SKIPME, and MAXAGE."), ("9.0.0", "Added filters NAME, IDLE, FLAGS, LIB-NAME, LIB-VER, DB, CAPA, and IP. And negative filters NOT-ID, NOT-TYPE, NOT-ADDR, NOT-LADDR, NOT-USER, NOT-FLAGS, NOT-NAME, NOT-LIB-NAME, NOT-LIB-VER, NOT-DB, NOT-CAPA, NOT-IP.")])
+    Command::new("client|list", -2, OTHERS, ACL_OTHERS, client_list)
+        .history(&[
+            ("2.8.12", "Added unique client `id` field."),
+            ("5.0.0", "Added optional `TYPE` filter."),
+            ("6.0.0", "Added `user` field."),
+            ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."),
+            ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."),
+            ("7.0.3", "Added `ssub` field."),
+            ("8.0.0", "Replaced `master` `TYPE` with `primary`. `master` still supported for backward compatibility."),
+            ("8.1.0", "Added filters USER, ADDR, LADDR, SKIPME, and MAXAGE."),
+            ("9.0.0", "Added filters NAME, IDLE, FLAGS, LIB-NAME, LIB-VER, DB, CAPA, and IP. And negative filters NOT-ID, NOT-TYPE, NOT-ADDR, NOT-LADDR, NOT-USER, NOT-FLAGS, NOT-NAME, NOT-LIB-NAME, NOT-LIB-VER, NOT-DB, NOT-CAPA, NOT-IP."),
+        ])
         .doc(
             "connection",
             "2.4.0",
@@ -47,12 +58,24 @@ static SUBCOMMANDS: &[Command] = &[
             "O(N) where N is the number of client connections",
         )
         .tips(&["nondeterministic_output"]),
-    Command::new("client|kill", -3, OTHERS, ACL_OTHERS, client_kill).history(&[("2.8.12", "Added new filter format."), ("2.8.12", "`ID` option."), ("3.2.0", "Added `master` type in for `TYPE` option."), ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."), ("6.2.0", "`LADDR` option."), ("8.0.0", "`MAXAGE` option."), ("8.0.0", "Replaced `master` `TYPE` with `primary`. `master` still supported for backward compatibility."), ("8.1.0", "`ID` option accepts multiple IDs."), ("9.0.0", "Added filters NAME, IDLE, FLAGS, LIB-NAME, LIB-VER, DB, CAPA, and IP. And negative filters NOT-ID, NOT-TYPE, NOT-ADDR, NOT-LADDR, NOT-USER, NOT-FLAGS, NOT-NAME, NOT-LIB-NAME, NOT-LIB-VER, NOT-DB, NOT-CAPA, NOT-IP.")]).doc(
-        "connection",
-        "2.4.0",
-        "Terminates open connections.",
-        "O(N) where N is the number of client connections",
-    ),
+    Command::new("client|kill", -3, OTHERS, ACL_OTHERS, client_kill)
+        .history(&[
+            ("2.8.12", "Added new filter format."),
+            ("2.8.12", "`ID` option."),
+            ("3.2.0", "Added `master` type in for `TYPE` option."),
+            ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."),
+            ("6.2.0", "`LADDR` option."),
+            ("8.0.0", "`MAXAGE` option."),
+            ("8.0.0", "Replaced `master` `TYPE` with `primary`. `master` still supported for backward compatibility."),
+            ("8.1.0", "`ID` option accepts multiple IDs."),
+            ("9.0.0", "Added filters NAME, IDLE, FLAGS, LIB-NAME, LIB-VER, DB, CAPA, and IP. And negative filters NOT-ID, NOT-TYPE, NOT-ADDR, NOT-LADDR, NOT-USER, NOT-FLAGS, NOT-NAME, NOT-LIB-NAME, NOT-LIB-VER, NOT-DB, NOT-CAPA, NOT-IP."),
+        ])
+        .doc(
+            "connection",
+            "2.4.0",
+            "Terminates open connections.",
+            "O(N) where N is the number of client connections",
+        ),
     Command::new("client|setname", 3, OWN_BUSY, ACL_OWN, client_setname)
         .doc("connection", "2.6.9", "Sets the connection name.", "O(1)")
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
@@ -70,12 +93,14 @@ static SUBCOMMANDS: &[Command] = &[
             "O(1)",
         )
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("client|pause", -3, OTHERS, ACL_OTHERS, client_pause).history(&[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")]).doc(
-        "connection",
-        "3.0.0",
-        "Suspends commands processing.",
-        "O(1)",
-    ),
+    Command::new("client|pause", -3, OTHERS, ACL_OTHERS, client_pause)
+        .history(&[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")])
+        .doc(
+            "connection",
+            "3.0.0",
+            "Suspends commands processing.",
+            "O(1)",
+        ),
     Command::new("client|unpause", 2, OTHERS, ACL_OTHERS, client_unpause).doc(
         "connection",
         "6.2.0",
@@ -618,8 +643,8 @@ const HELP_LINES: &[&str] = &[
     "      Kill connections authenticated by <username>.",
     "    * SKIPME (YES|NO)",
     "      Skip killing current connection (default: yes).",
-    "    * ID <client-id>",
-    "      Kill connections by client id.",
+    "    * ID <client-id> [<client-id>...]",
+    "      Kill connections by client IDs.",
     "    * MAXAGE <maxage>",
     "      Kill connections older than the specified age.",
     "LIST [options ...]",

@@ -70,13 +70,19 @@ pub static COMMANDS: &[Command] = &[
     Command::new("lastsave", 1, flag::LOADING | flag::STALE | flag::FAST, acl::ADMIN | acl::FAST | acl::DANGEROUS, lastsave)
         .doc("server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", "O(1)")
         .tips(&["nondeterministic_output"]),
-    Command::new("shutdown", -1, ADMIN_FLAGS | flag::NO_MULTI | flag::ALLOW_BUSY, ACL_ADMIN, shutdown).history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers."), ("9.0.0", "Added the `SAFE` and `FAILOVER` modifiers.")]).doc(
-        "server",
-        "1.0.0",
-        "Synchronously saves the database(s) to disk and shuts down the server.",
-        "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
-    ),
-    Command::new("debug", -2, ADMIN_FLAGS, ACL_ADMIN, debug).doc_flags(&["syscmd"])
+    Command::new("shutdown", -1, ADMIN_FLAGS | flag::NO_MULTI | flag::ALLOW_BUSY, ACL_ADMIN, shutdown)
+        .history(&[
+            ("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers."),
+            ("9.0.0", "Added the `SAFE` and `FAILOVER` modifiers."),
+        ])
+        .doc(
+            "server",
+            "1.0.0",
+            "Synchronously saves the database(s) to disk and shuts down the server.",
+            "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+        ),
+    Command::new("debug", -2, ADMIN_FLAGS, ACL_ADMIN, debug)
+        .doc_flags(&["syscmd"])
         .doc("server", "1.0.0", "A container for debugging commands.", "Depends on subcommand."),
     Command::container("slowlog", -2, 0, acl::SLOW, SLOWLOG_SUBCOMMANDS)
         .doc("server", "2.2.12", "A container for slow log commands.", "Depends on subcommand."),

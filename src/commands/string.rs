@@ -63,7 +63,14 @@ pub static COMMANDS: &[Command] = &[
     Command::new("get", 2, READ_FAST.0, READ_FAST.1, get)
         .keys(specs::READ1)
         .doc("string", "1.0.0", "Returns the string value of a key.", O1),
-    Command::new("set", -3, WRITE_SLOW.0, WRITE_SLOW.1, set).history(&[("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."), ("6.0.0", "Added the `KEEPTTL` option."), ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."), ("7.0.0", "Allowed the `NX` and `GET` options to be used together."), ("8.1.0", "Added the `IFEQ` option.")])
+    Command::new("set", -3, WRITE_SLOW.0, WRITE_SLOW.1, set)
+        .history(&[
+            ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
+            ("6.0.0", "Added the `KEEPTTL` option."),
+            ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."),
+            ("7.0.0", "Allowed the `NX` and `GET` options to be used together."),
+            ("8.1.0", "Added the `IFEQ` option."),
+        ])
         .keys(SET_KEYS)
         .doc("string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", O1),
     Command::new("setnx", 3, WRITE_FAST.0, WRITE_FAST.1, setnx)

@@ -196,7 +196,7 @@ pub struct Command {
     pub summary: &'static str,
     pub complexity: &'static str,
     pub tips: &'static [&'static str],
-    /// COMMAND DOCS `history`: (version, what changed), oldest first.
+    /// COMMAND DOCS `history`: (version, what changed), in the order Valkey lists them.
     pub history: &'static [(&'static str, &'static str)],
     /// COMMAND DOCS `doc_flags` (`syscmd`, `deprecated`).
     pub doc_flags: &'static [&'static str],
@@ -495,7 +495,7 @@ impl Command {
         self
     }
 
-    /// The documented changes of the command, as (version, description), oldest first.
+    /// The documented changes of the command, as (version, description).
     pub const fn history(mut self, history: &'static [(&'static str, &'static str)]) -> Command {
         self.history = history;
         self

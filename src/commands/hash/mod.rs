@@ -42,7 +42,8 @@ const O1: &str = "O(1)";
 const ON_SIZE: &str = "O(N) where N is the size of the hash.";
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("hset", -4, WRITE_FAST.0, WRITE_FAST.1, hset).history(&[("4.0.0", "Accepts multiple `field` and `value` arguments.")])
+    Command::new("hset", -4, WRITE_FAST.0, WRITE_FAST.1, hset)
+        .history(&[("4.0.0", "Accepts multiple `field` and `value` arguments.")])
         .keys(RW_UPDATE)
         .doc("hash", "2.0.0", "Creates or modifies the value of a field in a hash.", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs."),
     Command::new("hsetnx", 4, WRITE_FAST.0, WRITE_FAST.1, hsetnx)
@@ -57,7 +58,8 @@ pub static COMMANDS: &[Command] = &[
     Command::new("hmget", -3, READ_FAST.0, READ_FAST.1, hmget)
         .keys(RO_ACCESS)
         .doc("hash", "2.0.0", "Returns the values of all fields in a hash.", "O(N) where N is the number of fields being requested."),
-    Command::new("hdel", -3, DELETE_FAST.0, DELETE_FAST.1, hdel).history(&[("2.4.0", "Accepts multiple `field` arguments.")])
+    Command::new("hdel", -3, DELETE_FAST.0, DELETE_FAST.1, hdel)
+        .history(&[("2.4.0", "Accepts multiple `field` arguments.")])
         .keys(RW_DELETE)
         .doc("hash", "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", "O(N) where N is the number of fields to be removed."),
     Command::new("hlen", 2, READ_FAST.0, READ_FAST.1, hlen)

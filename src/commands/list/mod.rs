@@ -72,22 +72,28 @@ const MPOP_COMPLEXITY: &str =
 const BPOP_COMPLEXITY: &str = "O(N) where N is the number of provided keys.";
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("lpush", -3, PUSH.0, PUSH.1, lpush).history(&[("2.4.0", "Accepts multiple `element` arguments.")])
+    Command::new("lpush", -3, PUSH.0, PUSH.1, lpush)
+        .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
         .doc("list", "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", PUSH_COMPLEXITY),
-    Command::new("rpush", -3, PUSH.0, PUSH.1, rpush).history(&[("2.4.0", "Accepts multiple `element` arguments.")])
+    Command::new("rpush", -3, PUSH.0, PUSH.1, rpush)
+        .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
         .doc("list", "1.0.0", "Appends one or more elements to a list. Creates the key if it doesn't exist.", PUSH_COMPLEXITY),
-    Command::new("lpushx", -3, PUSH.0, PUSH.1, lpushx).history(&[("4.0.0", "Accepts multiple `element` arguments.")])
+    Command::new("lpushx", -3, PUSH.0, PUSH.1, lpushx)
+        .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
         .doc("list", "2.2.0", "Prepends one or more elements to a list only when the list exists.", PUSH_COMPLEXITY),
-    Command::new("rpushx", -3, PUSH.0, PUSH.1, rpushx).history(&[("4.0.0", "Accepts multiple `element` arguments.")])
+    Command::new("rpushx", -3, PUSH.0, PUSH.1, rpushx)
+        .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
         .doc("list", "2.2.0", "Appends one or more elements to a list only when the list exists.", PUSH_COMPLEXITY),
-    Command::new("lpop", -2, POP.0, POP.1, lpop).history(&[("6.2.0", "Added the `count` argument.")])
+    Command::new("lpop", -2, POP.0, POP.1, lpop)
+        .history(&[("6.2.0", "Added the `count` argument.")])
         .keys(POP_KEYS)
         .doc("list", "1.0.0", "Returns and removes one or more elements from the beginning of a list. Deletes the list if the last element was popped.", POP_COMPLEXITY),
-    Command::new("rpop", -2, POP.0, POP.1, rpop).history(&[("6.2.0", "Added the `count` argument.")])
+    Command::new("rpop", -2, POP.0, POP.1, rpop)
+        .history(&[("6.2.0", "Added the `count` argument.")])
         .keys(POP_KEYS)
         .doc("list", "1.0.0", "Returns and removes one or more elements from the end of a list. Deletes the list if the last element was popped.", POP_COMPLEXITY),
     Command::new("llen", 2, READ_FAST.0, READ_FAST.1, llen)
@@ -123,16 +129,19 @@ pub static COMMANDS: &[Command] = &[
     Command::new("lmpop", -4, WRITE_SLOW.0 | flag::MOVABLE_KEYS, WRITE_SLOW.1, lmpop)
         .keys(LMPOP_KEYS)
         .doc("list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", MPOP_COMPLEXITY),
-    Command::new("blpop", -3, BLOCK.0, BLOCK.1, blocking::blpop).history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
+    Command::new("blpop", -3, BLOCK.0, BLOCK.1, blocking::blpop)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(BPOP_KEYS)
         .doc("list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", BPOP_COMPLEXITY),
-    Command::new("brpop", -3, BLOCK.0, BLOCK.1, blocking::brpop).history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
+    Command::new("brpop", -3, BLOCK.0, BLOCK.1, blocking::brpop)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(BPOP_KEYS)
         .doc("list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", BPOP_COMPLEXITY),
     Command::new("blmove", 6, BLOCK_GROW.0, BLOCK_GROW.1, blocking::blmove)
         .keys(MOVE_KEYS)
         .doc("list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "O(1)"),
-    Command::new("brpoplpush", 4, BLOCK_GROW.0, BLOCK_GROW.1, blocking::brpoplpush).history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
+    Command::new("brpoplpush", 4, BLOCK_GROW.0, BLOCK_GROW.1, blocking::brpoplpush)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(MOVE_KEYS)
         .doc("list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "O(1)"),
     Command::new(
