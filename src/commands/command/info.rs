@@ -5,7 +5,7 @@
 //! ```text
 //! name, arity, flags (set of status), first key, last key, step,
 //! ACL categories (set of "@cat" status), tips (set of bulk),
-//! key specs (set of maps), subcommands (array of the same shape; an empty set for a leaf)
+//! key specs (set of maps), subcommands (array of the same shape; empty for a leaf)
 //! ```
 //!
 //! A key spec is a map: `notes` (bulk, only when the spec has notes), `flags` (set of
@@ -37,13 +37,9 @@ pub fn reply_info(out: &mut Reply, cmd: &Command) {
     for (i, spec) in cmd.key_specs.iter().enumerate() {
         reply_key_spec(out, spec, cmd.key_spec_notes(i));
     }
-    if cmd.subcommands.is_empty() {
-        out.set(0);
-    } else {
-        out.array(cmd.subcommands.len());
-        for sub in cmd.subcommands {
-            reply_info(out, sub);
-        }
+    out.array(cmd.subcommands.len());
+    for sub in cmd.subcommands {
+        reply_info(out, sub);
     }
 }
 
@@ -191,7 +187,7 @@ mod tests {
             ~3\r\n+@read\r\n+@string\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n\
             +access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n\
             %1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n\
-            $4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n";
+            $4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n";
         assert_eq!(String::from_utf8_lossy(&out.buf), want);
     }
 
