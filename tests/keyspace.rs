@@ -1,7 +1,7 @@
 //! Keyspace commands over TCP: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RANDOMKEY, RENAME,
 //! RENAMENX, COPY, MOVE, SWAPDB, DBSIZE, FLUSHDB, FLUSHALL, SELECT, the EXPIRE and TTL
 //! families, PERSIST, TOUCH and OBJECT; binary keys; lazy and active expiry; and
-//! differential checks against a real redis-server 7.0 (RESP2 and RESP3, errors included).
+//! differential checks against a real Valkey 9.1 (RESP2 and RESP3, errors included).
 //!
 //! Replies whose order is unspecified (KEYS, SCAN, RANDOMKEY) are compared as sets. Expire
 //! times are compared only where they cannot race: large TTLs read with TTL (whole seconds),
@@ -559,7 +559,7 @@ fn object_subcommands() {
     let help = c.cmd(&["OBJECT", "HELP"]).as_array();
     assert_eq!(help.len(), 15);
     assert_eq!(help[0], simple("OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
-    assert_eq!(help[14], simple("    Prints this help."));
+    assert_eq!(help[14], simple("    Print this help."));
     assert_eq!(c.cmd(&["OBJECT", "foo"]), err("ERR unknown subcommand 'foo'. Try OBJECT HELP."));
     assert_eq!(
         c.cmd(&["OBJECT", "ENCODING"]),

@@ -1,4 +1,4 @@
-//! SORT and SORT_RO against a real redis-server 7.0 (RESP2 and RESP3, byte for byte):
+//! SORT and SORT_RO against a real Valkey 9.1 (RESP2 and RESP3, byte for byte):
 //! numeric and ALPHA sorts of lists, sets and sorted sets, DESC, LIMIT, BY (strings, hash
 //! fields, no-sort), GET, STORE, every error, binary elements, the keyspace statistics the
 //! lookups count, and COMMAND INFO / DOCS / GETKEYS; plus, against ferrokey alone, a client

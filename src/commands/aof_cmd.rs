@@ -13,7 +13,7 @@ pub static COMMANDS: &[Command] = &[Command::new(
     acl::ADMIN | acl::SLOW | acl::DANGEROUS,
     bgrewriteaof,
 )
-.doc("server", "1.0.0", "Asynchronously rewrite the append-only file", "O(1)")];
+.doc("server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", "O(1)")];
 
 /// Starts a rewrite now, or schedules it when a BGSAVE runs.
 fn bgrewriteaof(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {

@@ -24,11 +24,13 @@ use crate::types::string::parse_i64;
 
 const OWN: u64 = flag::NOSCRIPT | flag::LOADING | flag::STALE;
 const OTHERS: u64 = flag::ADMIN | OWN;
+/// Subcommands that may run while the server is busy (Valkey's `allow_busy`).
+const OWN_BUSY: u64 = OWN | flag::ALLOW_BUSY;
 const ACL_OWN: u64 = acl::SLOW | acl::CONNECTION;
 const ACL_OTHERS: u64 = acl::ADMIN | acl::SLOW | acl::DANGEROUS | acl::CONNECTION;
 
 static SUBCOMMANDS: &[Command] = &[
-    Command::new("client|id", 2, OWN, ACL_OWN, client_id).doc(
+    Command::new("client|id", 2, OWN_BUSY, ACL_OWN, client_id).doc(
         "connection",
         "5.0.0",
         "Returns the unique client ID of the connection.",
@@ -38,6 +40,17 @@ static SUBCOMMANDS: &[Command] = &[
         .doc("connection", "6.2.0", "Returns information about the connection.", "O(1)")
         .tips(&["nondeterministic_output"]),
     Command::new("client|list", -2, OTHERS, ACL_OTHERS, client_list)
+        .history(&[
+            ("2.8.12", "Added unique client `id` field."),
+            ("5.0.0", "Added optional `TYPE` filter."),
+            ("6.0.0", "Added `user` field."),
+            ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."),
+            ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."),
+            ("7.0.3", "Added `ssub` field."),
+            ("8.0.0", "Replaced `master` `TYPE` with `primary`. `master` still supported for backward compatibility."),
+            ("8.1.0", "Added filters USER, ADDR, LADDR, SKIPME, and MAXAGE."),
+            ("9.0.0", "Added filters NAME, IDLE, FLAGS, LIB-NAME, LIB-VER, DB, CAPA, and IP. And negative filters NOT-ID, NOT-TYPE, NOT-ADDR, NOT-LADDR, NOT-USER, NOT-FLAGS, NOT-NAME, NOT-LIB-NAME, NOT-LIB-VER, NOT-DB, NOT-CAPA, NOT-IP."),
+        ])
         .doc(
             "connection",
             "2.4.0",
@@ -45,25 +58,34 @@ static SUBCOMMANDS: &[Command] = &[
             "O(N) where N is the number of client connections",
         )
         .tips(&["nondeterministic_output"]),
-    Command::new("client|kill", -3, OTHERS, ACL_OTHERS, client_kill).doc(
-        "connection",
-        "2.4.0",
-        "Terminates open connections.",
-        "O(N) where N is the number of client connections",
-    ),
-    Command::new("client|setname", 3, OWN, ACL_OWN, client_setname).doc(
-        "connection",
-        "2.6.9",
-        "Sets the connection name.",
-        "O(1)",
-    ),
-    Command::new("client|getname", 2, OWN, ACL_OWN, client_getname).doc(
+    Command::new("client|kill", -3, OTHERS, ACL_OTHERS, client_kill)
+        .history(&[
+            ("2.8.12", "Added new filter format."),
+            ("2.8.12", "`ID` option."),
+            ("3.2.0", "Added `master` type in for `TYPE` option."),
+            ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."),
+            ("6.2.0", "`LADDR` option."),
+            ("8.0.0", "`MAXAGE` option."),
+            ("8.0.0", "Replaced `master` `TYPE` with `primary`. `master` still supported for backward compatibility."),
+            ("8.1.0", "`ID` option accepts multiple IDs."),
+            ("9.0.0", "Added filters NAME, IDLE, FLAGS, LIB-NAME, LIB-VER, DB, CAPA, and IP. And negative filters NOT-ID, NOT-TYPE, NOT-ADDR, NOT-LADDR, NOT-USER, NOT-FLAGS, NOT-NAME, NOT-LIB-NAME, NOT-LIB-VER, NOT-DB, NOT-CAPA, NOT-IP."),
+        ])
+        .doc(
+            "connection",
+            "2.4.0",
+            "Terminates open connections.",
+            "O(N) where N is the number of client connections",
+        ),
+    Command::new("client|setname", 3, OWN_BUSY, ACL_OWN, client_setname)
+        .doc("connection", "2.6.9", "Sets the connection name.", "O(1)")
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    Command::new("client|getname", 2, OWN_BUSY, ACL_OWN, client_getname).doc(
         "connection",
         "2.6.9",
         "Returns the name of the connection.",
         "O(1)",
     ),
-    Command::new("client|setinfo", 4, OWN, ACL_OWN, client_setinfo)
+    Command::new("client|setinfo", 4, OWN_BUSY, ACL_OWN, client_setinfo)
         .doc(
             "connection",
             "7.2.0",
@@ -71,12 +93,14 @@ static SUBCOMMANDS: &[Command] = &[
             "O(1)",
         )
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("client|pause", -3, OTHERS, ACL_OTHERS, client_pause).doc(
-        "connection",
-        "2.9.50",
-        "Suspends commands processing.",
-        "O(1)",
-    ),
+    Command::new("client|pause", -3, OTHERS, ACL_OTHERS, client_pause)
+        .history(&[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")])
+        .doc(
+            "connection",
+            "3.0.0",
+            "Suspends commands processing.",
+            "O(1)",
+        ),
     Command::new("client|unpause", 2, OTHERS, ACL_OTHERS, client_unpause).doc(
         "connection",
         "6.2.0",
@@ -89,19 +113,19 @@ static SUBCOMMANDS: &[Command] = &[
         "Unblocks a client blocked by a blocking command from a different connection.",
         "O(log N) where N is the number of client connections",
     ),
-    Command::new("client|reply", 3, OWN, ACL_OWN, client_reply).doc(
+    Command::new("client|reply", 3, OWN_BUSY | flag::NO_MULTI, ACL_OWN, client_reply).doc(
         "connection",
         "3.2.0",
         "Instructs the server whether to reply to commands.",
         "O(1)",
     ),
-    Command::new("client|no-evict", 3, OTHERS, ACL_OTHERS, client_no_evict).doc(
+    Command::new("client|no-evict", 3, OTHERS | flag::ALLOW_BUSY, ACL_OTHERS, client_no_evict).doc(
         "connection",
         "7.0.0",
         "Sets the client eviction mode of the connection.",
         "O(1)",
     ),
-    Command::new("client|no-touch", 3, OWN, ACL_OWN, client_no_touch).doc(
+    Command::new("client|no-touch", 3, OWN_BUSY, ACL_OWN, client_no_touch).doc(
         "connection",
         "7.2.0",
         "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
@@ -113,13 +137,13 @@ static SUBCOMMANDS: &[Command] = &[
         "Controls server-assisted client-side caching for the connection.",
         "O(1). Some options may introduce additional complexity.",
     ),
-    Command::new("client|caching", 3, OWN, ACL_OWN, tracking_cmd::client_caching).doc(
+    Command::new("client|caching", 3, OWN_BUSY, ACL_OWN, tracking_cmd::client_caching).doc(
         "connection",
         "6.0.0",
         "Instructs the server whether to track the keys in the next request.",
         "O(1)",
     ),
-    Command::new("client|getredir", 2, OWN, ACL_OWN, tracking_cmd::client_getredir).doc(
+    Command::new("client|getredir", 2, OWN_BUSY, ACL_OWN, tracking_cmd::client_getredir).doc(
         "connection",
         "6.0.0",
         "Returns the client ID to which the connection's tracking notifications are redirected.",
@@ -591,66 +615,71 @@ fn client_kill(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT HELP: Valkey 9.1's entries, word for word, for the subcommands and the KILL /
+/// LIST filters that ferrokey implements (CAPA, IMPORT-SOURCE and the newer filters are
+/// left out rather than advertised and then refused).
+const HELP_LINES: &[&str] = &[
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address.",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to the specified local address.",
+    "    * TYPE (NORMAL|PRIMARY|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id> [<client-id>...]",
+    "      Kill connections by client IDs.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|PRIMARY|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "    * ID <client-id> [<client-id>...]",
+    "      Return clients with the specified IDs.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
+];
+
 fn client_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
-    reply_help(
-        ctx.out,
-        "CLIENT",
-        &[
-            "CACHING (YES|NO)",
-            "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
-            "GETREDIR",
-            "    Return the client ID we are redirecting to when tracking is enabled.",
-            "GETNAME",
-            "    Return the name of the current connection.",
-            "ID",
-            "    Return the ID of the current connection.",
-            "INFO",
-            "    Return information about the current client connection.",
-            "KILL <ip:port>",
-            "    Kill connection made from <ip:port>.",
-            "KILL <option> <value> [<option> <value> [...]]",
-            "    Kill connections. Options are:",
-            "    * ADDR (<ip:port>|<unixsocket>:0)",
-            "      Kill connections made from the specified address",
-            "    * LADDR (<ip:port>|<unixsocket>:0)",
-            "      Kill connections made to specified local address",
-            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-            "      Kill connections by type.",
-            "    * USER <username>",
-            "      Kill connections authenticated by <username>.",
-            "    * SKIPME (YES|NO)",
-            "      Skip killing current connection (default: yes).",
-            "    * ID <client-id>",
-            "      Kill connections by client id.",
-            "    * MAXAGE <maxage>",
-            "      Kill connections older than the specified age.",
-            "LIST [options ...]",
-            "    Return information about client connections. Options:",
-            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-            "      Return clients of specified type.",
-            "UNPAUSE",
-            "    Stop the current client pause, resuming traffic.",
-            "PAUSE <timeout> [WRITE|ALL]",
-            "    Suspend all, or just write, clients for <timeout> milliseconds.",
-            "REPLY (ON|OFF|SKIP)",
-            "    Control the replies sent to the current connection.",
-            "SETNAME <name>",
-            "    Assign the name <name> to the current connection.",
-            "SETINFO <option> <value>",
-            "    Set client meta attr. Options are:",
-            "    * LIB-NAME: the client lib name.",
-            "    * LIB-VER: the client lib version.",
-            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
-            "         [OPTIN] [OPTOUT] [NOLOOP]",
-            "    Control server assisted client side caching.",
-            "TRACKINGINFO",
-            "    Report tracking status for the current connection.",
-            "NO-EVICT (ON|OFF)",
-            "    Protect current client connection from eviction.",
-            "NO-TOUCH (ON|OFF)",
-            "    Will not touch LRU/LFU stats when this mode is on.",
-        ],
-    );
+    reply_help(ctx.out, "CLIENT", HELP_LINES);
     Ok(())
 }
 

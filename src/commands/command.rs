@@ -44,13 +44,13 @@ static SUBCOMMANDS: &[Command] = &[
             LOOKUP_COMPLEXITY,
         )
         .tips(ORDER_TIP),
-    Command::new("command|getkeys", -4, FLAGS, ACL, getkeys::getkeys).doc(
+    Command::new("command|getkeys", -3, FLAGS, ACL, getkeys::getkeys).doc(
         "server",
         "2.8.13",
         "Extracts the key names from an arbitrary command.",
         ARGS_COMPLEXITY,
     ),
-    Command::new("command|getkeysandflags", -4, FLAGS, ACL, getkeys::getkeys_and_flags).doc(
+    Command::new("command|getkeysandflags", -3, FLAGS, ACL, getkeys::getkeys_and_flags).doc(
         "server",
         "7.0.0",
         "Extracts the key names and access flags for an arbitrary command.",
@@ -63,6 +63,7 @@ static SUBCOMMANDS: &[Command] = &[
         "O(1)",
     ),
     Command::new("command|info", -2, FLAGS, ACL, info)
+        .history(&[("7.0.0", "Allowed to be called with no argument to get info on all commands.")])
         .doc(
             "server",
             "2.8.13",
@@ -117,7 +118,7 @@ pub fn reply_help(out: &mut Reply, cmd_upper: &str, lines: &[&str]) {
         out.simple(line);
     }
     out.simple("HELP");
-    out.simple("    Prints this help.");
+    out.simple("    Print this help.");
 }
 
 /// COMMAND: the INFO of every top-level command.
@@ -245,23 +246,23 @@ fn list(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 const HELP_LINES: &[&str] = &[
     "(no subcommand)",
-    "    Return details about all Redis commands.",
+    "    Return details about all commands.",
     "COUNT",
-    "    Return the total number of commands in this Redis server.",
+    "    Return the total number of commands in this server.",
     "LIST",
-    "    Return a list of all commands in this Redis server.",
+    "    Return a list of all commands in this server.",
     "INFO [<command-name> ...]",
-    "    Return details about multiple Redis commands.",
+    "    Return details about multiple commands.",
     "    If no command names are given, documentation details for all",
     "    commands are returned.",
     "DOCS [<command-name> ...]",
-    "    Return documentation details about multiple Redis commands.",
+    "    Return documentation details about multiple commands.",
     "    If no command names are given, documentation details for all",
     "    commands are returned.",
     "GETKEYS <full-command>",
-    "    Return the keys from a full Redis command.",
+    "    Return the keys from a full command.",
     "GETKEYSANDFLAGS <full-command>",
-    "    Return the keys and the access flags from a full Redis command.",
+    "    Return the keys and the access flags from a full command.",
 ];
 
 fn help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {

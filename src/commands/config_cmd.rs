@@ -19,27 +19,24 @@ const ACL: u64 = acl::ADMIN | acl::SLOW | acl::DANGEROUS;
 const PARAMS_COMPLEXITY: &str = "O(N) when N is the number of configuration parameters provided";
 
 static SUBCOMMANDS: &[Command] = &[
-    Command::new("config|get", -3, FLAGS, ACL, get).doc(
-        "server",
-        "2.0.0",
-        "Returns the effective values of configuration parameters.",
-        PARAMS_COMPLEXITY,
-    ),
+    Command::new("config|get", -3, FLAGS, ACL, get)
+        .history(&[("7.0.0", "Added the ability to pass multiple pattern parameters in one call")])
+        .doc(
+            "server",
+            "2.0.0",
+            "Returns the effective values of configuration parameters.",
+            PARAMS_COMPLEXITY,
+        ),
     Command::new("config|set", -4, FLAGS, ACL, set)
+        .history(&[("7.0.0", "Added the ability to set multiple parameters in one call.")])
         .doc("server", "2.0.0", "Sets configuration parameters in-flight.", PARAMS_COMPLEXITY)
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("config|resetstat", 2, FLAGS, ACL, resetstat).doc(
-        "server",
-        "2.0.0",
-        "Resets the server's statistics.",
-        "O(1)",
-    ),
-    Command::new("config|rewrite", 2, FLAGS, ACL, rewrite).doc(
-        "server",
-        "2.8.0",
-        "Persists the effective configuration to file.",
-        "O(1)",
-    ),
+    Command::new("config|resetstat", 2, FLAGS, ACL, resetstat)
+        .doc("server", "2.0.0", "Resets the server's statistics.", "O(1)")
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    Command::new("config|rewrite", 2, FLAGS, ACL, rewrite)
+        .doc("server", "2.8.0", "Persists the effective configuration to file.", "O(1)")
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
     Command::new("config|help", 2, flag::LOADING | flag::STALE, acl::SLOW, help).doc(
         "server",
         "5.0.0",

@@ -41,18 +41,25 @@ pub static COMMANDS: &[Command] = &[
         "Resets the connection.",
         "O(1)",
     ),
-    Command::new("hello", -1, HANDSHAKE, ACL_CONN, hello).doc(
-        "connection",
-        "6.0.0",
-        "Handshakes with the Valkey server.",
-        "O(1)",
-    ),
-    Command::new("auth", -2, HANDSHAKE, ACL_CONN, auth).doc(
-        "connection",
-        "1.0.0",
-        "Authenticates the connection.",
-        "O(N) where N is the number of passwords defined for the user",
-    ),
+    Command::new("hello", -1, HANDSHAKE, ACL_CONN, hello)
+        .history(&[
+            ("8.1.0", "A new `availability_zone` field is added to the response if the `availability-zone` config is set."),
+            ("6.2.0", "`protover` made optional; when called without arguments the command reports the current connection's context."),
+        ])
+        .doc(
+            "connection",
+            "6.0.0",
+            "Handshakes with the server.",
+            "O(1)",
+        ),
+    Command::new("auth", -2, HANDSHAKE, ACL_CONN, auth)
+        .history(&[("6.0.0", "Added ACL style (username and password).")])
+        .doc(
+            "connection",
+            "1.0.0",
+            "Authenticates the connection.",
+            "O(N) where N is the number of passwords defined for the user",
+        ),
 ];
 
 /// The only user.

@@ -25,7 +25,7 @@ pub static COMMANDS: &[Command] = &[
             "generic",
             "2.6.0",
             "Returns a serialized representation of the value stored at a key.",
-            "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
+            "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
         ),
     Command::new(
         "restore",
@@ -33,13 +33,13 @@ pub static COMMANDS: &[Command] = &[
         flag::WRITE | flag::DENYOOM,
         acl::KEYSPACE | acl::WRITE | acl::SLOW | acl::DANGEROUS,
         restore,
-    )
+    ).history(&[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")])
     .keys(RESTORE_KEYS)
     .doc(
         "generic",
         "2.6.0",
         "Creates a key from the serialized representation of a value.",
-        "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+        "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
     ),
 ];
 

@@ -22,6 +22,7 @@ use crate::server::state::ServerState;
 
 pub static COMMANDS: &[Command] =
     &[Command::new("info", -1, flag::LOADING | flag::STALE, acl::SLOW | acl::DANGEROUS, info)
+        .history(&[("7.0.0", "Added support for taking multiple section arguments.")])
         .doc("server", "1.0.0", "Returns information and statistics about the server.", "O(1)")
         .tips(&[
             "nondeterministic_output",

@@ -29,7 +29,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new(
         "exec",
         1,
-        flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::SKIP_SLOWLOG,
+        flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::SKIP_COMMANDLOG,
         acl::SLOW | acl::TRANSACTION,
         exec,
     )

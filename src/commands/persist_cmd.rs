@@ -15,6 +15,7 @@ pub static COMMANDS: &[Command] = &[
         acl::ADMIN | acl::SLOW | acl::DANGEROUS,
         bgsave,
     )
+    .history(&[("3.2.2", "Added the `SCHEDULE` option."), ("8.1.0", "Added the `CANCEL` option.")])
     .doc("server", "1.0.0", "Asynchronously saves the database(s) to disk.", "O(1)"),
     Command::new(
         "save",

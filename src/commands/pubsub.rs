@@ -35,20 +35,19 @@ pub static COMMANDS: &[Command] = &[
         "pubsub",
         "2.0.0",
         "Stops listening to messages posted to channels.",
-        "O(N) where N is the number of clients already subscribed to a channel.",
+        "O(N) where N is the number of channels to unsubscribe.",
     ),
     Command::new("psubscribe", -2, SUB_FLAGS, SUB_ACL, psubscribe).doc(
         "pubsub",
         "2.0.0",
         "Listens for messages published to channels that match one or more patterns.",
-        "O(N) where N is the number of patterns the client is already subscribed to.",
+        "O(N) where N is the number of patterns to subscribe to.",
     ),
     Command::new("punsubscribe", -1, SUB_FLAGS, SUB_ACL, punsubscribe).doc(
         "pubsub",
         "2.0.0",
         "Stops listening to messages published to channels that match one or more patterns.",
-        "O(N+M) where N is the number of patterns the client is already subscribed and M is \
-         the number of total patterns subscribed in the system (by any client).",
+        "O(N) where N is the number of patterns to unsubscribe.",
     ),
     Command::new("ssubscribe", -2, SUB_FLAGS, SUB_ACL, ssubscribe).keys(SHARD_CHANNELS).doc(
         "pubsub",
@@ -60,7 +59,7 @@ pub static COMMANDS: &[Command] = &[
         "pubsub",
         "7.0.0",
         "Stops listening to messages posted to shard channels.",
-        "O(N) where N is the number of clients already subscribed to a shard channel.",
+        "O(N) where N is the number of shard channels to unsubscribe.",
     ),
     Command::new("publish", 3, PUB_FLAGS, PUB_ACL, publish).doc(
         "pubsub",

@@ -36,6 +36,7 @@ const SLOWLOG_FLAGS: u64 = flag::ADMIN | flag::LOADING | flag::STALE;
 
 static SLOWLOG_SUBCOMMANDS: &[Command] = &[
     Command::new("slowlog|get", -2, SLOWLOG_FLAGS, ACL_ADMIN, slowlog_get)
+        .history(&[("4.0.0", "Added client IP address, port and name to the reply.")])
         .doc(
             "server",
             "2.2.12",
@@ -57,7 +58,7 @@ static SLOWLOG_SUBCOMMANDS: &[Command] = &[
     Command::new("slowlog|help", 2, flag::LOADING | flag::STALE, acl::SLOW, slowlog_help).doc(
         "server",
         "6.2.0",
-        "Show helpful text about the different subcommands",
+        "Shows helpful text about the different subcommands.",
         "O(1)",
     ),
 ];
@@ -69,19 +70,25 @@ pub static COMMANDS: &[Command] = &[
     Command::new("lastsave", 1, flag::LOADING | flag::STALE | flag::FAST, acl::ADMIN | acl::FAST | acl::DANGEROUS, lastsave)
         .doc("server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", "O(1)")
         .tips(&["nondeterministic_output"]),
-    Command::new("shutdown", -1, ADMIN_FLAGS | flag::NO_MULTI | flag::ALLOW_BUSY, ACL_ADMIN, shutdown).doc(
-        "server",
-        "1.0.0",
-        "Synchronously saves the database(s) to disk and shuts down the server.",
-        "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
-    ),
+    Command::new("shutdown", -1, ADMIN_FLAGS | flag::NO_MULTI | flag::ALLOW_BUSY, ACL_ADMIN, shutdown)
+        .history(&[
+            ("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers."),
+            ("9.0.0", "Added the `SAFE` and `FAILOVER` modifiers."),
+        ])
+        .doc(
+            "server",
+            "1.0.0",
+            "Synchronously saves the database(s) to disk and shuts down the server.",
+            "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+        ),
     Command::new("debug", -2, ADMIN_FLAGS, ACL_ADMIN, debug)
+        .doc_flags(&["syscmd"])
         .doc("server", "1.0.0", "A container for debugging commands.", "Depends on subcommand."),
     Command::container("slowlog", -2, 0, acl::SLOW, SLOWLOG_SUBCOMMANDS)
         .doc("server", "2.2.12", "A container for slow log commands.", "Depends on subcommand."),
     Command::new("monitor", 1, ADMIN_FLAGS, ACL_ADMIN, monitor)
         .doc("server", "1.0.0", "Listens for all requests received by the server in real-time.", ""),
-    Command::new("wait", 3, flag::NOSCRIPT, acl::SLOW | acl::CONNECTION, wait)
+    Command::new("wait", 3, flag::BLOCKING, acl::SLOW | acl::CONNECTION | acl::BLOCKING, wait)
         .doc(
             "generic",
             "3.0.0",
@@ -316,6 +323,8 @@ fn arity_ok(arity: i32, argc: usize) -> bool {
     (arity > 0 && argc == arity as usize) || (arity < 0 && argc >= arity.unsigned_abs() as usize)
 }
 
+/// DEBUG HELP: Valkey 9.1's entries, word for word, for the subcommands ferrokey has
+/// (DEBUG OBJECT without its `fast` option).
 fn debug_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     reply_help(
         ctx.out,
@@ -343,7 +352,7 @@ fn debug_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
             "      file to the database.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Setting it to 0 disables expiring keys in background when they are not",
-            "    accessed (otherwise the Valkey behavior). Setting it to 1 reenables back the",
+            "    accessed (otherwise the behavior). Setting it to 1 reenables back the",
             "    default.",
             "SLEEP <seconds>",
             "    Stop the server for <seconds>. Decimals allowed.",

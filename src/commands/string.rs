@@ -46,7 +46,6 @@ const LCS_KEYS: &[KeySpec] = &[range(RO | ACCESS, 1, 1, 1)];
 const MULTI_SHARD: &[&str] = &["request_policy:multi_shard"];
 const MULTI_SHARD_ALL_SUCCEEDED: &[&str] =
     &["request_policy:multi_shard", "response_policy:all_succeeded"];
-const MULTI_SHARD_AGG_MIN: &[&str] = &["request_policy:multi_shard", "response_policy:agg_min"];
 
 const READ_FAST: (u64, u64) = (flag::READONLY | flag::FAST, acl::READ | acl::STRING | acl::FAST);
 const READ_SLOW: (u64, u64) = (flag::READONLY, acl::READ | acl::STRING | acl::SLOW);
@@ -65,11 +64,18 @@ pub static COMMANDS: &[Command] = &[
         .keys(specs::READ1)
         .doc("string", "1.0.0", "Returns the string value of a key.", O1),
     Command::new("set", -3, WRITE_SLOW.0, WRITE_SLOW.1, set)
+        .history(&[
+            ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
+            ("6.0.0", "Added the `KEEPTTL` option."),
+            ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."),
+            ("7.0.0", "Allowed the `NX` and `GET` options to be used together."),
+            ("8.1.0", "Added the `IFEQ` option."),
+        ])
         .keys(SET_KEYS)
         .doc("string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", O1),
     Command::new("setnx", 3, WRITE_FAST.0, WRITE_FAST.1, setnx)
         .keys(SETNX_KEYS)
-        .doc("string", "1.0.0", "Set the string value of a key only when the key doesn't exist.", O1),
+        .doc("string", "1.0.0", "Sets the string value of a key only when the key doesn't exist.", O1),
     Command::new("setex", 4, WRITE_SLOW.0, WRITE_SLOW.1, setex)
         .keys(specs::OVERWRITE1)
         .doc("string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", O1),
@@ -95,7 +101,6 @@ pub static COMMANDS: &[Command] = &[
         .doc("string", "1.0.1", "Atomically creates or modifies the string values of one or more keys.", "O(N) where N is the number of keys to set."),
     Command::new("msetnx", -3, WRITE_SLOW.0, WRITE_SLOW.1, msetnx)
         .keys(MSETNX_KEYS)
-        .tips(MULTI_SHARD_AGG_MIN)
         .doc("string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "O(N) where N is the number of keys to set."),
     Command::new("append", 3, WRITE_FAST.0, WRITE_FAST.1, edit::append)
         .keys(APPEND_KEYS)
@@ -114,10 +119,10 @@ pub static COMMANDS: &[Command] = &[
         .doc("string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", O1),
     Command::new("decrby", 3, WRITE_FAST.0, WRITE_FAST.1, edit::decrby)
         .keys(specs::RW1_UPDATE)
-        .doc("string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", O1),
+        .doc("string", "1.0.0", "Decrements the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", O1),
     Command::new("incrbyfloat", 3, WRITE_FAST.0, WRITE_FAST.1, edit::incrbyfloat)
         .keys(specs::RW1_UPDATE)
-        .doc("string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", O1),
+        .doc("string", "2.6.0", "Increments the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", O1),
     Command::new("getrange", 4, READ_SLOW.0, READ_SLOW.1, edit::getrange)
         .keys(specs::READ1)
         .doc("string", "2.4.0", "Returns a substring of the string stored at a key.", RANGE_COMPLEXITY),

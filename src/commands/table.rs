@@ -31,7 +31,7 @@ pub mod flag {
     pub const LOADING: u64 = 1 << 7;
     pub const STALE: u64 = 1 << 8;
     pub const SKIP_MONITOR: u64 = 1 << 9;
-    pub const SKIP_SLOWLOG: u64 = 1 << 10;
+    pub const SKIP_COMMANDLOG: u64 = 1 << 10;
     pub const FAST: u64 = 1 << 11;
     pub const NO_AUTH: u64 = 1 << 12;
     pub const MAY_REPLICATE: u64 = 1 << 13;
@@ -53,7 +53,7 @@ pub mod flag {
         (LOADING, "loading"),
         (STALE, "stale"),
         (SKIP_MONITOR, "skip_monitor"),
-        (SKIP_SLOWLOG, "skip_slowlog"),
+        (SKIP_COMMANDLOG, "skip_commandlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
         (MAY_REPLICATE, "may_replicate"),
@@ -196,6 +196,10 @@ pub struct Command {
     pub summary: &'static str,
     pub complexity: &'static str,
     pub tips: &'static [&'static str],
+    /// COMMAND DOCS `history`: (version, what changed), in the order Valkey lists them.
+    pub history: &'static [(&'static str, &'static str)],
+    /// COMMAND DOCS `doc_flags` (`syscmd`, `deprecated`).
+    pub doc_flags: &'static [&'static str],
 }
 
 impl Command {
@@ -417,6 +421,8 @@ impl Command {
             summary: "",
             complexity: "",
             tips: &[],
+            history: &[],
+            doc_flags: &[],
         }
     }
 
@@ -443,6 +449,8 @@ impl Command {
             summary: "",
             complexity: "",
             tips: &[],
+            history: &[],
+            doc_flags: &[],
         }
     }
 
@@ -484,6 +492,17 @@ impl Command {
 
     pub const fn tips(mut self, tips: &'static [&'static str]) -> Command {
         self.tips = tips;
+        self
+    }
+
+    /// The documented changes of the command, as (version, description).
+    pub const fn history(mut self, history: &'static [(&'static str, &'static str)]) -> Command {
+        self.history = history;
+        self
+    }
+
+    pub const fn doc_flags(mut self, doc_flags: &'static [&'static str]) -> Command {
+        self.doc_flags = doc_flags;
         self
     }
 }

@@ -325,7 +325,7 @@ pub fn record_call(
     slot.client.tot_cmds += 1;
     let threshold = srv.config.slowlog_log_slower_than;
     // The threshold is checked here first so a fast command builds nothing for the log.
-    if cmd.flags & flag::SKIP_SLOWLOG == 0 && threshold >= 0 && duration_us as i64 >= threshold {
+    if cmd.flags & flag::SKIP_COMMANDLOG == 0 && threshold >= 0 && duration_us as i64 >= threshold {
         let max_len = srv.config.slowlog_max_len as usize;
         let name = slot.client.name.as_deref().map(trunc_all).unwrap_or_default();
         srv.slowlog.record(

@@ -1,4 +1,4 @@
-//! Differential checks of the keyspace commands against redis-server 7.0: the same script
+//! Differential checks of the keyspace commands against a real Valkey 9.1: the same script
 //! on both, replies compared byte for byte (RESP2 and RESP3, errors included). Replies whose
 //! order is unspecified (KEYS, SCAN, RANDOMKEY, OBJECT's subcommands in COMMAND INFO) are
 //! compared as sorted lists or sets.

@@ -5,13 +5,15 @@
 //! ```text
 //! name, arity, flags (set of status), first key, last key, step,
 //! ACL categories (set of "@cat" status), tips (set of bulk),
-//! key specs (set of maps), subcommands (array of the same shape; an empty set for a leaf)
+//! key specs (set of maps), subcommands (array of the same shape; empty for a leaf)
 //! ```
 //!
 //! A key spec is a map: `notes` (bulk, only when the spec has notes), `flags` (set of
 //! status), `begin_search` {type, spec}, `find_keys` {type, spec}; an `unknown` search has
 //! an empty spec map. COMMAND DOCS is a map per command: summary, since, group, complexity
-//! (each only when non-empty, group always) and subcommands (a map) for containers.
+//! (each only when non-empty, group always), doc_flags (set of status) and history (set of
+//! [version, change] arrays) when there are any, and subcommands (a map) for containers.
+//! Argument lists are not carried.
 
 use crate::commands::table::{acl, flag, ks, BeginSearch, Command, FindKeys, KeySpec};
 use crate::resp::reply::Reply;
@@ -35,13 +37,9 @@ pub fn reply_info(out: &mut Reply, cmd: &Command) {
     for (i, spec) in cmd.key_specs.iter().enumerate() {
         reply_key_spec(out, spec, cmd.key_spec_notes(i));
     }
-    if cmd.subcommands.is_empty() {
-        out.set(0);
-    } else {
-        out.array(cmd.subcommands.len());
-        for sub in cmd.subcommands {
-            reply_info(out, sub);
-        }
+    out.array(cmd.subcommands.len());
+    for sub in cmd.subcommands {
+        reply_info(out, sub);
     }
 }
 
@@ -132,7 +130,8 @@ pub fn reply_docs(out: &mut Reply, cmd: &Command) {
     let text_fields =
         [("summary", cmd.summary), ("since", cmd.since), ("complexity", cmd.complexity)];
     let texts = text_fields.iter().filter(|(_, v)| !v.is_empty()).count();
-    out.map(texts + 1 + usize::from(!cmd.subcommands.is_empty()));
+    let lists = usize::from(!cmd.doc_flags.is_empty()) + usize::from(!cmd.history.is_empty());
+    out.map(texts + 1 + lists + usize::from(!cmd.subcommands.is_empty()));
     for (name, value) in &text_fields[..2] {
         text_field(out, name, value);
     }
@@ -140,6 +139,22 @@ pub fn reply_docs(out: &mut Reply, cmd: &Command) {
     out.bulk(cmd.group.as_bytes());
     let (name, value) = text_fields[2];
     text_field(out, name, value);
+    if !cmd.doc_flags.is_empty() {
+        out.bulk(b"doc_flags");
+        out.set(cmd.doc_flags.len());
+        for doc_flag in cmd.doc_flags {
+            out.simple(doc_flag);
+        }
+    }
+    if !cmd.history.is_empty() {
+        out.bulk(b"history");
+        out.set(cmd.history.len());
+        for (version, change) in cmd.history {
+            out.array(2);
+            out.bulk(version.as_bytes());
+            out.bulk(change.as_bytes());
+        }
+    }
     if !cmd.subcommands.is_empty() {
         out.bulk(b"subcommands");
         out.map(cmd.subcommands.len());
@@ -172,7 +187,7 @@ mod tests {
             ~3\r\n+@read\r\n+@string\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n\
             +access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n\
             %1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n\
-            $4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n";
+            $4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n";
         assert_eq!(String::from_utf8_lossy(&out.buf), want);
     }
 

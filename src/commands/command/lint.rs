@@ -91,6 +91,12 @@ fn flags_agree_with_acl_categories() {
         if has(c.flags, flag::DENYOOM) {
             assert!(has(c.flags, flag::WRITE), "{n}: DENYOOM without WRITE");
         }
+        // Valkey derives @blocking from the BLOCKING flag.
+        assert_eq!(
+            has(c.flags, flag::BLOCKING),
+            has(c.acl, acl::BLOCKING),
+            "{n}: BLOCKING flag vs @blocking"
+        );
     }
 }
 
@@ -136,13 +142,24 @@ fn docs_are_present() {
         assert!(!c.summary.is_empty(), "{n}: summary");
         assert!(!c.since.is_empty(), "{n}: since");
         assert!(GROUPS.contains(&c.group), "{n}: unknown group {:?}", c.group);
-        let version_ok = c.since.split('.').count() == 3
-            && c.since.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-        assert!(version_ok, "{n}: since {:?} is not x.y.z", c.since);
+        assert!(is_version(c.since), "{n}: since {:?} is not x.y.z", c.since);
         for tip in c.tips {
             assert_eq!(*tip, tip.to_ascii_lowercase(), "{n}: tips are lowercase");
         }
+        for (version, change) in c.history {
+            assert!(is_version(version), "{n}: history version {version:?} is not x.y.z");
+            assert!(!change.is_empty(), "{n}: history entry {version} says nothing");
+        }
+        for doc_flag in c.doc_flags {
+            assert!(["syscmd", "deprecated"].contains(doc_flag), "{n}: doc flag {doc_flag:?}");
+        }
     }
+}
+
+/// Whether `v` is a version as Valkey writes them: `x.y.z`, digits only.
+fn is_version(v: &str) -> bool {
+    v.split('.').count() == 3
+        && v.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[test]

@@ -43,6 +43,7 @@ const ON_SIZE: &str = "O(N) where N is the size of the hash.";
 
 pub static COMMANDS: &[Command] = &[
     Command::new("hset", -4, WRITE_FAST.0, WRITE_FAST.1, hset)
+        .history(&[("4.0.0", "Accepts multiple `field` and `value` arguments.")])
         .keys(RW_UPDATE)
         .doc("hash", "2.0.0", "Creates or modifies the value of a field in a hash.", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs."),
     Command::new("hsetnx", 4, WRITE_FAST.0, WRITE_FAST.1, hsetnx)
@@ -58,6 +59,7 @@ pub static COMMANDS: &[Command] = &[
         .keys(RO_ACCESS)
         .doc("hash", "2.0.0", "Returns the values of all fields in a hash.", "O(N) where N is the number of fields being requested."),
     Command::new("hdel", -3, DELETE_FAST.0, DELETE_FAST.1, hdel)
+        .history(&[("2.4.0", "Accepts multiple `field` arguments.")])
         .keys(RW_DELETE)
         .doc("hash", "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", "O(N) where N is the number of fields to be removed."),
     Command::new("hlen", 2, READ_FAST.0, READ_FAST.1, hlen)
@@ -94,7 +96,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("hscan", -3, READ_SLOW.0, READ_SLOW.1, scan::hscan)
         .keys(RO_ACCESS)
         .tips(OUTPUT_TIP)
-        .doc("hash", "2.8.0", "Iterates over fields and values of a hash.", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."),
+        .doc("hash", "2.8.0", "Iterates over fields and values of a hash.", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection."),
 ];
 
 /// Reply with a field or value as a bulk string (integers in decimal).

@@ -71,6 +71,7 @@ pub static COMMANDS: &[Command] = &[
             "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.",
         ),
     Command::new("exists", -2, flag::READONLY | flag::FAST, acl::KEYSPACE | acl::READ | acl::FAST, keys::exists)
+        .history(&[("3.0.3", "Accepts multiple `key` arguments.")])
         .keys(specs::READ_ALL_META)
         .tips(MULTI_SHARD_SUM)
         .doc("generic", "1.0.0", "Determines whether one or more keys exist.", "O(N) where N is the number of keys to check."),
@@ -90,6 +91,7 @@ pub static COMMANDS: &[Command] = &[
         .keys(RENAME_KEYS)
         .doc("generic", "1.0.0", "Renames a key and overwrites the destination.", "O(1)"),
     Command::new("renamenx", 3, flag::WRITE | flag::FAST, acl::KEYSPACE | acl::WRITE | acl::FAST, keys::renamenx)
+        .history(&[("3.2.0", "The command no longer returns an error when source and destination names are the same.")])
         .keys(RENAMENX_KEYS)
         .doc("generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", "O(1)"),
     Command::new("copy", -3, flag::WRITE | flag::DENYOOM, acl::KEYSPACE | acl::WRITE | acl::SLOW, keys::copy)
@@ -112,7 +114,8 @@ pub static COMMANDS: &[Command] = &[
             "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
         ),
     Command::new("scan", -2, flag::READONLY, acl::KEYSPACE | acl::READ | acl::SLOW, scan::scan)
-        .tips(&["nondeterministic_output", "request_policy:special"])
+        .history(&[("6.0.0", "Added the `TYPE` subcommand.")])
+        .tips(&["nondeterministic_output", "request_policy:special", "response_policy:special"])
         .doc(
             "generic",
             "2.8.0",
@@ -120,18 +123,22 @@ pub static COMMANDS: &[Command] = &[
             "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
         ),
     Command::new("randomkey", 1, flag::READONLY, acl::KEYSPACE | acl::READ | acl::SLOW, scan::randomkey)
-        .tips(&["request_policy:all_shards", "nondeterministic_output"])
+        .tips(&["request_policy:all_shards", "response_policy:special", "nondeterministic_output"])
         .doc("generic", "1.0.0", "Returns a random key name from the database.", "O(1)"),
     Command::new("expire", -3, EXPIRE_FLAGS, EXPIRE_ACL, expire::expire)
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .keys(specs::RW1_META)
         .doc("generic", "1.0.0", "Sets the expiration time of a key in seconds.", EXPIRE_COMPLEXITY),
     Command::new("pexpire", -3, EXPIRE_FLAGS, EXPIRE_ACL, expire::pexpire)
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .keys(specs::RW1_META)
         .doc("generic", "2.6.0", "Sets the expiration time of a key in milliseconds.", EXPIRE_COMPLEXITY),
     Command::new("expireat", -3, EXPIRE_FLAGS, EXPIRE_ACL, expire::expireat)
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .keys(specs::RW1_META)
         .doc("generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", EXPIRE_COMPLEXITY),
     Command::new("pexpireat", -3, EXPIRE_FLAGS, EXPIRE_ACL, expire::pexpireat)
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .keys(specs::RW1_META)
         .doc(
             "generic",
@@ -140,10 +147,12 @@ pub static COMMANDS: &[Command] = &[
             EXPIRE_COMPLEXITY,
         ),
     Command::new("ttl", 2, TTL_FLAGS, TTL_ACL, expire::ttl)
+        .history(&[("2.8.0", "Added the -2 reply.")])
         .keys(TTL_KEYS)
         .tips(NONDETERMINISTIC)
         .doc("generic", "1.0.0", "Returns the expiration time in seconds of a key.", "O(1)"),
     Command::new("pttl", 2, TTL_FLAGS, TTL_ACL, expire::pttl)
+        .history(&[("2.8.0", "Added the -2 reply.")])
         .keys(TTL_KEYS)
         .tips(NONDETERMINISTIC)
         .doc("generic", "2.6.0", "Returns the expiration time in milliseconds of a key.", "O(1)"),
@@ -167,7 +176,7 @@ pub static COMMANDS: &[Command] = &[
         "A container for object introspection commands.",
         "Depends on subcommand.",
     ),
-    Command::new("select", 2, flag::LOADING | flag::STALE | flag::FAST, acl::FAST | acl::CONNECTION, dbs::select)
+    Command::new("select", 2, flag::LOADING | flag::STALE | flag::FAST | flag::ALLOW_BUSY, acl::FAST | acl::CONNECTION, dbs::select)
         .doc("connection", "1.0.0", "Changes the selected database.", "O(1)"),
     Command::new("swapdb", 3, flag::WRITE | flag::FAST, acl::KEYSPACE | acl::WRITE | acl::FAST | acl::DANGEROUS, dbs::swapdb)
         .doc(
@@ -180,6 +189,10 @@ pub static COMMANDS: &[Command] = &[
         .tips(ALL_SHARDS_SUM)
         .doc("server", "1.0.0", "Returns the number of keys in the database.", "O(1)"),
     Command::new("flushdb", -1, flag::WRITE, acl::KEYSPACE | acl::WRITE | acl::SLOW | acl::DANGEROUS, dbs::flushdb)
+        .history(&[
+            ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
+            ("6.2.0", "Added the `SYNC` flushing mode modifier."),
+        ])
         .tips(ALL_SHARDS_SUCCEEDED)
         .doc(
             "server",
@@ -188,6 +201,10 @@ pub static COMMANDS: &[Command] = &[
             "O(N) where N is the number of keys in the selected database",
         ),
     Command::new("flushall", -1, flag::WRITE, acl::KEYSPACE | acl::WRITE | acl::SLOW | acl::DANGEROUS, dbs::flushall)
+        .history(&[
+            ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
+            ("6.2.0", "Added the `SYNC` flushing mode modifier."),
+        ])
         .tips(ALL_SHARDS_SUCCEEDED)
         .doc(
             "server",

@@ -4,6 +4,7 @@
 use crate::keyspace::entry::KeyEntry;
 use bytes::Bytes;
 
+use crate::commands::command::reply_help;
 use crate::commands::table::ks::RO;
 use crate::commands::table::{acl, flag, range, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
@@ -42,9 +43,8 @@ pub static SUBCOMMANDS: &[Command] = &[
         .doc("generic", "2.2.3", "Returns the reference count of a value of a key.", "O(1)"),
 ];
 
-/// OBJECT HELP, line by line.
-const HELP: &[&str] = &[
-    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+/// OBJECT HELP, between the usage line and the HELP entry.
+const HELP_LINES: &[&str] = &[
     "ENCODING <key>",
     "    Return the kind of internal representation used in order to store the value",
     "    associated with a <key>.",
@@ -57,8 +57,6 @@ const HELP: &[&str] = &[
     "REFCOUNT <key>",
     "    Return the number of references of the value associated with the specified",
     "    <key>.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 /// Integers below this are shared objects in Valkey (`OBJ_SHARED_INTEGERS`).
@@ -67,10 +65,7 @@ const SHARED_INTEGERS: i64 = 10_000;
 const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 
 fn help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
-    ctx.out.array(HELP.len());
-    for line in HELP {
-        ctx.out.simple(line);
-    }
+    reply_help(ctx.out, "OBJECT", HELP_LINES);
     Ok(())
 }
 

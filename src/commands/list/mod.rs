@@ -58,12 +58,10 @@ const PUSH: (u64, u64) =
 const POP: (u64, u64) = (flag::WRITE | flag::FAST, acl::WRITE | acl::LIST | acl::FAST);
 const WRITE_SLOW: (u64, u64) = (flag::WRITE, acl::WRITE | acl::LIST | acl::SLOW);
 const GROW_SLOW: (u64, u64) = (flag::WRITE | flag::DENYOOM, acl::WRITE | acl::LIST | acl::SLOW);
-const BLOCK: (u64, u64) = (
-    flag::WRITE | flag::NOSCRIPT | flag::BLOCKING,
-    acl::WRITE | acl::LIST | acl::SLOW | acl::BLOCKING,
-);
+const BLOCK: (u64, u64) =
+    (flag::WRITE | flag::BLOCKING, acl::WRITE | acl::LIST | acl::SLOW | acl::BLOCKING);
 const BLOCK_GROW: (u64, u64) = (
-    flag::WRITE | flag::DENYOOM | flag::NOSCRIPT | flag::BLOCKING,
+    flag::WRITE | flag::DENYOOM | flag::BLOCKING,
     acl::WRITE | acl::LIST | acl::SLOW | acl::BLOCKING,
 );
 
@@ -75,68 +73,77 @@ const BPOP_COMPLEXITY: &str = "O(N) where N is the number of provided keys.";
 
 pub static COMMANDS: &[Command] = &[
     Command::new("lpush", -3, PUSH.0, PUSH.1, lpush)
+        .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
-        .doc("list", "1.0.0", "Prepend one or multiple elements to a list", PUSH_COMPLEXITY),
+        .doc("list", "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", PUSH_COMPLEXITY),
     Command::new("rpush", -3, PUSH.0, PUSH.1, rpush)
+        .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
-        .doc("list", "1.0.0", "Append one or multiple elements to a list", PUSH_COMPLEXITY),
+        .doc("list", "1.0.0", "Appends one or more elements to a list. Creates the key if it doesn't exist.", PUSH_COMPLEXITY),
     Command::new("lpushx", -3, PUSH.0, PUSH.1, lpushx)
+        .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
-        .doc("list", "2.2.0", "Prepend an element to a list, only if the list exists", PUSH_COMPLEXITY),
+        .doc("list", "2.2.0", "Prepends one or more elements to a list only when the list exists.", PUSH_COMPLEXITY),
     Command::new("rpushx", -3, PUSH.0, PUSH.1, rpushx)
+        .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
-        .doc("list", "2.2.0", "Append an element to a list, only if the list exists", PUSH_COMPLEXITY),
+        .doc("list", "2.2.0", "Appends one or more elements to a list only when the list exists.", PUSH_COMPLEXITY),
     Command::new("lpop", -2, POP.0, POP.1, lpop)
+        .history(&[("6.2.0", "Added the `count` argument.")])
         .keys(POP_KEYS)
-        .doc("list", "1.0.0", "Remove and get the first elements in a list", POP_COMPLEXITY),
+        .doc("list", "1.0.0", "Returns and removes one or more elements from the beginning of a list. Deletes the list if the last element was popped.", POP_COMPLEXITY),
     Command::new("rpop", -2, POP.0, POP.1, rpop)
+        .history(&[("6.2.0", "Added the `count` argument.")])
         .keys(POP_KEYS)
-        .doc("list", "1.0.0", "Remove and get the last elements in a list", POP_COMPLEXITY),
+        .doc("list", "1.0.0", "Returns and removes one or more elements from the end of a list. Deletes the list if the last element was popped.", POP_COMPLEXITY),
     Command::new("llen", 2, READ_FAST.0, READ_FAST.1, llen)
         .keys(specs::READ1_META)
-        .doc("list", "1.0.0", "Get the length of a list", "O(1)"),
+        .doc("list", "1.0.0", "Returns the length of a list.", "O(1)"),
     Command::new("lindex", 3, READ_SLOW.0, READ_SLOW.1, lindex)
         .keys(specs::READ1)
-        .doc("list", "1.0.0", "Get an element from a list by its index", "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1)."),
+        .doc("list", "1.0.0", "Returns an element from a list by its index.", "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1)."),
     Command::new("lset", 4, GROW_SLOW.0, GROW_SLOW.1, lset)
         .keys(UPDATE_KEYS)
-        .doc("list", "1.0.0", "Set the value of an element in a list by its index", "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1)."),
+        .doc("list", "1.0.0", "Sets the value of an element in a list by its index.", "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1)."),
     Command::new("lrange", 4, READ_SLOW.0, READ_SLOW.1, lrange)
         .keys(specs::READ1)
-        .doc("list", "1.0.0", "Get a range of elements from a list", "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range."),
+        .doc("list", "1.0.0", "Returns a range of elements from a list.", "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range."),
     Command::new("ltrim", 4, WRITE_SLOW.0, WRITE_SLOW.1, ltrim)
         .keys(DELETE_KEYS)
-        .doc("list", "1.0.0", "Trim a list to the specified range", "O(N) where N is the number of elements to be removed by the operation."),
+        .doc("list", "1.0.0", "Removes elements from both ends of a list. Deletes the list if all elements were trimmed.", "O(N) where N is the number of elements to be removed by the operation."),
     Command::new("lrem", 4, WRITE_SLOW.0, WRITE_SLOW.1, lrem)
         .keys(DELETE_KEYS)
-        .doc("list", "1.0.0", "Remove elements from a list", "O(N+M) where N is the length of the list and M is the number of elements removed."),
+        .doc("list", "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed.", "O(N+M) where N is the length of the list and M is the number of elements removed."),
     Command::new("linsert", 5, GROW_SLOW.0, GROW_SLOW.1, linsert)
         .keys(PUSH_KEYS)
-        .doc("list", "2.2.0", "Insert an element before or after another element in a list", "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N)."),
+        .doc("list", "2.2.0", "Inserts an element before or after another element in a list.", "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N)."),
     Command::new("lpos", -3, READ_SLOW.0, READ_SLOW.1, lpos)
         .keys(specs::READ1)
-        .doc("list", "6.0.6", "Return the index of matching elements on a list", "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time."),
+        .doc("list", "6.0.6", "Returns the index of matching elements in a list.", "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time."),
     Command::new("lmove", 5, GROW_SLOW.0, GROW_SLOW.1, lmove)
         .keys(MOVE_KEYS)
-        .doc("list", "6.2.0", "Pop an element from a list, push it to another list and return it", "O(1)"),
+        .doc("list", "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", "O(1)"),
     Command::new("rpoplpush", 3, GROW_SLOW.0, GROW_SLOW.1, rpoplpush)
         .keys(MOVE_KEYS)
-        .doc("list", "1.2.0", "Remove the last element in a list, prepend it to another list and return it", "O(1)"),
+        .doc("list", "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", "O(1)"),
     Command::new("lmpop", -4, WRITE_SLOW.0 | flag::MOVABLE_KEYS, WRITE_SLOW.1, lmpop)
         .keys(LMPOP_KEYS)
-        .doc("list", "7.0.0", "Pop elements from a list", MPOP_COMPLEXITY),
+        .doc("list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", MPOP_COMPLEXITY),
     Command::new("blpop", -3, BLOCK.0, BLOCK.1, blocking::blpop)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(BPOP_KEYS)
-        .doc("list", "2.0.0", "Remove and get the first element in a list, or block until one is available", BPOP_COMPLEXITY),
+        .doc("list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", BPOP_COMPLEXITY),
     Command::new("brpop", -3, BLOCK.0, BLOCK.1, blocking::brpop)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(BPOP_KEYS)
-        .doc("list", "2.0.0", "Remove and get the last element in a list, or block until one is available", BPOP_COMPLEXITY),
+        .doc("list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", BPOP_COMPLEXITY),
     Command::new("blmove", 6, BLOCK_GROW.0, BLOCK_GROW.1, blocking::blmove)
         .keys(MOVE_KEYS)
-        .doc("list", "6.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", "O(1)"),
+        .doc("list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "O(1)"),
     Command::new("brpoplpush", 4, BLOCK_GROW.0, BLOCK_GROW.1, blocking::brpoplpush)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(MOVE_KEYS)
-        .doc("list", "2.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", "O(1)"),
+        .doc("list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "O(1)"),
     Command::new(
         "blmpop",
         -5,
@@ -145,7 +152,7 @@ pub static COMMANDS: &[Command] = &[
         blocking::blmpop,
     )
     .keys(BLMPOP_KEYS)
-    .doc("list", "7.0.0", "Pop elements from a list, or block until one is available", MPOP_COMPLEXITY),
+    .doc("list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", MPOP_COMPLEXITY),
 ];
 
 // ----- helpers ---------------------------------------------------------------------------

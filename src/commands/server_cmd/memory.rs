@@ -34,10 +34,10 @@ pub static MEMORY_SUBCOMMANDS: &[Command] = &[
     Command::new("memory|doctor", 2, 0, acl::SLOW, memory_doctor)
         .doc("server", "4.0.0", "Outputs a memory problems report.", "O(1)")
         .tips(REPORT_TIPS),
-    Command::new("memory|malloc-stats", 2, 0, acl::SLOW, memory_malloc_stats)
+    Command::new("memory|malloc-stats", 2, flag::LOADING, acl::SLOW, memory_malloc_stats)
         .doc("server", "4.0.0", "Returns the allocator statistics.", MAY_BE_SLOW)
         .tips(REPORT_TIPS),
-    Command::new("memory|purge", 2, 0, acl::SLOW, memory_purge)
+    Command::new("memory|purge", 2, flag::LOADING, acl::SLOW, memory_purge)
         .doc("server", "4.0.0", "Asks the allocator to release memory.", MAY_BE_SLOW)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
     Command::new("memory|help", 2, flag::LOADING | flag::STALE, acl::SLOW, memory_help).doc(

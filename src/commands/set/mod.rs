@@ -33,8 +33,6 @@ const SINTERCARD_KEYS: &[KeySpec] = &[KeySpec {
     begin: BeginSearch::Index(1),
     find: FindKeys::Keynum { keynum_idx: 0, first_key: 1, step: 1 },
 }];
-/// SINTERSTORE: the destination is RW in Valkey's table (SUNIONSTORE/SDIFFSTORE say OW).
-const SINTERSTORE_KEYS: &[KeySpec] = &[range(RW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)];
 const STORE_KEYS: &[KeySpec] = &[range(OW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)];
 
 const ORDER_TIP: &[&str] = &["nondeterministic_output_order"];
@@ -54,9 +52,11 @@ const UNION_COMPLEXITY: &str = "O(N) where N is the total number of elements in 
 
 pub static COMMANDS: &[Command] = &[
     Command::new("sadd", -3, WRITE_FAST.0, WRITE_FAST.1, sadd)
+        .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
         .keys(SADD_KEYS)
         .doc("set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."),
     Command::new("srem", -3, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, srem)
+        .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
         .keys(SREM_KEYS)
         .doc("set", "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", "O(N) where N is the number of members to be removed."),
     Command::new("sismember", 3, READ_FAST.0, READ_FAST.1, sismember)
@@ -73,13 +73,15 @@ pub static COMMANDS: &[Command] = &[
         .tips(ORDER_TIP)
         .doc("set", "1.0.0", "Returns all members of a set.", "O(N) where N is the set cardinality."),
     Command::new("srandmember", -2, READ_SLOW.0, READ_SLOW.1, random::srandmember)
+        .history(&[("2.6.0", "Added the optional `count` argument.")])
         .keys(specs::READ1)
         .tips(OUTPUT_TIP)
         .doc("set", "1.0.0", "Gets one or multiple random members from a set.", "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count."),
     Command::new("spop", -2, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, random::spop)
+        .history(&[("3.2.0", "Added the `count` argument.")])
         .keys(SPOP_KEYS)
         .tips(OUTPUT_TIP)
-        .doc("set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "Without the count argument O(1); otherwise, O(N) where N is the value of the passed count."),
+        .doc("set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "Without the count argument O(1), otherwise O(N) where N is the value of the passed count."),
     Command::new("smove", 4, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, smove)
         .keys(SMOVE_KEYS)
         .doc("set", "1.0.0", "Moves a member from one set to another.", "O(1)"),
@@ -91,7 +93,7 @@ pub static COMMANDS: &[Command] = &[
         .keys(SINTERCARD_KEYS)
         .doc("set", "7.0.0", "Returns the number of members of the intersect of multiple sets.", INTER_COMPLEXITY),
     Command::new("sinterstore", -3, WRITE_SLOW.0, WRITE_SLOW.1, algebra::sinterstore)
-        .keys(SINTERSTORE_KEYS)
+        .keys(STORE_KEYS)
         .doc("set", "1.0.0", "Stores the intersect of multiple sets in a key.", INTER_COMPLEXITY),
     Command::new("sunion", -2, READ_SLOW.0, READ_SLOW.1, algebra::sunion)
         .keys(specs::READ_ALL)

@@ -67,7 +67,12 @@ pub static COMMANDS: &[Command] = &[
     .keys(SORT_KEYS)
     .key_notes(&["", BY_GET_NOTES, STORE_NOTES])
     .getkeys(sort_keys)
-    .doc("generic", "1.0.0", "Sort the elements in a list, set or sorted set", COMPLEXITY),
+    .doc(
+        "generic",
+        "1.0.0",
+        "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.",
+        COMPLEXITY,
+    ),
     Command::new("sort_ro", -2, flag::READONLY | flag::MOVABLE_KEYS, acl::READ | TYPES, sort_ro)
         .keys(SORT_RO_KEYS)
         .key_notes(&["", BY_GET_NOTES])
@@ -75,7 +80,7 @@ pub static COMMANDS: &[Command] = &[
         .doc(
             "generic",
             "7.0.0",
-            "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
+            "Returns the sorted elements of a list, a set, or a sorted set.",
             COMPLEXITY,
         ),
 ];

@@ -39,7 +39,7 @@ const READ_KEYNUM: (u64, u64) =
 const STORE_KEYNUM: (u64, u64) =
     (flag::WRITE | flag::DENYOOM | flag::MOVABLE_KEYS, acl::WRITE | acl::SORTEDSET | acl::SLOW);
 const BLOCK_FAST: (u64, u64) = (
-    flag::WRITE | flag::NOSCRIPT | flag::BLOCKING | flag::FAST,
+    flag::WRITE | flag::BLOCKING | flag::FAST,
     acl::WRITE | acl::SORTEDSET | acl::FAST | acl::BLOCKING,
 );
 
@@ -77,12 +77,18 @@ const MPOP: &str = "O(K) + O(M*log(N)) where K is the number of provided keys, N
 
 pub static COMMANDS: &[Command] = &[
     Command::new("zadd", -4, WRITE_FAST.0, WRITE_FAST.1, write::zadd)
+        .history(&[
+            ("2.4.0", "Accepts multiple elements."),
+            ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."),
+            ("6.2.0", "Added the `GT` and `LT` options."),
+        ])
         .keys(RW_UPDATE)
         .doc(G, "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", "O(log(N)) for each item added, where N is the number of elements in the sorted set."),
     Command::new("zincrby", 4, WRITE_FAST.0, WRITE_FAST.1, write::zincrby)
         .keys(RW_ACCESS_UPDATE)
         .doc(G, "1.2.0", "Increments the score of a member in a sorted set.", "O(log(N)) where N is the number of elements in the sorted set."),
     Command::new("zrem", -3, DEL_FAST.0, DEL_FAST.1, write::zrem)
+        .history(&[("2.4.0", "Accepts multiple elements.")])
         .keys(RW_DELETE)
         .doc(G, "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed."),
     Command::new("zcard", 2, READ_FAST.0, READ_FAST.1, write::zcard)
@@ -101,12 +107,15 @@ pub static COMMANDS: &[Command] = &[
         .keys(specs::READ1)
         .doc(G, "6.2.0", "Returns the score of one or more members in a sorted set.", "O(N) where N is the number of members being requested."),
     Command::new("zrank", -3, READ_FAST.0, READ_FAST.1, write::zrank)
+        .history(&[("7.2.0", "Added the optional `WITHSCORE` argument.")])
         .keys(specs::READ1)
         .doc(G, "2.0.0", "Returns the index of a member in a sorted set ordered by ascending scores.", "O(log(N))"),
     Command::new("zrevrank", -3, READ_FAST.0, READ_FAST.1, write::zrevrank)
+        .history(&[("7.2.0", "Added the optional `WITHSCORE` argument.")])
         .keys(specs::READ1)
         .doc(G, "2.0.0", "Returns the index of a member in a sorted set ordered by descending scores.", "O(log(N))"),
     Command::new("zrange", -4, READ_SLOW.0, READ_SLOW.1, range::zrange)
+        .history(&[("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.")])
         .keys(specs::READ1)
         .doc(G, "1.2.0", "Returns members in a sorted set within a range of indexes.", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned."),
     Command::new("zrangestore", -5, STORE.0, STORE.1, range::zrangestore)
@@ -116,9 +125,11 @@ pub static COMMANDS: &[Command] = &[
         .keys(specs::READ1)
         .doc(G, "1.2.0", "Returns members in a sorted set within a range of indexes in reverse order.", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned."),
     Command::new("zrangebyscore", -4, READ_SLOW.0, READ_SLOW.1, range::zrangebyscore)
+        .history(&[("2.0.0", "Added the `WITHSCORES` modifier.")])
         .keys(specs::READ1)
         .doc(G, "1.0.5", "Returns members in a sorted set within a range of scores.", RANGE_BY),
     Command::new("zrevrangebyscore", -4, READ_SLOW.0, READ_SLOW.1, range::zrevrangebyscore)
+        .history(&[("2.1.6", "`min` and `max` can be exclusive.")])
         .keys(specs::READ1)
         .doc(G, "2.2.0", "Returns members in a sorted set within a range of scores in reverse order.", RANGE_BY),
     Command::new("zrangebylex", -4, READ_SLOW.0, READ_SLOW.1, range::zrangebylex)
@@ -148,7 +159,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("zrandmember", -2, READ_SLOW.0, READ_SLOW.1, pop::zrandmember)
         .keys(specs::READ1)
         .tips(NONDETERMINISTIC)
-        .doc(G, "6.2.0", "Returns one or more random members from a sorted set.", "O(N) where N is the number of elements returned"),
+        .doc(G, "6.2.0", "Returns one or more random members from a sorted set.", "O(N) where N is the number of members returned"),
     Command::new("zunion", -3, READ_KEYNUM.0, READ_KEYNUM.1, ops::zunion)
         .keys(KEYNUM_READ)
         .doc(G, "6.2.0", "Returns the union of multiple sorted sets.", UNION),
@@ -171,15 +182,18 @@ pub static COMMANDS: &[Command] = &[
         .keys(KEYNUM_READ)
         .doc(G, "7.0.0", "Returns the number of members of the intersect of multiple sorted sets.", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets."),
     Command::new("zscan", -3, READ_SLOW.0, READ_SLOW.1, pop::zscan)
+        .history(&[("8.0.0", "Added noscores option.")])
         .keys(specs::READ1)
         .tips(NONDETERMINISTIC)
-        .doc(G, "2.8.0", "Iterates over members and scores of a sorted set.", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."),
+        .doc(G, "2.8.0", "Iterates over members and scores of a sorted set.", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection."),
     Command::new("bzpopmin", -3, BLOCK_FAST.0, BLOCK_FAST.1, pop::bzpopmin)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(BPOP_KEYS)
         .doc(G, "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", LOGN),
     Command::new("bzpopmax", -3, BLOCK_FAST.0, BLOCK_FAST.1, pop::bzpopmax)
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(BPOP_KEYS)
-        .doc(G, "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", LOGN),
+        .doc(G, "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", LOGN),
     Command::new(
         "bzmpop",
         -5,
