@@ -12,7 +12,7 @@ use bytes::Bytes;
 
 use crate::commands::args::{is, text};
 use crate::commands::command::reply_help;
-use crate::commands::server_cmd::{parse_timeout_ms, subcommand_syntax};
+use crate::commands::server_cmd::parse_timeout_ms;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::tracking_cmd;
 use crate::commands::{CmdError, CmdResult, Ctx};
@@ -281,12 +281,13 @@ fn client_reply(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// CLIENT PAUSE timeout [WRITE|ALL]. A pause only ever extends an earlier one, and a WRITE
 /// pause does not weaken a running ALL pause.
 fn client_pause(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    // Valkey 9.1 reads a mode only when it is the last word (and before the timeout); with
+    // more words after it, the mode is not read at all and the pause is ALL.
     let kind = match argv.len() {
-        3 => PauseKind::All,
         4 if is(&argv[3], "WRITE") => PauseKind::Write,
         4 if is(&argv[3], "ALL") => PauseKind::All,
         4 => return Err(CmdError::PauseMode),
-        _ => return Err(subcommand_syntax(argv)),
+        _ => PauseKind::All,
     };
     let until_ms = parse_timeout_ms(&argv[2], ctx.now_ms)?;
     let now = ctx.now_ms;
