@@ -516,8 +516,12 @@ fn parse_kill(argv: &[Bytes]) -> Result<(KillFilter<'_>, KillReply), CmdError> {
             None => return Err(CmdError::Syntax),
         };
         if is(opt, "ID") {
-            let id = parse_i64(value).filter(|&n| n >= 1);
-            f.id = Some(id.ok_or(CmdError::ClientIdNotPositive)? as u64);
+            // Valkey 9.1: a word that is not a number is no id (syntax error); a number
+            // below 1 is refused as such.
+            let id = parse_i64(value).ok_or(CmdError::Syntax)?;
+            f.id = Some(
+                u64::try_from(id).ok().filter(|&n| n >= 1).ok_or(CmdError::ClientIdNotPositive)?,
+            );
         } else if is(opt, "MAXAGE") {
             let age = parse_i64(value).ok_or(CmdError::MaxAgeNotInteger)?;
             if age <= 0 {
@@ -676,7 +680,7 @@ mod tests {
     fn kill_options() {
         let err = |w: &[&str]| parse_kill(&argv(w)).err().unwrap();
         assert_eq!(err(&["client", "kill", "id", "0"]), CmdError::ClientIdNotPositive);
-        assert_eq!(err(&["client", "kill", "id", "x"]), CmdError::ClientIdNotPositive);
+        assert_eq!(err(&["client", "kill", "id", "x"]), CmdError::Syntax);
         assert_eq!(err(&["client", "kill", "maxage", "0"]), CmdError::MaxAgeNotPositive);
         assert_eq!(err(&["client", "kill", "maxage", "x"]), CmdError::MaxAgeNotInteger);
         assert_eq!(err(&["client", "kill", "type", "x"]), CmdError::UnknownClientType("x".into()));

@@ -96,14 +96,11 @@ pub fn lookup<'e>(db: &mut Db, pattern: &[u8], elem: &'e [u8], now: i64) -> Opti
     Some(Cow::Owned(found))
 }
 
-/// A value as a sort score, by Valkey's rule: [`strtod`] must read the whole C string (an
-/// empty one reads as 0), without overflow or underflow to zero, and not NaN. Subnormal
-/// results are fine, and hex is not a number (Valkey 9 reads with fast_float, not libc).
+/// A value as a sort score, by Valkey 9.1's rule: [`strtod`] must read the whole C string
+/// (an empty one is no number), without overflow or underflow to zero, and not NaN.
+/// Subnormal results are fine, and hex is not a number (fast_float's grammar, not libc's).
 pub fn parse_score(v: &[u8]) -> Option<f64> {
     let text = c_str(v);
-    if text.is_empty() {
-        return Some(0.0);
-    }
     let p = strtod(text)?;
     let ok = p.end == text.len() && !p.out_of_range && !p.value.is_nan();
     ok.then_some(p.value)
@@ -172,12 +169,10 @@ mod tests {
     #[test]
     fn scores_follow_valkey_strtod() {
         assert_eq!(parse_score(b"1.5"), Some(1.5));
-        assert_eq!(parse_score(b""), Some(0.0));
         assert_eq!(parse_score(b"+.5"), Some(0.5));
         assert_eq!(parse_score(b"-inf"), Some(f64::NEG_INFINITY));
         assert_eq!(parse_score(b"1e-310"), Some(1e-310));
         assert_eq!(parse_score(b"3\0junk"), Some(3.0));
-        assert_eq!(parse_score(b"\0junk"), Some(0.0));
         for bad in [
             &b"x"[..],
             b"1 ",
