@@ -163,8 +163,11 @@ fn getex_and_getdel() {
     let s = start(&[]);
     let mut c = Client::connect(s.port);
     assert_eq!(c.cmd(&["GETEX", "k"]), Val::Nil);
-    // A missing key never looks at the time.
-    assert_eq!(c.cmd(&["GETEX", "k", "EX", "-1"]), Val::Nil);
+    // The time is checked before the key (Valkey 9.1).
+    assert_eq!(
+        c.cmd(&["GETEX", "k", "EX", "-1"]),
+        err("ERR invalid expire time in 'getex' command")
+    );
     assert_eq!(c.cmd(&["GETEX", "k", "EX", "1", "PX", "1"]), err("ERR syntax error"));
     c.cmd(&["SET", "k", "v"]);
     assert_eq!(c.cmd(&["GETEX", "k", "EX", "1000"]), bulk("v"));

@@ -146,7 +146,7 @@ fn sort_scan_pairs(v: Val) -> Val {
 
 #[test]
 fn zscan_scores_are_formatted_like_redis() {
-    let adds = "ZADD z 1.5 a 0.1 b -0 d 3.0000000000000004 e 1e-5 h 123456789012345678 i 5e-324 k";
+    let adds = "ZADD z 1.5 a 0.1 b -0 d 3.0000000000000004 e 1e-5 h 123456789012345678 i 5e-324 k inf p -inf n 1e20 t";
     for args in [&[][..], &["--zset-max-listpack-entries", "0"][..]] {
         for proto in [2, 3] {
             let mut p = Pair::start(proto, args);

@@ -12,7 +12,7 @@ use bytes::Bytes;
 
 use crate::commands::args::{is, text};
 use crate::commands::command::reply_help;
-use crate::commands::server_cmd::{parse_timeout_ms, subcommand_syntax};
+use crate::commands::server_cmd::parse_timeout_ms;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::tracking_cmd;
 use crate::commands::{CmdError, CmdResult, Ctx};
@@ -305,12 +305,13 @@ fn client_reply(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// CLIENT PAUSE timeout [WRITE|ALL]. A pause only ever extends an earlier one, and a WRITE
 /// pause does not weaken a running ALL pause.
 fn client_pause(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    // Valkey 9.1 reads a mode only when it is the last word (and before the timeout); with
+    // more words after it, the mode is not read at all and the pause is ALL.
     let kind = match argv.len() {
-        3 => PauseKind::All,
         4 if is(&argv[3], "WRITE") => PauseKind::Write,
         4 if is(&argv[3], "ALL") => PauseKind::All,
         4 => return Err(CmdError::PauseMode),
-        _ => return Err(subcommand_syntax(argv)),
+        _ => PauseKind::All,
     };
     let until_ms = parse_timeout_ms(&argv[2], ctx.now_ms)?;
     let now = ctx.now_ms;
@@ -539,8 +540,12 @@ fn parse_kill(argv: &[Bytes]) -> Result<(KillFilter<'_>, KillReply), CmdError> {
             None => return Err(CmdError::Syntax),
         };
         if is(opt, "ID") {
-            let id = parse_i64(value).filter(|&n| n >= 1);
-            f.id = Some(id.ok_or(CmdError::ClientIdNotPositive)? as u64);
+            // Valkey 9.1: a word that is not a number is no id (syntax error); a number
+            // below 1 is refused as such.
+            let id = parse_i64(value).ok_or(CmdError::Syntax)?;
+            f.id = Some(
+                u64::try_from(id).ok().filter(|&n| n >= 1).ok_or(CmdError::ClientIdNotPositive)?,
+            );
         } else if is(opt, "MAXAGE") {
             let age = parse_i64(value).ok_or(CmdError::MaxAgeNotInteger)?;
             if age <= 0 {
@@ -704,7 +709,7 @@ mod tests {
     fn kill_options() {
         let err = |w: &[&str]| parse_kill(&argv(w)).err().unwrap();
         assert_eq!(err(&["client", "kill", "id", "0"]), CmdError::ClientIdNotPositive);
-        assert_eq!(err(&["client", "kill", "id", "x"]), CmdError::ClientIdNotPositive);
+        assert_eq!(err(&["client", "kill", "id", "x"]), CmdError::Syntax);
         assert_eq!(err(&["client", "kill", "maxage", "0"]), CmdError::MaxAgeNotPositive);
         assert_eq!(err(&["client", "kill", "maxage", "x"]), CmdError::MaxAgeNotInteger);
         assert_eq!(err(&["client", "kill", "type", "x"]), CmdError::UnknownClientType("x".into()));

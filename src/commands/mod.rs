@@ -85,6 +85,22 @@ impl Ctx<'_> {
         self.srv.notify(db, class, event, key);
     }
 
+    /// Expires `key` (of the client's database) at once, for a command that set an expire
+    /// time already past; see [`crate::keyspace::db::Db::expire_now`]. The command raises no
+    /// event of its own, so it is not logged itself: the removal is. True when it existed.
+    pub fn expire_now(&mut self, key: &[u8]) -> bool {
+        let db = self.client.db;
+        if !self.srv.dbs[db].expire_now(key, self.now_ms) {
+            return false;
+        }
+        self.srv.dirty += 1;
+        if !self.srv.dbs[db].log_removals {
+            // Nothing drains this removal: WATCH and tracking still hear of it.
+            self.srv.key_modified(db, key);
+        }
+        true
+    }
+
     /// Logs `cmds` to the AOF instead of the running command (for a command whose effect
     /// was random, such as SPOP: the log must say what happened). Nothing when the AOF is off.
     pub fn propagate_as(&mut self, cmds: impl FnOnce() -> Vec<Vec<Bytes>>) {

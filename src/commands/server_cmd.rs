@@ -294,7 +294,8 @@ static DEBUG_SUBCOMMANDS: &[DebugSub] = &[
     DebugSub { name: "help", arity: 2, handler: debug_help },
     DebugSub { name: "sleep", arity: 3, handler: debug_sleep },
     DebugSub { name: "set-active-expire", arity: 3, handler: debug_set_active_expire },
-    DebugSub { name: "object", arity: 3, handler: debug_object },
+    // Valkey 9.1 ignores words after the key.
+    DebugSub { name: "object", arity: -3, handler: debug_object },
     DebugSub { name: "reload", arity: -2, handler: debug_reload },
     DebugSub { name: "populate", arity: -3, handler: debug_populate },
 ];
@@ -494,11 +495,6 @@ fn check_populate_bounds(ctx: &Ctx, count: u64, prefix_len: usize, size: usize) 
     Ok(())
 }
 
-/// Valkey's refcount of shared small integers (`OBJ_SHARED_REFCOUNT`).
-const SHARED_REFCOUNT: i64 = i32::MAX as i64;
-/// Integers below this are shared objects in Valkey (`OBJ_SHARED_INTEGERS`).
-const SHARED_INTEGERS: i64 = 10000;
-
 /// Length of an RDB length prefix.
 fn rdb_len_bytes(n: usize) -> usize {
     match n {
@@ -531,10 +527,8 @@ fn serialized_len(value: ValueRef<'_>) -> usize {
 fn debug_object(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
     let obj = ctx.db().object(&argv[2], now).ok_or(CmdError::NoSuchKey)?;
-    let refcount = match obj.value_ref() {
-        ValueRef::Str(StrRef::Int(n)) if (0..SHARED_INTEGERS).contains(&n) => SHARED_REFCOUNT,
-        _ => 1,
-    };
+    // No value is shared in Valkey 9.1 (each object embeds its key): the count is 1.
+    let refcount = 1;
     let clock = lru_clock(now);
     let lru = obj.lru();
     let idle_s = if clock >= lru { clock - lru } else { clock + (1 << 24) - lru };

@@ -364,8 +364,17 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: A
         Expiry::Keep => Ttl::Keep,
         Expiry::At(at_ms) => Ttl::At(at_ms),
     };
-    // A time already past (EXAT/PXAT) is written as it is, as Valkey 7.0 does: the key is
-    // logically gone at once and reclaimed (with its `expired` event) on the next access.
+    // A time already past (EXAT/PXAT) writes nothing in Valkey 9.1: an existing key (of any
+    // type) expires at once, with its `expired` event only; a missing one stays missing.
+    // While loading, the time is kept as written.
+    if let Ttl::At(at_ms) = ttl {
+        if at_ms <= now_ms && !ctx.srv.loading {
+            ctx.expire_now(key);
+            ack_with(ctx.out, true);
+            return Ok(());
+        }
+    }
+    let db = &mut ctx.srv.dbs[ctx.client.db];
     db.set_str_ref(key, StrRef::from_bytes(value), ttl, now_ms);
     ctx.srv.dirty += 1;
     ctx.notify(KeyspaceEvents::STRING, "set", key);
@@ -449,25 +458,27 @@ fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now_ms = ctx.now_ms;
     let loading = ctx.srv.loading;
     let key = &argv[1];
+    // Valkey 9.1 checks the time before the key: an invalid one fails even on a missing key.
+    let expiry = resolve_expiry(parsed.expiry, now_ms, "getex")?;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let expiry = match read_str(db, key, now_ms)? {
-        // A missing key ignores the time, even an invalid one.
+    match read_str(db, key, now_ms)? {
         None => {
             ctx.out.null();
             return Ok(());
         }
-        Some(s) => {
-            let expiry = resolve_expiry(parsed.expiry, now_ms, "getex")?;
-            reply_str(ctx.out, s);
-            expiry
-        }
-    };
+        Some(s) => reply_str(ctx.out, s),
+    }
+    if matches!(expiry, Expiry::At(at_ms) if at_ms <= now_ms && !loading) {
+        // Valkey 9.1 expires it (`expired`), as EXPIRE with a past time does.
+        ctx.expire_now(key);
+        return Ok(());
+    }
+    let db = &mut ctx.srv.dbs[ctx.client.db];
     let event = match expiry {
         Expiry::None | Expiry::Keep => None,
         Expiry::Persist => (db.expire_at(key, now_ms).is_some()
             && db.set_expire(key, None, now_ms))
         .then_some("persist"),
-        Expiry::At(at_ms) if at_ms <= now_ms && !loading => db.remove(key, now_ms).then_some("del"),
         Expiry::At(at_ms) => db.set_expire(key, Some(at_ms), now_ms).then_some("expire"),
     };
     if let Some(event) = event {

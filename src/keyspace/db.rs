@@ -350,6 +350,19 @@ impl Db {
         Some(e)
     }
 
+    /// Remove a key because a command gave it an expire time already past (EXPIRE with a
+    /// past time, SET or GETEX with a past EXAT/PXAT): Valkey 9.1 counts it and reports it as
+    /// expired (the `expired` event and an `UNLINK`/`DEL` in the log, raised where lazy
+    /// expiry's are), not as a deletion. True when the key existed.
+    pub fn expire_now(&mut self, key: &[u8], now_ms: i64) -> bool {
+        if self.take_entry(key, now_ms).is_none() {
+            return false;
+        }
+        self.stats.expired_keys += 1;
+        self.log_removal(key, Removal::Expired);
+        true
+    }
+
     /// Remove a key and hand its object over (RENAME, MOVE, GETDEL). An aggregate moves,
     /// it is not copied.
     pub fn take(&mut self, key: &[u8], now_ms: i64) -> Option<Obj> {

@@ -13,7 +13,8 @@
 //!  tag bits: 0-1 encoding (0 inline string, 1 integer, 2 heap string, 3 aggregate)
 //!            2   has an expire time            3   expire time takes 8 bytes (else 6)
 //!            4   key length is a u32 after the expire fields (key_len byte unused)
-//!            5   "raw" string: report OBJECT ENCODING raw even when short (APPEND, SETRANGE)
+//!            5   "raw" string: OBJECT ENCODING reports raw (APPEND, SETRANGE, or too long
+//!                for Valkey's embstr with this key and TTL when built; see `encoding`)
 //!            6-7 aggregate kind (hash, list, set, zset) when the encoding is 3
 //! ```
 //!
@@ -70,7 +71,7 @@ use std::ptr::NonNull;
 use crate::keyspace::hashtable;
 use crate::keyspace::heap_str::HeapStr;
 use crate::types::agg::{Agg, AggMut, AggRef, Kind};
-use crate::types::string::{StrRef, StrValue, EMBSTR_LEN_MAX};
+use crate::types::string::{embeds_as_embstr, StrRef, StrValue};
 
 /// Longest string stored inline in the entry.
 pub const INLINE_VALUE_MAX: usize = 255;
@@ -269,6 +270,14 @@ impl KeyEntry {
         }
         if key.len() >= 255 {
             tag |= F_KEY_LONG;
+        }
+        let too_long_for_embstr = match &value {
+            NewValue::Str(b) => !embeds_as_embstr(key.len(), b.len(), expire_at_ms.is_some()),
+            NewValue::Heap(_) => true,
+            NewValue::Int(_) | NewValue::Agg(_) => false,
+        };
+        if too_long_for_embstr {
+            tag |= F_RAW;
         }
         let shape = Shape { tag, key_len: key.len(), value_bytes };
         let layout = entry_layout(shape.size());
@@ -491,8 +500,14 @@ impl KeyEntry {
     /// time `at` (the layout changes with the TTL, or the key). An aggregate or an
     /// out-of-line string moves to the new entry, not copied; this one is left holding an
     /// integer, to be dropped.
+    ///
+    /// The `raw` flag follows Valkey 9.1, where `raw` never turns back into `embstr`: under the
+    /// same key (EXPIRE, PERSIST, MOVE) the flag is kept as it was, even when the new TTL
+    /// would not have fitted an embstr; under a new key (RENAME, COPY) it is also set when
+    /// the value does not fit with that key.
     pub fn rebuilt(&mut self, key: &[u8], at: Option<i64>) -> KeyEntry {
         let (lru, raw) = (self.lru(), self.tag() & F_RAW != 0);
+        let same_key = self.key() == key;
         let mut n = match (self.take_agg(), self.take_heap()) {
             (Some(a), _) => KeyEntry::new(key, NewValue::Agg(a), at, lru),
             (None, Some(h)) => KeyEntry::new(key, NewValue::Heap(h), at, lru),
@@ -500,6 +515,9 @@ impl KeyEntry {
         };
         if raw {
             n.set_raw();
+        } else if same_key {
+            let t = n.tag() & !F_RAW;
+            n.write(0, &[t]);
         }
         n
     }
@@ -658,11 +676,9 @@ impl KeyEntry {
         match tag & ENC_MASK {
             ENC_INT => "int",
             ENC_AGG => self.agg().expect("aggregate").encoding(),
+            // `new` set the flag for a value too long for Valkey's embstr with this key.
             _ if tag & F_RAW != 0 => "raw",
-            _ => match self.value() {
-                StrRef::Raw(b) if b.len() <= EMBSTR_LEN_MAX => "embstr",
-                _ => "raw",
-            },
+            _ => "embstr",
         }
     }
 
@@ -770,9 +786,32 @@ mod tests {
                 }
                 let e = KeyEntry::new(key, NewValue::Str(b"hi\r\n"), exp, 1);
                 assert_eq!(e.value(), StrRef::Raw(b"hi\r\n"));
-                assert_eq!(e.encoding(), "embstr");
+                let embeds = key.len() < 100;
+                assert_eq!(e.encoding(), if embeds { "embstr" } else { "raw" });
             }
         }
+    }
+
+    #[test]
+    fn embstr_is_reported_by_valkeys_budget_for_key_value_and_ttl() {
+        let v = |n: usize| vec![b'v'; n];
+        let enc = |k: &[u8], n: usize, at: Option<i64>| {
+            KeyEntry::new(k, NewValue::Str(&v(n)), at, 0).encoding()
+        };
+        assert_eq!(enc(b"k", 112, None), "embstr");
+        assert_eq!(enc(b"k", 113, None), "raw");
+        assert_eq!(enc(b"k", 104, Some(5)), "embstr");
+        assert_eq!(enc(b"k", 105, Some(5)), "raw");
+        assert_eq!(enc(&[b'k'; 31], 82, None), "embstr");
+        assert_eq!(enc(&[b'k'; 32], 79, None), "embstr");
+        assert_eq!(enc(&[b'k'; 32], 80, None), "raw");
+        // A TTL added later keeps embstr; a longer key (RENAME) makes it raw for good.
+        let mut e = KeyEntry::new(b"k", NewValue::Str(&v(110)), None, 0);
+        let mut e = e.rebuilt(b"k", Some(5));
+        assert_eq!(e.encoding(), "embstr");
+        let mut e = e.rebuilt(&[b'k'; 21], None);
+        assert_eq!(e.encoding(), "raw");
+        assert_eq!(e.rebuilt(b"k", None).encoding(), "raw");
     }
 
     #[test]

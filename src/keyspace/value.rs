@@ -6,7 +6,7 @@
 
 use crate::keyspace::entry::{KeyEntry, NewValue};
 use crate::types::agg::{Agg, AggRef};
-use crate::types::string::{StrRef, StrValue, EMBSTR_LEN_MAX};
+use crate::types::string::{embeds_as_embstr, StrRef, StrValue};
 
 /// The key holds a value of another type than the command works on (WRONGTYPE).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,7 +132,13 @@ impl ObjView for Obj {
     fn encoding(&self) -> &'static str {
         match &self.value {
             Value::Str(StrValue::Int(_)) => "int",
-            Value::Str(StrValue::Raw(b)) if !self.raw && b.len() <= EMBSTR_LEN_MAX => "embstr",
+            // Detached, the key is unknown: judged as if it were empty (a stored entry's
+            // answer came over in `raw`).
+            Value::Str(StrValue::Raw(b))
+                if !self.raw && embeds_as_embstr(0, b.len(), self.expire_at_ms.is_some()) =>
+            {
+                "embstr"
+            }
             Value::Str(StrValue::Raw(_)) => "raw",
             Value::Agg(a) => a.as_ref().encoding(),
         }

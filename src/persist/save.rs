@@ -274,6 +274,13 @@ pub enum ReloadError {
 /// DEBUG RELOAD: saves (unless NOSAVE), empties the dataset (unless NOFLUSH), and loads the
 /// file back. A load that fails leaves the dataset emptied, with what was read before the
 /// error, as Valkey does; with NOFLUSH a failed load changes nothing.
+/// Whether the file at `path` opens and starts with an RDB header this server can read.
+fn header_readable(path: &Path) -> bool {
+    let mut header = [0u8; 9];
+    let read = File::open(path).and_then(|mut f| io::Read::read_exact(&mut f, &mut header));
+    read.is_ok() && crate::persist::rdb::file::check_header(&header).is_ok()
+}
+
 pub fn reload(srv: &mut ServerState, opts: Reload, now_ms: i64) -> Result<(), ReloadError> {
     if opts.save_first == SaveFirst::Yes {
         save(srv, now_ms).map_err(|_| ReloadError::Save)?;
@@ -288,7 +295,14 @@ pub fn reload(srv: &mut ServerState, opts: Reload, now_ms: i64) -> Result<(), Re
             db
         })
         .collect();
-    let loaded = load_file(srv, &rdb_path(srv), &mut fresh, now_ms);
+    let path = rdb_path(srv);
+    // Valkey 9.1 flushes only once the file's signature and version passed: a missing or
+    // foreign file leaves the dataset as it was.
+    if !header_readable(&path) {
+        tracing::warn!("Error trying to load the RDB dump: no readable RDB header");
+        return Err(ReloadError::Load);
+    }
+    let loaded = load_file(srv, &path, &mut fresh, now_ms);
     if opts.flush == Flush::Yes {
         srv.db_modified(None);
         for (db, new) in srv.dbs.iter_mut().zip(fresh.iter_mut()) {

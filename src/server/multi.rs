@@ -4,7 +4,7 @@
 //! # Transactions
 //!
 //! A client in MULTI owns a [`Transaction`] (`Client::multi`). Dispatch checks every command
-//! as usual (existence, arity, authentication, no-multi, OOM); a refused command flags the
+//! as usual (existence, arity, authentication, no-multi, OOM for `denyoom` commands); a refused command flags the
 //! transaction ([`rejected`]), so that EXEC answers EXECABORT; an accepted one is queued
 //! ([`queue`]) and answered `+QUEUED`, except the few that act on the transaction itself
 //! ([`runs_in_multi`]). EXEC's handler (`commands::multi`) decides whether the transaction
@@ -85,15 +85,12 @@ pub fn runs_in_multi(cmd: &Command) -> bool {
     matches!(cmd.name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset")
 }
 
-/// Inside MULTI, when memory is over maxmemory, every command but these is refused
-/// (queuing itself takes memory); EXEC is refused when one of its commands may grow memory.
+/// Inside MULTI, when memory is over maxmemory, Valkey 9.1 refuses what it refuses outside
+/// (the `denyoom` commands, checked by the caller) and queues the rest; EXEC, itself not
+/// `denyoom`, is refused when one of its queued commands is.
 pub fn refused_when_oom(client: &Client, cmd: &Command) -> bool {
     let Some(t) = client.multi.as_deref() else { return false };
-    match cmd.name {
-        "exec" => t.flags & flag::DENYOOM != 0,
-        "discard" | "quit" | "reset" => false,
-        _ => true,
-    }
+    cmd.name == "exec" && t.flags & flag::DENYOOM != 0
 }
 
 /// Whether EXEC counts as a write for CLIENT PAUSE WRITE (one of its commands is).

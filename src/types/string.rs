@@ -12,8 +12,17 @@ mod long_double;
 pub use lcs::{lcs, lcs_len, table_bytes as lcs_table_bytes, Lcs, LcsMatch};
 pub use long_double::LongDouble;
 
-/// The longest string Valkey stores as `embstr`; longer ones are `raw`.
-pub const EMBSTR_LEN_MAX: usize = 44;
+/// Whether Valkey 9.1 would store this string value as `embstr` (OBJECT ENCODING's name only;
+/// ferrokey's own layout is `keyspace::entry`'s). Valkey 9.1 embeds the key, the expire time
+/// and a short value in the object's one allocation of at most 128 bytes. Measured on the
+/// oracle, the value embeds when `key + value` plus 15 bytes of headers fits those 128
+/// bytes; a key of 32 bytes or more takes 2 header bytes more, and an expire time 8 more.
+/// So a 1-byte key embeds values up to 112 bytes, and up to 104 with a TTL.
+pub fn embeds_as_embstr(key_len: usize, value_len: usize, has_expire: bool) -> bool {
+    const ALLOC_BYTES_MAX: usize = 128;
+    let headers = 15 + if key_len >= 32 { 2 } else { 0 } + if has_expire { 8 } else { 0 };
+    key_len + value_len + headers <= ALLOC_BYTES_MAX
+}
 
 /// An owned string value as it is stored: integers are kept as integers.
 #[derive(Clone, Debug, PartialEq, Eq)]

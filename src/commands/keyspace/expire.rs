@@ -157,16 +157,14 @@ fn set_expire(ctx: &mut Ctx, argv: &[Bytes], unit: Unit, base: Base, name: &str)
         ctx.out.int(0);
         return Ok(());
     }
-    let event = if when_ms <= now && !ctx.srv.loading {
-        // A time already past deletes the key (a deletion, not an expiry).
-        db.remove(key, now);
-        "del"
+    if when_ms <= now && !ctx.srv.loading {
+        // A time already past expires the key at once (Valkey 9.1: `expired`, not `del`).
+        ctx.expire_now(key);
     } else {
         db.set_expire(key, Some(when_ms), now);
-        "expire"
-    };
-    ctx.srv.dirty += 1;
-    ctx.notify(KeyspaceEvents::GENERIC, event, key);
+        ctx.srv.dirty += 1;
+        ctx.notify(KeyspaceEvents::GENERIC, "expire", key);
+    }
     ctx.out.int(1);
     Ok(())
 }

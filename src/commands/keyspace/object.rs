@@ -11,7 +11,6 @@ use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::MaxmemoryPolicy;
 use crate::keyspace::db::{idle_ms, lfu_decayed};
 use crate::resp::reply::Reply;
-use crate::types::string::StrRef;
 
 /// The key of OBJECT subcommands is argv[2].
 const OBJECT_KEY: &[KeySpec] = &[range(RO, 2, 0, 1)];
@@ -59,11 +58,6 @@ const HELP_LINES: &[&str] = &[
     "    <key>.",
 ];
 
-/// Integers below this are shared objects in Valkey (`OBJ_SHARED_INTEGERS`).
-const SHARED_INTEGERS: i64 = 10_000;
-/// The reference count Valkey reports for a shared object (`OBJ_SHARED_REFCOUNT`).
-const SHARED_REFCOUNT: i64 = i32::MAX as i64;
-
 fn help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     reply_help(ctx.out, "OBJECT", HELP_LINES);
     Ok(())
@@ -89,12 +83,6 @@ fn encoding(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn is_lfu(policy: MaxmemoryPolicy) -> bool {
     matches!(policy, MaxmemoryPolicy::AllkeysLfu | MaxmemoryPolicy::VolatileLfu)
-}
-
-/// Whether the policy evicts by LRU or LFU, which is when Valkey stops sharing integers
-/// (each object needs its own access clock) if maxmemory is set.
-fn uses_access_clock(policy: MaxmemoryPolicy) -> bool {
-    is_lfu(policy) || matches!(policy, MaxmemoryPolicy::AllkeysLru | MaxmemoryPolicy::VolatileLru)
 }
 
 /// The key is looked up first: a missing key replies null whatever the policy.
@@ -125,14 +113,10 @@ fn idletime(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// Values are never shared here (ownership replaces reference counts), so the count is 1,
 /// except that small integers report what Valkey's shared integers report.
 fn refcount(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let cfg = &ctx.srv.config;
-    let sharing = !(cfg.maxmemory_bytes > 0 && uses_access_clock(cfg.maxmemory_policy));
-    if let Some((obj, out)) = lookup(ctx, argv) {
-        let shared = match crate::keyspace::value::ObjView::value_ref(obj).as_str() {
-            Some(StrRef::Int(n)) => sharing && (0..SHARED_INTEGERS).contains(&n),
-            _ => false,
-        };
-        out.int(if shared { SHARED_REFCOUNT } else { 1 });
+    // Valkey 9.1 embeds the key in each value's object, so no value is a shared object
+    // (small integers included) and every count is 1.
+    if let Some((_, out)) = lookup(ctx, argv) {
+        out.int(1);
     }
     Ok(())
 }

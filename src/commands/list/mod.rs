@@ -514,7 +514,9 @@ fn lset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else {
         return Err(CmdError::NoSuchKey);
     };
-    let index = int_arg(&argv[2])?;
+    // Valkey 9.1 hands the index to its replace-at-index helper as a C `int`, so only the low
+    // 32 bits count: 2^32 is the head, i64::MAX is the tail (-1), 2^31 is out of range.
+    let index = i64::from(int_arg(&argv[2])? as i32);
     list.grow_check(value.len(), 1, limit);
     if !list.set(index, value, limit) {
         return Err(CmdError::IndexOutOfRange);

@@ -96,26 +96,14 @@ pub fn lookup<'e>(db: &mut Db, pattern: &[u8], elem: &'e [u8], now: i64) -> Opti
     Some(Cow::Owned(found))
 }
 
-/// A value as a sort score, by Valkey's rule: `strtod` must read the whole C string (an
-/// empty one reads as 0), without overflow or underflow, and not NaN. glibc flags inexact
-/// subnormal results as underflow too; a decimal that lands there is inexact in practice,
-/// so any decimal subnormal is refused (a hex float is taken as written).
+/// A value as a sort score, by Valkey 9.1's rule: [`strtod`] must read the whole C string
+/// (an empty one is no number), without overflow or underflow to zero, and not NaN.
+/// Subnormal results are fine, and hex is not a number (fast_float's grammar, not libc's).
 pub fn parse_score(v: &[u8]) -> Option<f64> {
     let text = c_str(v);
-    if text.is_empty() {
-        return Some(0.0);
-    }
     let p = strtod(text)?;
-    let subnormal = p.value != 0.0 && p.value.abs() < f64::MIN_POSITIVE && !is_hex(text);
-    let ok = p.end == text.len() && !p.out_of_range && !subnormal && !p.value.is_nan();
+    let ok = p.end == text.len() && !p.out_of_range && !p.value.is_nan();
     ok.then_some(p.value)
-}
-
-/// Whether `strtod` reads `text` as a hex float (`0x` after spaces and a sign).
-fn is_hex(text: &[u8]) -> bool {
-    let t = text.trim_ascii_start();
-    let t = t.strip_prefix(b"-").or_else(|| t.strip_prefix(b"+")).unwrap_or(t);
-    t.len() > 1 && t[0] == b'0' && (t[1] | 0x20) == b'x'
 }
 
 /// Sorts in place. Numeric: by score, equal scores by element bytes. ALPHA: by the BY
@@ -179,15 +167,24 @@ mod tests {
     }
 
     #[test]
-    fn scores_follow_strtod() {
+    fn scores_follow_valkey_strtod() {
         assert_eq!(parse_score(b"1.5"), Some(1.5));
-        assert_eq!(parse_score(b""), Some(0.0));
-        assert_eq!(parse_score(b" \t-2"), Some(-2.0));
-        assert_eq!(parse_score(b"0x10"), Some(16.0));
+        assert_eq!(parse_score(b"+.5"), Some(0.5));
         assert_eq!(parse_score(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_score(b"1e-310"), Some(1e-310));
         assert_eq!(parse_score(b"3\0junk"), Some(3.0));
-        assert_eq!(parse_score(b"\0junk"), Some(0.0));
-        for bad in [&b"x"[..], b"1 ", b" ", b"nan", b"1e400", b"1e-400", b"1e-310", b"1x"] {
+        for bad in [
+            &b"x"[..],
+            b"1 ",
+            b" ",
+            b" \t-2",
+            b"0x10",
+            b"nan",
+            b"1e400",
+            b"1e-400",
+            b"1e-324",
+            b"1x",
+        ] {
             assert_eq!(parse_score(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }

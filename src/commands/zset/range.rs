@@ -67,11 +67,19 @@ fn select(
         By::Score => z.score_bounds(&score_range(min, max)?),
         By::Lex => z.lex_bounds(&lex_range(min, max)?),
     };
-    if req.offset < 0 {
-        return Ok(None);
-    }
     let span = hi - lo;
-    let offset = usize::try_from(req.offset).unwrap_or(usize::MAX);
+    // A negative offset counts back from the end of the range, but only in Valkey 9.1's
+    // skiplist walk; its listpack walk skips nothing and answers empty.
+    let offset = match usize::try_from(req.offset) {
+        Ok(offset) => offset,
+        Err(_) if z.is_listpack() => return Ok(None),
+        Err(_) => {
+            match span.checked_sub(req.offset.unsigned_abs().try_into().unwrap_or(usize::MAX)) {
+                Some(offset) => offset,
+                None => return Ok(None),
+            }
+        }
+    };
     if offset >= span {
         return Ok(None);
     }

@@ -153,14 +153,9 @@ pub struct LoadStats {
     pub keys_empty: u64,
 }
 
-/// Loads an RDB file into `dbs` (which should be empty).
-pub fn load_rdb<R: Read>(
-    r: &mut RdbReader<R>,
-    dbs: &mut [Db],
-    lim: &LoadLimits,
-    now_ms: i64,
-) -> Result<LoadStats, RdbError> {
-    let header: [u8; 9] = r.exact()?;
+/// The RDB version an RDB file's first 9 bytes (`REDIS` and 4 digits) announce, if this
+/// server can read it.
+pub fn check_header(header: &[u8; 9]) -> Result<u16, RdbError> {
     if &header[..5] != b"REDIS" {
         return Err(corrupt("Wrong signature trying to load DB from file"));
     }
@@ -171,6 +166,18 @@ pub fn load_rdb<R: Read>(
     if !(1..=RDB_VERSION_MAX).contains(&version) {
         return Err(corrupt(format!("Can't handle RDB format version {version}")));
     }
+    Ok(version)
+}
+
+/// Loads an RDB file into `dbs` (which should be empty).
+pub fn load_rdb<R: Read>(
+    r: &mut RdbReader<R>,
+    dbs: &mut [Db],
+    lim: &LoadLimits,
+    now_ms: i64,
+) -> Result<LoadStats, RdbError> {
+    let header: [u8; 9] = r.exact()?;
+    let version = check_header(&header)?;
     let mut stats = LoadStats { version, ..LoadStats::default() };
     let mut db = 0usize;
     let mut expire_at: Option<i64> = None;

@@ -1,4 +1,4 @@
-//! Scores and ranges as the wire gives them: C `strtod` rules for numbers, `(` for an
+//! Scores and ranges as the wire gives them: Valkey's `valkey_strtod` rules for numbers, `(` for an
 //! exclusive score bound, `[`/`(`/`-`/`+` for lex bounds, and the score text a listpack
 //! stores. Pure functions; no error text (the commands map `None` to their error).
 
@@ -80,9 +80,9 @@ pub fn parse_lex_bound(a: &[u8]) -> Option<LexBound<'_>> {
     }
 }
 
-/// A score bound: `(` makes it exclusive; the number follows `strtod` (leading white space,
-/// `inf`, hex, overflow to infinity) and must use every byte up to the end or a NUL. An
-/// empty number is 0, as `strtod` leaves it. NaN is refused.
+/// A score bound: `(` makes it exclusive; the number follows [`strtod`] (no white space, no
+/// hex, overflow to infinity) and must use every byte up to the end or a NUL. An empty
+/// number is 0, as Valkey leaves it. NaN is refused.
 pub fn parse_score_bound(a: &[u8]) -> Option<(f64, bool)> {
     let (text, ex) = match a.first() {
         Some(b'(') => (&a[1..], true),
@@ -104,44 +104,35 @@ pub fn parse_score_bound(a: &[u8]) -> Option<(f64, bool)> {
     (!v.is_nan()).then_some((v, ex))
 }
 
-/// A score argument (ZADD, ZINCRBY, WEIGHTS): the whole argument is one number, without
-/// leading space, not NaN, and not out of range (overflow to infinity or underflow to zero
-/// is refused; `inf` written out is fine). Valkey's `getDoubleFromObject`.
+/// A score argument (ZADD, ZINCRBY, WEIGHTS): the whole argument is one number, not NaN,
+/// and not out of range (overflow to infinity or underflow to zero is refused; `inf`
+/// written out is fine). Valkey's `getDoubleFromObject`.
 pub fn parse_score(a: &[u8]) -> Option<f64> {
-    if a.first().is_none_or(|c| is_space(*c)) {
-        return None;
-    }
     let p = strtod(a)?;
     (p.end == a.len() && !p.out_of_range && !p.value.is_nan()).then_some(p.value)
 }
 
-/// What `strtod` read.
+/// What [`strtod`] read.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Strtod {
     pub value: f64,
     /// Bytes consumed.
     pub end: usize,
-    /// `errno == ERANGE` with a result of ±HUGE_VAL or 0.
+    /// `errno == ERANGE`: a finite decimal that rounds to ±infinity, or nonzero digits that
+    /// round to 0. Subnormal results are in range.
     pub out_of_range: bool,
 }
 
-fn is_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
-
-/// C's `strtod` on a byte string: `None` when nothing could be converted.
+/// Valkey 9's `valkey_strtod` (fast_float's grammar, not libc's) on a byte string: an
+/// optional sign, then `inf`, `infinity` or `nan` (any case) or a decimal `digits [.
+/// digits] [e [sign] digits]` with at least one mantissa digit. Unlike C's `strtod` it
+/// skips no leading white space and reads no hex floats. `None` when nothing could be
+/// converted.
 pub fn strtod(s: &[u8]) -> Option<Strtod> {
-    let mut i = s.iter().take_while(|c| is_space(**c)).count();
-    let neg = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
+    let (neg, i) = match s.first() {
+        Some(b'-') => (true, 1),
+        Some(b'+') => (false, 1),
+        _ => (false, 0),
     };
     let sign = if neg { -1.0 } else { 1.0 };
     let rest = &s[i..];
@@ -162,15 +153,6 @@ pub fn strtod(s: &[u8]) -> Option<Strtod> {
             }
         }
         return Some(Strtod { value: f64::NAN, end, out_of_range: false });
-    }
-    if rest.len() > 2
-        && rest[0] == b'0'
-        && (rest[1] | 0x20) == b'x'
-        && (rest[2].is_ascii_hexdigit()
-            || (rest[2] == b'.' && rest.get(3).is_some_and(u8::is_ascii_hexdigit)))
-    {
-        let (v, n, oor) = hex_float(&rest[2..]);
-        return Some(Strtod { value: sign * v, end: i + 2 + n, out_of_range: oor });
     }
     // Decimal: digits [. digits] [e [sign] digits], at least one mantissa digit.
     let int_digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
@@ -204,61 +186,6 @@ pub fn strtod(s: &[u8]) -> Option<Strtod> {
         .any(|c| (b'1'..=b'9').contains(c));
     let out_of_range = magnitude.is_infinite() || (magnitude == 0.0 && nonzero_digit);
     Some(Strtod { value: sign * magnitude, end: i + n, out_of_range })
-}
-
-/// A hex float body after `0x`: hex digits [. hex digits] [p [sign] digits]. Returns the
-/// value, the bytes used and whether it overflowed or underflowed.
-fn hex_float(s: &[u8]) -> (f64, usize, bool) {
-    let mut mantissa: u64 = 0;
-    let mut exp: i64 = 0;
-    let mut nonzero = false;
-    let mut i = 0;
-    let mut seen_point = false;
-    while i < s.len() {
-        let c = s[i];
-        if c == b'.' && !seen_point {
-            seen_point = true;
-            i += 1;
-            continue;
-        }
-        let Some(d) = (c as char).to_digit(16) else { break };
-        nonzero |= d != 0;
-        if mantissa >> 58 == 0 {
-            mantissa = mantissa * 16 + u64::from(d);
-            if seen_point {
-                exp -= 4;
-            }
-        } else if !seen_point {
-            exp += 4;
-        }
-        i += 1;
-    }
-    if matches!(s.get(i), Some(b'p' | b'P')) {
-        let mut e = i + 1;
-        let neg = match s.get(e) {
-            Some(b'-') => {
-                e += 1;
-                true
-            }
-            Some(b'+') => {
-                e += 1;
-                false
-            }
-            _ => false,
-        };
-        let digits = s[e.min(s.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
-        if digits > 0 {
-            let mut p: i64 = 0;
-            for &c in &s[e..e + digits] {
-                p = (p * 10 + i64::from(c - b'0')).min(1 << 20);
-            }
-            exp += if neg { -p } else { p };
-            i = e + digits;
-        }
-    }
-    let v = mantissa as f64 * 2f64.powi(exp.clamp(-1 << 20, 1 << 20) as i32);
-    let v = if v.is_nan() { 0.0 } else { v };
-    (v, i, v.is_infinite() || (v == 0.0 && nonzero))
 }
 
 /// Orders (score, member) pairs as a sorted set does: by score, then by member bytes.

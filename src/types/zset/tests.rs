@@ -295,12 +295,17 @@ fn tree_partition_point_on_sorted_values() {
 }
 
 #[test]
-fn scores_parse_like_strtod() {
+fn scores_parse_like_valkey_strtod() {
     assert_eq!(parse_score(b"1.5"), Some(1.5));
     assert_eq!(parse_score(b"inf"), Some(f64::INFINITY));
     assert_eq!(parse_score(b"+inf"), Some(f64::INFINITY));
     assert_eq!(parse_score(b"-Infinity"), Some(f64::NEG_INFINITY));
-    assert_eq!(parse_score(b"0x10"), Some(16.0));
+    assert_eq!(parse_score(b"0x10"), None);
+    assert_eq!(parse_score(b"0x1p3"), None);
+    assert_eq!(parse_score(b"+4"), Some(4.0));
+    assert_eq!(parse_score(b"007"), Some(7.0));
+    assert_eq!(parse_score(b"3e-324"), Some(5e-324));
+    assert_eq!(parse_score(b"1e-324"), None);
     assert_eq!(parse_score(b"1e3"), Some(1000.0));
     assert_eq!(parse_score(b".5"), Some(0.5));
     assert_eq!(parse_score(b"5."), Some(5.0));
@@ -318,7 +323,9 @@ fn scores_parse_like_strtod() {
     assert_eq!(parse_score_bound(b""), Some((0.0, false)));
     assert_eq!(parse_score_bound(b"("), Some((0.0, true)));
     assert_eq!(parse_score_bound(b"1e400"), Some((f64::INFINITY, false)));
-    assert_eq!(parse_score_bound(b" 2"), Some((2.0, false)));
+    assert_eq!(parse_score_bound(b" 2"), None);
+    assert_eq!(parse_score_bound(b"0x2"), None);
+    assert_eq!(parse_score_bound(b"1e-400"), Some((0.0, false)));
     assert_eq!(parse_score_bound(b"3\0junk"), Some((3.0, false)));
     assert_eq!(parse_score_bound(b"nan"), None);
     assert_eq!(parse_score_bound(b"x"), None);
