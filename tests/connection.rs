@@ -274,6 +274,8 @@ fn client_name_errors_match_redis() {
         "CLIENT KILL addr 1.2.3.4:5 laddr 1.1.1.1:1",
         "CLIENT LIST type foo",
         "CLIENT LIST id x",
+        "CLIENT LIST id 0",
+        "CLIENT LIST id 1 x",
         "CLIENT LIST foo",
         "CLIENT LIST id",
         "CLIENT LIST type normal extra",

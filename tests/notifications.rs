@@ -201,7 +201,8 @@ fn string_commands() {
 #[test]
 fn past_expire_times_and_lazy_expiry() {
     same_events(&[
-        // SET with a time already past: set, expire; the key expires where it is read.
+        // SET with a time already past: an existing key expires at once, a missing one is
+        // not written.
         "SET a 1 PXAT 1",
         "GET a",
         "SET a 1 EXAT 1",
@@ -219,6 +220,15 @@ fn past_expire_times_and_lazy_expiry() {
         "SET e 1 PXAT 1",
         "RENAME e f",
         "GETEX a PXAT 1",
+        // Valkey 9.1: a past time on an existing key (any type) expires it, nothing else.
+        "LPUSH l x",
+        "SET l 1 PXAT 1",
+        "SET g 1",
+        "SET g 2 EXAT 1 XX GET",
+        "SET h 1 EXAT 1 NX",
+        "EXISTS g h l",
+        "LPUSH m x",
+        "EXPIRE m -1",
     ]);
 }
 

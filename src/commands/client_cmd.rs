@@ -463,7 +463,11 @@ fn parse_list_filter(argv: &[Bytes]) -> Result<ListFilter, CmdError> {
             .ok_or_else(|| CmdError::UnknownClientType(text(&argv[3]))),
         n if n > 3 && is(&argv[2], "ID") => argv[3..]
             .iter()
-            .map(|a| parse_i64(a).map(|id| id as u64).ok_or(CmdError::InvalidClientId))
+            .map(|a| {
+                // Valkey 9.1: a non-number is a syntax error, a number below 1 its own error.
+                let id = parse_i64(a).ok_or(CmdError::Syntax)?;
+                u64::try_from(id).ok().filter(|&n| n >= 1).ok_or(CmdError::ClientIdNotPositive)
+            })
             .collect::<Result<_, _>>()
             .map(ListFilter::Ids),
         _ => Err(CmdError::Syntax),
@@ -739,7 +743,8 @@ mod tests {
         assert!(
             matches!(f(&["client", "list", "id", "1", "2"]), Ok(ListFilter::Ids(v)) if v == [1, 2])
         );
-        assert_eq!(f(&["client", "list", "id", "x"]).err(), Some(CmdError::InvalidClientId));
+        assert_eq!(f(&["client", "list", "id", "x"]).err(), Some(CmdError::Syntax));
+        assert_eq!(f(&["client", "list", "id", "0"]).err(), Some(CmdError::ClientIdNotPositive));
         assert_eq!(f(&["client", "list", "type", "normal", "x"]).err(), Some(CmdError::Syntax));
         assert_eq!(f(&["client", "list", "id"]).err(), Some(CmdError::Syntax));
     }

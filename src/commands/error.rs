@@ -86,8 +86,6 @@ pub enum CmdError {
     NoSuchClient,
     /// `-ERR client-id should be greater than 0`
     ClientIdNotPositive,
-    /// `-ERR Invalid client ID`
-    InvalidClientId,
     /// `-ERR Unknown client type '<type>'`
     UnknownClientType(String),
     /// `-ERR No such user '<user>'`
@@ -376,7 +374,6 @@ impl fmt::Display for CmdError {
             CmdError::PauseMode => f.write_str("ERR CLIENT PAUSE mode must be WRITE or ALL"),
             CmdError::NoSuchClient => f.write_str("ERR No such client"),
             CmdError::ClientIdNotPositive => f.write_str("ERR client-id should be greater than 0"),
-            CmdError::InvalidClientId => f.write_str("ERR Invalid client ID"),
             CmdError::UnknownClientType(t) => write!(f, "ERR Unknown client type '{t}'"),
             CmdError::NoSuchUser(u) => write!(f, "ERR No such user '{u}'"),
             CmdError::MaxAgeNotInteger => {

@@ -11,7 +11,7 @@ use crate::commands::args::{
 };
 use crate::commands::reply_limit::ReplyLimit;
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::resp::reply::format_g17;
+use crate::resp::reply::{format_double, format_g17};
 use crate::server::blocking::{BlockRequest, TimeoutReply};
 use crate::types::zset::{End, ZSetObj};
 
@@ -303,11 +303,16 @@ pub fn zrandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// A score as ZSCAN shows it in Valkey 9.1, whatever the encoding: `inf`/`-inf`, else C's
-/// `%.17g` (so `0.1` shows as `0.10000000000000001`, unlike the shortest form of replies).
-fn scan_score_text(s: f64) -> String {
-    if s.is_infinite() {
-        return if s > 0.0 { "inf".into() } else { "-inf".into() };
+/// A score as ZSCAN shows it in Valkey 9.1: a listpack's entry as stored (`d2string`:
+/// integers within ±2^62 in integer form, so -0 is `0`, else the shortest form), a large
+/// set's score as C's `%.17g` (`0.1` shows as `0.10000000000000001`), infinities as `inf`.
+fn scan_score_text(s: f64, listpack: bool) -> String {
+    const LIMIT: f64 = (i64::MAX / 2) as f64;
+    if listpack && s.trunc() == s && (-LIMIT..=LIMIT).contains(&s) {
+        return (s as i64).to_string();
+    }
+    if listpack || s.is_infinite() {
+        return format_double(s);
     }
     format_g17(s)
 }
@@ -315,11 +320,12 @@ fn scan_score_text(s: f64) -> String {
 /// ZSCAN key cursor [MATCH pattern] [COUNT count] [NOSCORES]
 pub fn zscan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     scan_elements::<ZSetObj>(ctx, argv, ScanKind::Zset, |z, cursor, opts, items| {
+        let listpack = z.is_listpack();
         z.scan(cursor, opts.count, |m, s| {
             if opts.pattern.matches(m) {
                 items.push(m.to_vec());
                 if opts.items == ScanItems::Pairs {
-                    items.push(scan_score_text(s).into_bytes());
+                    items.push(scan_score_text(s, listpack).into_bytes());
                 }
             }
         })
