@@ -103,6 +103,8 @@ fn point_reads_and_removal_match_redis() {
         "ZCOUNT s 0 1",
         "ZLEXCOUNT s - +",
         "ZPOPMIN s",
+        "ZPOPMIN s 0",
+        "ZPOPMAX s 0",
         "ZRANDMEMBER s",
         "ZSCAN s 0",
         "ZUNION 1 s",

@@ -115,11 +115,13 @@ fn zpop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> CmdResult {
         return Err(CmdError::Syntax);
     }
     let count = argv.get(2).map_or(Ok(1), |a| pop_count_arg(a))?;
+    // The key's type is checked before a zero count answers (Valkey 9: WRONGTYPE).
+    let key = first_nonempty(ctx, &argv[1..2])?;
     if count == 0 {
         ctx.out.array(0);
         return Ok(());
     }
-    match first_nonempty(ctx, &argv[1..2])? {
+    match key {
         Some(key) => {
             pop_from(ctx, &key, end, count, PopShape::Plain { count_given: argv.len() == 3 })
         }
