@@ -141,10 +141,10 @@ pub fn execute(
         finish_reply_mode(slot, reply_mark);
         return Flow::Continue;
     }
-    // maxmemory (memory::evict): evict before every command while a limit is set; when
+    // maxmemory (server::evict): evict before every command while a limit is set; when
     // nothing more can be evicted, refuse the commands that may grow memory.
     if srv.config.maxmemory_bytes != 0 {
-        use crate::memory::evict;
+        use crate::server::evict;
         let outcome = evict::perform_evictions(srv, now_ms);
         // Inside MULTI queuing takes memory too: see `multi::refused_when_oom`.
         if cmd.flags & flag::DENYOOM != 0 || multi::refused_when_oom(&slot.client, cmd) {
@@ -243,8 +243,15 @@ pub fn call(
     // What the handler wrote is all pushes for the (un)subscribe commands: their
     // confirmations get through CLIENT REPLY OFF / SKIP, as Valkey's "pushing" replies do.
     let reply_end = slot.out.len();
-    let pushes_from =
-        if result.is_ok() && is_subscription_command(cmd) { reply_mark } else { reply_end };
+    // (Only asked when the reply is silenced: the common path pays nothing for it.)
+    let pushes_from = if slot.client.reply_mode != ReplyMode::On
+        && result.is_ok()
+        && is_subscription_command(cmd)
+    {
+        reply_mark
+    } else {
+        reply_end
+    };
     // Messages this client's command published to itself (and its keyspace events) follow
     // the reply, as in Valkey 8+; inside EXEC they wait for EXEC's whole reply.
     if !slot.client.in_exec {
