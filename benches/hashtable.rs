@@ -75,8 +75,8 @@ use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, SamplingMode, Throughput,
 };
 use ferrokey::keyspace::entry::{KeyEntry, NewValue};
-use ferrokey::keyspace::hashtable::{hash_key, Table};
 use ferrokey::memory::{size_class, thread_allocated};
+use ferrokey::table::{hash_key, Table};
 use ferrokey::types::string::StrRef;
 
 const KEYS: usize = 1_000_000;

@@ -139,7 +139,7 @@ fn apply_one(srv: &mut ServerState, name: &str) -> Result<(), ApplyFailure> {
     match name {
         "hz" => srv.hz = srv.config.hz,
         // A lower limit is evicted down to by the next command and the time events.
-        "maxmemory" => crate::memory::evict::maxmemory_changed(srv),
+        "maxmemory" => crate::server::evict::maxmemory_changed(srv),
         "maxmemory-policy" | "lfu-log-factor" | "lfu-decay-time" => {
             crate::commands::keyspace::sync_access_clock(srv)
         }
@@ -173,7 +173,7 @@ fn resetstat(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     for db in &mut ctx.srv.dbs {
         db.stats = DbStats::default();
     }
-    crate::memory::evict::reset_stats();
+    crate::server::evict::reset_stats();
     ctx.out.ok();
     Ok(())
 }

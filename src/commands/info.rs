@@ -15,8 +15,8 @@ use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdResult, Ctx};
 use crate::keyspace::db::lru_clock;
 use crate::keyspace::lazyfree;
-use crate::memory::evict;
 use crate::server::cron::rate;
+use crate::server::evict;
 use crate::server::pubsub::Kind;
 use crate::server::state::ServerState;
 

@@ -14,7 +14,7 @@ use super::directives::{file_only, lookup};
 use super::glob::glob_match;
 use super::kind::{Arity, Directive, Support, Value};
 use super::Config;
-use crate::server::log::strerror;
+use crate::util::strerror;
 
 /// Deepest chain of `include`s followed; deeper is almost certainly an include loop.
 const INCLUDE_DEPTH_MAX: usize = 16;

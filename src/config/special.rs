@@ -12,7 +12,7 @@ use super::kind::{Arity, Special, Value};
 use super::units;
 use super::values::{KeyspaceEvents, MaxmemoryClients, ObufClass, ObufLimit, ShutdownFlags};
 use super::Config;
-use crate::server::log::strerror;
+use crate::util::strerror;
 
 /// `CONFIG_BINDADDR_MAX`.
 const BIND_ADDRESSES_MAX: usize = 16;

@@ -9,10 +9,10 @@ use crate::keyspace::clock::{accessed_clock, lfu_random, new_clock};
 pub use crate::keyspace::clock::{idle_ms, lfu_decayed, lru_clock, AccessClock, LFU_INIT_VAL};
 pub use crate::keyspace::entry::StrEdit;
 use crate::keyspace::entry::{KeyEntry, NewValue, Rebuild, RebuiltValue};
-use crate::keyspace::hashtable::hash_key;
 use crate::keyspace::keys::{Detached, Keys};
 pub use crate::keyspace::keys::{KeySet, TableGrowth};
 pub use crate::keyspace::value::{is_expired, Obj, ObjView, Value, ValueRef, WrongType};
+use crate::table::hash_key;
 use crate::types::agg::Typed;
 use crate::types::string::{StrRef, StrValue};
 
@@ -649,7 +649,7 @@ impl Db {
     /// cache by now, so finding it is cheap). Nothing for inline values.
     pub fn prefetch_value(&self, hash: u64, key: &[u8]) {
         if let Some(addr) = self.keys.get(hash, key).and_then(|e| e.value_addr()) {
-            crate::keyspace::hashtable::prefetch_read(addr);
+            crate::table::prefetch_read(addr);
         }
     }
 

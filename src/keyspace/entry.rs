@@ -68,8 +68,8 @@
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
-use crate::keyspace::hashtable;
 use crate::keyspace::heap_str::HeapStr;
+use crate::table;
 use crate::types::agg::{Agg, AggMut, AggRef, Kind};
 use crate::types::string::{embeds_as_embstr, StrRef, StrValue};
 
@@ -724,7 +724,7 @@ impl Drop for KeyEntry {
     }
 }
 
-impl hashtable::Entry for KeyEntry {
+impl table::Entry for KeyEntry {
     #[inline]
     fn key(&self) -> &[u8] {
         KeyEntry::key(self)

@@ -7,7 +7,7 @@
 
 use crate::keyspace::entry::{KeyEntry, NewValue};
 use crate::keyspace::expire_index::ExpireIndex;
-use crate::keyspace::hashtable::{hash_key, Drained, Table};
+use crate::table::{hash_key, Drained, Table};
 
 #[derive(Default)]
 pub struct Keys {
@@ -197,7 +197,7 @@ impl Keys {
     pub fn iter_with_values(&self) -> impl Iterator<Item = &KeyEntry> {
         self.table.iter_prefetch_values(|e: &KeyEntry| {
             if let Some(addr) = e.value_addr() {
-                crate::keyspace::hashtable::prefetch_read(addr);
+                crate::table::prefetch_read(addr);
             }
         })
     }

@@ -2,7 +2,7 @@
 //!
 //! A library with no knowledge of connections, clients or RESP; tests drive it directly.
 //!
-//! - `hashtable`: the generic cache-line bucket hashtable (design essay there).
+//! - the generic cache-line bucket hashtable lives in `crate::table` (design essay there).
 //! - `entry`: the one-allocation key entry (byte layout and budget there); `heap_str`: the
 //!   growable out-of-line buffer of a long string value (growth rule there).
 //! - `expire_index`: the entries that have a TTL, for active expiry's sampling.
@@ -15,7 +15,6 @@ pub mod clock;
 pub mod db;
 pub mod entry;
 pub mod expire_index;
-pub mod hashtable;
 pub mod heap_str;
 pub mod keys;
 pub mod lazyfree;

@@ -1,11 +1,10 @@
 //! Memory accounting and the memory budget: the crate's global allocator, the `used_memory`
 //! figure that INFO, MEMORY and maxmemory enforcement read, the jemalloc statistics behind
-//! MEMORY STATS / MALLOC-STATS / PURGE, and eviction.
+//! MEMORY STATS / MALLOC-STATS / PURGE.
 //!
-//! `alloc` and `stats` must not know about keys, commands or the event loop: the loops call
-//! [`publish`] at their epoch boundaries, that is all. `evict` is the exception by design: it
-//! is where the budget meets the keyspace (it samples the databases and deletes keys) and the
-//! client table (maxmemory-clients), and it is called by dispatch and the time events.
+//! This module must not know about keys, commands or the event loop: the loops call
+//! [`publish`] at their epoch boundaries, that is all. Eviction, where the budget meets the
+//! keyspace and the client table, lives above them in `server::evict`.
 //!
 //! # Counting without atomics, and without counting
 //!
@@ -60,11 +59,8 @@
 //!
 //! - `alloc`: [`AlignedJemalloc`], the per-thread counts, [`publish`], [`used_memory`].
 //! - `stats`: jemalloc statistics, RSS, the stats report, purge, [`size_class`].
-//! - `evict`: maxmemory enforcement (key eviction by policy, with its sampling pool) and
-//!   maxmemory-clients (client eviction); the figures INFO and MEMORY STATS show for them.
 
 mod alloc;
-pub mod evict;
 pub mod stats;
 
 pub use alloc::{
@@ -78,4 +74,4 @@ static GLOBAL: AlignedJemalloc = AlignedJemalloc;
 /// Serialises the tests that assert on process-wide figures (`used_memory`, jemalloc's
 /// statistics, RSS) or that claim many slots, so that they do not move each other's numbers.
 #[cfg(test)]
-static PROCESS_WIDE_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(crate) static PROCESS_WIDE_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());

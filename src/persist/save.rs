@@ -15,8 +15,8 @@ use super::rdb::encoding::{RdbError, RdbReader, RdbWriter};
 use super::rdb::file::{load_rdb, write_rdb, AccessMeta, LoadStats, SaveInfo};
 use super::rdb::value::LoadLimits;
 use crate::keyspace::db::Db;
-use crate::server::log::strerror;
 use crate::server::state::{ServerState, ShutdownMode};
+use crate::util::strerror;
 
 /// Buffer between the encoder and the file.
 const IO_BUF_BYTES: usize = 1 << 20;

@@ -36,8 +36,8 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     refresh_filters(srv);
     close_idle_clients(srv, now_ms);
     crate::server::tracking::cron(srv);
-    // maxmemory-clients, then key eviction while over maxmemory (memory::evict).
-    crate::memory::evict::time_event(srv, now_ms);
+    // maxmemory-clients, then key eviction while over maxmemory (server::evict).
+    crate::server::evict::time_event(srv, now_ms);
     crate::persist::bgsave::check_child(srv, now_ms);
     crate::persist::bgsave::check_save_points(srv, now_ms);
     crate::persist::aof::cron(srv, now_ms);

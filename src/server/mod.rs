@@ -13,6 +13,7 @@ pub mod daemon;
 pub mod dispatch;
 pub mod event_loop;
 pub mod events;
+pub mod evict;
 pub mod listener;
 pub mod log;
 pub mod multi;

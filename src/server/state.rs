@@ -125,7 +125,7 @@ impl Parsed {
                 p.more_keys = true;
                 break;
             }
-            p.key_hashes[n] = crate::keyspace::hashtable::hash_key(&p.argv[i as usize]);
+            p.key_hashes[n] = crate::table::hash_key(&p.argv[i as usize]);
             p.key_args[n] = i;
             p.key_hashes_len += 1;
         }

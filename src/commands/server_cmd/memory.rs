@@ -12,7 +12,8 @@ use crate::commands::info::MemoryBreakdown;
 use crate::commands::table::{acl, flag, ks, range, Command};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::keyspace::entry::KeyEntry;
-use crate::memory::{self, evict, AllocatorStats};
+use crate::memory::{self, AllocatorStats};
+use crate::server::evict;
 
 /// The tips of the subcommands whose reply differs from shard to shard.
 const REPORT_TIPS: &[&str] =

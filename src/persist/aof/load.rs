@@ -85,7 +85,7 @@ use bytes::Bytes;
 
 use super::manifest::{AofFileType, AofInfo, Manifest};
 use super::reader::{CommandReader, ReadError, ReadLimits};
-use crate::server::log::strerror;
+use crate::util::strerror;
 
 /// Read buffer for AOF files.
 const READ_BUF_BYTES: usize = 1 << 20;

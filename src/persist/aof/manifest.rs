@@ -33,7 +33,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
 use crate::config::{repr, split_args};
-use crate::server::log::strerror;
+use crate::util::strerror;
 
 /// Valkey's `MANIFEST_MAX_LINE`: the longest manifest line read, newline included.
 pub const MANIFEST_LINE_BYTES_MAX: usize = 1024;

@@ -159,7 +159,7 @@ fn flush(srv: &mut ServerState, now_ms: i64) {
             if aof.write_error.is_none() {
                 tracing::warn!("Error writing to the AOF file: {e}");
             }
-            aof.write_error = Some(crate::server::log::strerror(&e));
+            aof.write_error = Some(crate::util::strerror(&e));
             return;
         }
         aof.current_size += aof.feed.buf.len() as u64;

@@ -33,7 +33,7 @@
 //! dict spends a 24-byte entry pointing to an sds field and a separate sds value (3-byte
 //! header and a NUL each): 24 + 16 + 16 = 56 bytes in three allocations for the same pair.
 //! The table slot (8 bytes) and the bucket overhead come on top of both, see
-//! `keyspace::hashtable`.
+//! `table`.
 //!
 //! The allocation has alignment 1: every multi-byte quantity is read byte by byte, so any
 //! address is fine and no padding is ever added.
@@ -42,7 +42,7 @@ use std::alloc::Layout;
 use std::fmt;
 use std::ptr::NonNull;
 
-use crate::keyspace::hashtable;
+use crate::table;
 use crate::types::listpack::{parse_canonical_int, LpEntry};
 
 /// Longest varint: a u64 in 7-bit groups.
@@ -294,7 +294,7 @@ impl fmt::Debug for HashEntry {
     }
 }
 
-impl hashtable::Entry for HashEntry {
+impl table::Entry for HashEntry {
     #[inline]
     fn key(&self) -> &[u8] {
         self.field()

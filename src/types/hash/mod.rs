@@ -32,7 +32,7 @@ pub use entry::HashEntry;
 pub use random::Rng;
 
 use crate::config::Config;
-use crate::keyspace::hashtable::{hash_key, Table};
+use crate::table::{hash_key, Table};
 use crate::types::agg::{AggType, Kind};
 use crate::types::listpack::{self, Listpack, LpEntry};
 
@@ -321,7 +321,7 @@ impl HashObj {
 /// The pairs of a hash (see [`HashObj::iter`]).
 pub enum Iter<'a> {
     Listpack(listpack::Iter<'a>),
-    Table(crate::keyspace::hashtable::Iter<'a, HashEntry>),
+    Table(crate::table::Iter<'a, HashEntry>),
 }
 
 impl<'a> Iterator for Iter<'a> {

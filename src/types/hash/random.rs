@@ -4,7 +4,7 @@
 //! The caller passes an [`Rng`] seeded from the server's generator, so this module reads no
 //! global state and tests are deterministic. Sampling a listpack first collects its pairs
 //! (the listpack is bounded by `hash-max-listpack-entries`) so each draw is O(1) rather than
-//! a walk; a table draws with [`Table::random`](crate::keyspace::hashtable::Table::random),
+//! a walk; a table draws with [`Table::random`](crate::table::Table::random),
 //! which is close to, but not exactly, uniform (see the hashtable's essay).
 
 use std::collections::HashSet;

@@ -19,7 +19,7 @@
 
 use std::fmt;
 
-use crate::keyspace::hashtable::Entry;
+use crate::table::Entry;
 use crate::types::listpack::raw::ThinBuf;
 
 /// The first byte of a long member's header.

@@ -38,7 +38,7 @@ mod tests;
 use std::fmt;
 
 use crate::config::Config;
-use crate::keyspace::hashtable::{self, hash_key, Table};
+use crate::table::{self, hash_key, Table};
 use crate::types::agg::{AggType, Kind};
 use crate::types::intset::{Intset, IntsetIter};
 use crate::types::listpack::{
@@ -483,7 +483,7 @@ impl AggType for SetObj {
 pub enum Iter<'a> {
     Intset(IntsetIter<'a>),
     Listpack(listpack::Iter<'a>),
-    Table(hashtable::Iter<'a, Member>),
+    Table(table::Iter<'a, Member>),
 }
 
 impl<'a> Iterator for Iter<'a> {

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use super::{Elem, Member, Repr, SetLimits, SetObj};
-use crate::keyspace::hashtable::Table;
+use crate::table::Table;
 use crate::types::listpack::{Listpack, Pos};
 
 /// SPOP keeps the remaining members in a new set once it would pop more than this many times

@@ -8,8 +8,8 @@
 //! a handle from the tree before the table drops its entry, and writes a score in place only
 //! while `&mut self` is held. Those are the facts every `unsafe` read below relies on.
 
-use crate::keyspace::hashtable::{hash_key, Table};
 use crate::memory::size_class;
+use crate::table::{hash_key, Table};
 use crate::types::zset::entry::{ZEntry, ZRef};
 use crate::types::zset::range::{cmp_pair, LexRange, ScoreRange};
 use crate::types::zset::tree::{OsTree, INNER_CAP, LEAF_CAP};

@@ -22,7 +22,7 @@
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
 
-use crate::keyspace::hashtable::Entry;
+use crate::table::Entry;
 
 const SCORE_BYTES: usize = 8;
 

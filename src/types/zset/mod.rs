@@ -16,7 +16,7 @@
 //! # Why an order-statistics B+tree and not a skiplist
 //!
 //! The large form needs member -> score lookups (the keyspace `Table` of one-allocation
-//! entries, `entry`; `crate::keyspace::hashtable::Table`) and an ordered index with ranks. Valkey's skiplist node holds the score,
+//! entries, `entry`; `crate::table::Table`) and an ordered index with ranks. Valkey's skiplist node holds the score,
 //! the member pointer, a backward pointer and 1.33 levels of (forward, span) on average:
 //! about 45 bytes, a 48-byte allocation per member, and a lookup follows ~2 log2(n) pointers
 //! to nodes scattered over the heap, a likely cache miss each.
