@@ -214,6 +214,7 @@
 //! does nothing.
 
 mod bucket;
+mod element;
 mod filter;
 mod invariants;
 mod iter;
@@ -221,7 +222,6 @@ mod prefetch;
 mod random;
 mod rehash;
 mod scan;
-mod table;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -360,7 +360,7 @@ fn inserts_during_a_shrink_catch_up_before_the_new_table_overfills() {
 
 #[test]
 fn model_tiny_tables() {
-    // Small enough for Miri (`cargo +nightly miri test -- hashtable::tests::model_tiny`), which
+    // Small enough for Miri (`cargo +nightly miri test -- table::tests::model_tiny`), which
     // checks the unsafe code; chains form because tiny tables have few bucket indices.
     model_run::<true>(3, 200, 300, 1);
     model_run::<false>(4, 200, 300, 1);
