@@ -449,6 +449,27 @@ fn set_errors_of_new_directives_match_valkey() {
     }
 }
 
+/// The reply copy avoidance settings are hidden in Valkey 9.1: no pattern lists them, their
+/// exact names do, and CONFIG SET checks them as any integer.
+#[test]
+fn hidden_directives_match_valkey() {
+    let mut p = pair(2);
+    for name in [
+        "min-io-threads-avoid-copy-reply",
+        "min-string-size-avoid-copy-reply",
+        "min-string-size-avoid-copy-reply-threaded",
+    ] {
+        p.same(&["CONFIG", "GET", name]);
+        p.same(&["CONFIG", "GET", &name.to_uppercase()]);
+        for value in ["-1", "2147483648", "1k", "x", "0", "2147483647"] {
+            p.same(&["CONFIG", "SET", name, value]);
+            p.same(&["CONFIG", "GET", name]);
+        }
+    }
+    p.same(&["CONFIG", "GET", "*avoid*"]);
+    p.same(&["CONFIG", "GET", "min-string-size-avoid-copy-repl?"]);
+}
+
 /// Valkey's own test configuration (`tests/assets/default.conf`) starts ferrokey, with its
 /// port, directory and pidfile overridden on the command line.
 #[test]

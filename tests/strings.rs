@@ -260,6 +260,54 @@ fn append_setrange_and_their_limit() {
     assert_eq!(c.cmd(&["SETRANGE", "k", "9223372036854775807", "x"]), too_long);
 }
 
+/// Replies of big values reference the stored value instead of copying it (Valkey 9's reply
+/// copy avoidance): a client reads each value as it was when its command ran, whatever
+/// happens to the key before the reply has been written, and the server stays whole.
+#[test]
+fn big_values_read_back_as_they_were_when_read() {
+    let s = start(&[]);
+    let mut reader = Client::connect(s.port);
+    let mut writer = Client::connect(s.port);
+    let value: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    assert_eq!(writer.cmd_b(&[b"SET", b"big", &value]), Val::ok());
+    assert_eq!(writer.cmd_b(&[b"SET", b"big2", &value]), Val::ok());
+    // About 4 MB of replies, sent before any is read: more than the sockets hold, so most
+    // is still waiting in the server when the key changes.
+    const GETS: usize = 10;
+    let mut pipeline = Vec::new();
+    for _ in 0..GETS {
+        pipeline.extend(Client::encode(&[b"GET", b"big"]));
+    }
+    pipeline.extend(Client::encode(&[b"MGET", b"big", b"nosuch", b"big2"]));
+    pipeline.extend(Client::encode(&[b"SET", b"big2", b"short", b"GET"]));
+    pipeline.extend(Client::encode(&[b"GETDEL", b"big2"]));
+    reader.send_raw(&pipeline);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !common::info_field(&mut writer, "commandstats", "cmdstat_getdel").starts_with("calls=1")
+    {
+        assert!(std::time::Instant::now() < deadline, "the pipeline did not run");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // Edit the value in place, then replace and delete it, while the replies are pending.
+    assert_eq!(writer.cmd(&["SETRANGE", "big", "0", "XXXX"]), int(300_000));
+    assert_eq!(writer.cmd(&["APPEND", "big", "tail"]), int(300_004));
+    let edited = writer.cmd(&["GET", "big"]);
+    assert_eq!(edited, Val::Bulk([b"XXXX", &value[4..], b"tail"].concat()));
+    assert_eq!(writer.cmd(&["DEL", "big"]), int(1));
+    assert_eq!(writer.cmd(&["FLUSHALL"]), Val::ok());
+    let original = Val::Bulk(value.clone());
+    for i in 0..GETS {
+        assert!(reader.read() == original, "GET {i} changed under its reply");
+    }
+    assert!(
+        reader.read() == Val::Array(vec![original.clone(), Val::Nil, original.clone()]),
+        "MGET"
+    );
+    assert!(reader.read() == original, "SET GET");
+    assert_eq!(reader.read(), bulk("short"));
+    assert_eq!(reader.cmd(&["PING"]), Val::Simple("PONG".into()));
+}
+
 #[test]
 fn edits_keep_the_ttl_and_sets_clear_it() {
     let s = start(&[]);

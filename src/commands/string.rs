@@ -24,6 +24,7 @@ use crate::commands::table::{acl, flag, range, specs, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
 use crate::keyspace::db::{Db, Ttl, ValueRef};
+use crate::keyspace::entry::KeyEntry;
 use crate::resp::reply::Reply;
 use crate::types::string::StrRef;
 
@@ -142,6 +143,41 @@ pub fn reply_str(out: &mut Reply, s: StrRef<'_>) {
     match s {
         StrRef::Int(n) => out.bulk_int(n),
         StrRef::Raw(b) => out.bulk(b),
+    }
+}
+
+/// Reply with the string value of `e`: a long out-of-line value (at least `share_from`
+/// bytes) is referenced by the reply instead of copied into it (see `resp::reply`), so a big
+/// GET costs the event loop neither the copy nor the page faults of a fresh reply buffer.
+pub fn reply_stored(out: &mut Reply, e: &KeyEntry, share_from: usize) {
+    let value = e.value();
+    if let StrRef::Raw(b) = value {
+        if b.len() >= share_from {
+            if let Some(share) = e.share_str() {
+                out.bulk_shared(Bytes::from_owner(share));
+                return;
+            }
+        }
+    }
+    reply_str(out, value);
+}
+
+/// The value length from which replies reference string values instead of copying them.
+fn share_from(ctx: &Ctx) -> usize {
+    let config = &ctx.srv.config;
+    config.network.avoid_copy_min_len(config.io_threads)
+}
+
+/// As [`read_str`], the entry itself (for [`reply_stored`]).
+fn read_str_entry<'d>(
+    db: &'d mut Db,
+    key: &[u8],
+    now_ms: i64,
+) -> Result<Option<&'d KeyEntry>, CmdError> {
+    match db.read_obj(key, now_ms) {
+        None => Ok(None),
+        Some(e) if e.is_str() => Ok(Some(e)),
+        Some(_) => Err(CmdError::WrongType),
     }
 }
 
@@ -329,14 +365,15 @@ fn resolve_expiry(arg: ExpiryArg<'_>, now_ms: i64, cmd: &str) -> Result<Expiry, 
 /// The one write path of SET, SETNX, SETEX, PSETEX and GETSET.
 fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: Ack) -> CmdResult {
     let now_ms = ctx.now_ms;
+    let share = share_from(ctx);
     let db = &mut ctx.srv.dbs[ctx.client.db];
     // Whether the key exists, known early only when the old value is replied.
     let old_exists = match opts.old_value {
         OldValue::Reply => {
             // Checked and replied first: a non-string aborts the whole command.
-            let old = read_str(db, key, now_ms)?;
+            let old = read_str_entry(db, key, now_ms)?;
             match old {
-                Some(s) => reply_str(ctx.out, s),
+                Some(e) => reply_stored(ctx.out, e, share),
                 None => ctx.out.null(),
             }
             Some(old.is_some())
@@ -386,9 +423,10 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: A
 }
 
 fn get(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let share = share_from(ctx);
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    match read_str(db, &argv[1], ctx.now_ms)? {
-        Some(s) => reply_str(ctx.out, s),
+    match read_str_entry(db, &argv[1], ctx.now_ms)? {
+        Some(e) => reply_stored(ctx.out, e, share),
         None => ctx.out.null(),
     }
     Ok(())
@@ -440,11 +478,13 @@ fn getset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now_ms = ctx.now_ms;
+    let share = share_from(ctx);
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    match read_str(db, &argv[1], now_ms)? {
+    match read_str_entry(db, &argv[1], now_ms)? {
         None => ctx.out.null(),
-        Some(s) => {
-            reply_str(ctx.out, s);
+        Some(e) => {
+            // A referenced value outlives the key's deletion until the reply is written.
+            reply_stored(ctx.out, e, share);
             db.remove(&argv[1], now_ms);
             ctx.srv.dirty += 1;
             ctx.notify(KeyspaceEvents::GENERIC, "del", &argv[1]);
@@ -460,13 +500,14 @@ fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let key = &argv[1];
     // Valkey 9.1 checks the time before the key: an invalid one fails even on a missing key.
     let expiry = resolve_expiry(parsed.expiry, now_ms, "getex")?;
+    let share = share_from(ctx);
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    match read_str(db, key, now_ms)? {
+    match read_str_entry(db, key, now_ms)? {
         None => {
             ctx.out.null();
             return Ok(());
         }
-        Some(s) => reply_str(ctx.out, s),
+        Some(e) => reply_stored(ctx.out, e, share),
     }
     if matches!(expiry, Expiry::At(at_ms) if at_ms <= now_ms && !loading) {
         // Valkey 9.1 expires it (`expired`), as EXPIRE with a past time does.
@@ -489,13 +530,14 @@ fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let share = share_from(ctx);
     let db = &mut ctx.srv.dbs[ctx.client.db];
     let keys = &argv[1..];
     ctx.out.array(keys.len());
     for key in keys {
         // Values of other types read as null here, not as an error.
-        match db.get(key, ctx.now_ms) {
-            Some(ValueRef::Str(s)) => reply_str(ctx.out, s),
+        match db.read_obj(key, ctx.now_ms) {
+            Some(e) if e.is_str() => reply_stored(ctx.out, e, share),
             Some(_) | None => ctx.out.null(),
         }
     }
@@ -545,9 +587,79 @@ fn set_pairs(ctx: &mut Ctx, pairs: std::slice::ChunksExact<'_, Bytes>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
+    use crate::resp::reply::Proto;
+    use crate::server::client::Client;
+    use crate::server::state::ServerState;
 
     fn argv(words: &[&str]) -> Vec<Bytes> {
         words.iter().map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
+    }
+
+    /// Runs a command on `srv` into `out`; returns the bytes this thread allocated meanwhile
+    /// (frees not subtracted).
+    fn run_into(srv: &mut ServerState, out: &mut Reply, words: &[&str]) -> u64 {
+        let argv = argv(words);
+        let cmd = crate::commands::lookup(&argv[0]).expect("a known command");
+        let handler = cmd.handler.expect("a command with a handler");
+        let mut client = Client::new(1, "127.0.0.1:1".into(), "127.0.0.1:2".into(), -1, false, 0);
+        let before = crate::memory::thread_allocated_gross();
+        let mut ctx = Ctx { srv, client: &mut client, out, now_ms: 0, slot: 7 };
+        handler(&mut ctx, &argv).expect("the command succeeds");
+        crate::memory::thread_allocated_gross() - before
+    }
+
+    /// GET, MGET, GETEX, GETDEL and SET ... GET of a value from
+    /// `min-string-size-avoid-copy-reply` bytes on reference it: the reply holds no copy
+    /// (nothing near the value's size is allocated), and its stream is what a copy gives.
+    #[test]
+    fn big_values_are_referenced_not_copied() {
+        let mut srv = ServerState::new(Config::default(), None, 0);
+        let big = "v".repeat(1 << 20);
+        let mut out = Reply::new(Proto::Resp2);
+        run_into(&mut srv, &mut out, &["set", "big", &big]);
+        run_into(&mut srv, &mut out, &["set", "big2", &big]);
+        run_into(&mut srv, &mut out, &["set", "small", &"s".repeat(16383)]);
+        // Above the threshold the value is copied, as before.
+        srv.config.network.min_string_size_avoid_copy_reply = 2 << 20;
+        let mut copy = Reply::new(Proto::Resp2);
+        let allocated = run_into(&mut srv, &mut copy, &["get", "big"]);
+        assert!(allocated >= 1 << 20 && copy.shared_bytes() == 0);
+        srv.config.network.min_string_size_avoid_copy_reply = 16384;
+        out.clear();
+        for words in [
+            &["get", "big"][..],
+            &["mget", "big", "small", "nosuch", "big"],
+            &["getex", "big", "persist"],
+            &["set", "big", "new", "get"],
+            &["getdel", "big2"],
+        ] {
+            let allocated = run_into(&mut srv, &mut out, words);
+            assert!(allocated < 1 << 16, "{words:?} allocated {allocated} bytes");
+        }
+        assert_eq!(out.shared_bytes(), 6 << 20, "every big value referenced once");
+        assert!(out.buf.len() < 16384 + 200, "only the small value was copied");
+        // The stream reads back as copies would have made it.
+        let mut want = Reply::new(Proto::Resp2);
+        want.bulk(big.as_bytes());
+        want.array(4);
+        want.bulk(big.as_bytes());
+        want.bulk("s".repeat(16383).as_bytes());
+        want.null();
+        want.bulk(big.as_bytes());
+        for _ in 0..3 {
+            want.bulk(big.as_bytes());
+        }
+        let mut got = Vec::new();
+        let mut slices = [std::io::IoSlice::new(&[]); 16];
+        loop {
+            let n = out.gather(got.len(), usize::MAX, &mut slices);
+            if n == 0 {
+                break;
+            }
+            slices[..n].iter().for_each(|s| got.extend_from_slice(s));
+        }
+        assert!(got == want.buf, "the referenced stream differs from the copied one");
     }
 
     fn parse(grammar: Grammar, words: &[&str]) -> Result<ParsedOptions<'static>, CmdError> {

@@ -29,13 +29,22 @@ struct Target {
 impl Config {
     /// CONFIG GET: every directive whose name, or alias, matches one of the glob `patterns`
     /// (case-insensitive), in table order. A directive is listed once under its canonical
-    /// name if that matches, and once more under each alias that matches.
+    /// name if that matches, and once more under each alias that matches. Hidden directives
+    /// are listed only when a pattern is exactly their name, as in Valkey.
     pub fn get(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
         let mut found = Vec::new();
         for d in all() {
             let names = std::iter::once(&d.name).chain(d.aliases);
+            let hidden = super::directives::HIDDEN.contains(&d.name);
             for name in names {
-                if patterns.iter().any(|p| glob_match(p, name.as_bytes(), true)) {
+                let matches = |p: &&[u8]| {
+                    if hidden {
+                        p.eq_ignore_ascii_case(name.as_bytes())
+                    } else {
+                        glob_match(p, name.as_bytes(), true)
+                    }
+                };
+                if patterns.iter().any(matches) {
                     found.push((name.to_string(), d.show(self)));
                 }
             }
@@ -193,7 +202,11 @@ mod tests {
                 "maxmemory-clients"
             ]
         );
-        assert_eq!(get1(&c, "*").len(), all().map(|d| 1 + d.aliases.len()).sum::<usize>());
+        let listed = all().filter(|d| !super::super::directives::HIDDEN.contains(&d.name));
+        assert_eq!(get1(&c, "*").len(), listed.map(|d| 1 + d.aliases.len()).sum::<usize>());
+        // Hidden directives answer to their exact names only.
+        assert_eq!(get1(&c, "min-io-threads-avoid-copy-reply").len(), 1);
+        assert!(get1(&c, "min-io-threads-avoid-copy-repl*").is_empty());
         assert_eq!(get1(&c, "?ort"), vec![pair("port", "6379")]);
         assert_eq!(get1(&c, "[pq]ort"), vec![pair("port", "6379")]);
     }

@@ -62,13 +62,14 @@
 //! out-of-line buffer's capacity word costs 8 bytes per value of at least 256 bytes (under
 //! 3%), and nothing for the short values the byte budget below is about.
 //!
-//! No reference count: the table owns the entry; the expire index holds a non-owning pointer
-//! that the `Db` keeps in step.
+//! No reference count on the entry: the table owns it; the expire index holds a non-owning
+//! pointer that the `Db` keeps in step. Only an out-of-line string's buffer can have more
+//! than one owner, while a reply of it is being written (`heap_str`).
 
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
-use crate::keyspace::heap_str::HeapStr;
+use crate::keyspace::heap_str::{HeapStr, SharedStr};
 use crate::table;
 use crate::types::agg::{Agg, AggMut, AggRef, Kind};
 use crate::types::string::{embeds_as_embstr, StrRef, StrValue};
@@ -693,6 +694,16 @@ impl KeyEntry {
             n += a.alloc_bytes();
         }
         n
+    }
+
+    /// A counted reference to an out-of-line string value, for a reply that should not copy
+    /// it (see `heap_str`). None for any other value, or when the count is saturated.
+    pub fn share_str(&self) -> Option<SharedStr> {
+        let s = self.shape();
+        if s.tag & ENC_MASK != ENC_HEAP {
+            return None;
+        }
+        self.with_heap(s.value_offset(), |h| h.share())
     }
 
     /// The entry's address, as the expire index records it.

@@ -31,15 +31,57 @@
 //!
 //! Edits that fail (a length limit, a non-integer) are decided by the caller from the length
 //! and a borrowed view before anything here is called, so they touch nothing.
+//!
+//! # Shared for replies, copied on write
+//!
+//! A GET of a big value does not copy it into the client's output buffer: the reply holds a
+//! [`SharedStr`], a counted reference to this same allocation, and the socket is written
+//! from it (Valkey 9's reply copy avoidance, `min-string-size-avoid-copy-reply`). Copying
+//! 512 MiB into fresh reply memory costs the event loop most of a second in page faults and
+//! `memcpy`, during which every other client waits; a reference costs two atomic operations.
+//!
+//! The count of owners lives in the top 16 bits of the capacity word, so that a string
+//! nobody shares (almost all of them) pays no byte for it:
+//!
+//! ```text
+//!   capacity word:  | extra owners: u16 | capacity: 48 bits |
+//! ```
+//!
+//! `extra owners` is the number of owners beyond the first: 0 for the usual, unique string.
+//! The key entry is one owner (a [`HeapStr`]); each reply in flight is another (a
+//! [`SharedStr`]). Shares are only made by the main thread, from the entry; they are dropped
+//! by whichever thread finishes the write (the main thread, or an I/O thread that wrote the
+//! reply), or the lazyfree thread may drop the entry's own reference. So the word is only
+//! ever changed with atomic operations, in the manner of `Arc`: a drop subtracts one owner
+//! with `Release`, and the owner that finds no extra owner left before its subtraction frees
+//! the allocation after an `Acquire` fence. When the count is saturated no share is made and
+//! the caller copies instead.
+//!
+//! While a string is shared its bytes and length never change: every edit first makes the
+//! entry's buffer unique ([`HeapStr::make_unique`]), copying it when a reply still holds it,
+//! as Valkey unshares a string object whose reference count is above one before SETRANGE or
+//! APPEND. The copy is what the edit would cost with no sharing at all plus one copy of the
+//! value, and only when a reply of that very value is still being written. The capacity bits
+//! and the length are written only while the writer is the sole owner, when no other thread
+//! can hold a reference to them.
 
 use std::alloc::Layout;
 use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// Length and capacity words before the bytes.
 pub const HEADER_BYTES: usize = 16;
 
 /// Below this length growth doubles; above, it adds this much (Valkey's `SDS_MAX_PREALLOC`).
 pub const PREALLOC_LIMIT_BYTES: usize = 1 << 20;
+
+/// Bits of the capacity word that hold the capacity; the rest count extra owners.
+const CAP_BITS: u32 = 48;
+const CAP_MASK: u64 = (1 << CAP_BITS) - 1;
+/// One extra owner, in the capacity word.
+const ONE_OWNER: u64 = 1 << CAP_BITS;
+/// The most extra owners the word can count.
+const MAX_EXTRA_OWNERS: u64 = u16::MAX as u64;
 
 fn layout(cap: usize) -> Layout {
     Layout::from_size_align(HEADER_BYTES + cap, 8).expect("string size fits a layout")
@@ -107,18 +149,8 @@ impl HeapStr {
         s
     }
 
-    fn word(&self, at: usize) -> usize {
-        // SAFETY: the two header words lie at offsets 0 and 8 of the 8-aligned allocation.
-        unsafe { (self.ptr.as_ptr().add(at) as *const u64).read() as usize }
-    }
-
-    fn set_word(&mut self, at: usize, v: usize) {
-        // SAFETY: as in `word`; `&mut self` gives unique access.
-        unsafe { (self.ptr.as_ptr().add(at) as *mut u64).write(v as u64) }
-    }
-
     pub fn len(&self) -> usize {
-        self.word(0)
+        len_at(self.ptr)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -127,16 +159,53 @@ impl HeapStr {
 
     fn set_len(&mut self, len: usize) {
         debug_assert!(len <= self.capacity());
-        self.set_word(0, len);
+        debug_assert!(self.is_unique());
+        // SAFETY: the length word lies at offset 0 of the 8-aligned allocation; this is its
+        // only owner (no share can read it meanwhile).
+        unsafe { (self.ptr.as_ptr() as *mut u64).write(len as u64) }
     }
 
     /// Bytes the buffer can hold without reallocating.
     pub fn capacity(&self) -> usize {
-        self.word(8)
+        (counts(self.ptr).load(Ordering::Relaxed) & CAP_MASK) as usize
     }
 
+    /// Sets the capacity of a string with a single owner.
     fn set_cap(&mut self, cap: usize) {
-        self.set_word(8, cap);
+        assert!(cap as u64 <= CAP_MASK, "string capacity beyond 2^48 bytes");
+        counts(self.ptr).store(cap as u64, Ordering::Relaxed);
+    }
+
+    /// Whether this is the only owner of the allocation (no reply shares it).
+    fn is_unique(&self) -> bool {
+        counts(self.ptr).load(Ordering::Acquire) >> CAP_BITS == 0
+    }
+
+    /// A counted reference to these bytes for a reply, or None when the count is saturated
+    /// (the caller then copies). The bytes stay unchanged while it lives: edits copy first.
+    pub fn share(&self) -> Option<SharedStr> {
+        let word = counts(self.ptr);
+        // Only the main thread, through the entry, makes shares; other threads only drop
+        // them, so the count cannot rise between this check and the add.
+        if word.load(Ordering::Relaxed) >> CAP_BITS >= MAX_EXTRA_OWNERS {
+            return None;
+        }
+        word.fetch_add(ONE_OWNER, Ordering::Relaxed);
+        Some(SharedStr { ptr: self.ptr })
+    }
+
+    /// Before an edit: when a reply still shares the buffer, give this owner its own copy
+    /// (same length and capacity) and let the shares keep the old one.
+    fn make_unique(&mut self) {
+        if self.is_unique() {
+            return;
+        }
+        let mut own = HeapStr::with_capacity(self.capacity());
+        own.push_within(self.as_slice());
+        let old = std::mem::replace(self, own);
+        // Gives up this owner's part of the old buffer; frees it if the last share went away
+        // meanwhile.
+        drop(old);
     }
 
     fn data(&self) -> *mut u8 {
@@ -185,6 +254,7 @@ impl HeapStr {
 
     /// APPEND: amortised O(`tail.len()`). Returns the new length.
     pub fn append(&mut self, tail: &[u8]) -> usize {
+        self.make_unique();
         self.reserve_total(self.len() + tail.len());
         self.push_within(tail);
         self.len()
@@ -194,6 +264,7 @@ impl HeapStr {
     /// O(`bytes.len()`) (plus the gap) when the result fits the capacity; a string that grows
     /// beyond it reallocates greedily. Returns the new length.
     pub fn set_range(&mut self, offset: usize, bytes: &[u8]) -> usize {
+        self.make_unique();
         let len = self.len();
         let end = offset + bytes.len();
         self.reserve_total(end);
@@ -237,10 +308,75 @@ impl HeapStr {
     }
 }
 
+/// The length word of the string at `p`.
+fn len_at(p: NonNull<u8>) -> usize {
+    // SAFETY: the length word lies at offset 0 of the 8-aligned allocation, which the caller's
+    // ownership keeps alive; it is only written by a sole owner, so no one writes it while a
+    // second owner can read it.
+    unsafe { (p.as_ptr() as *const u64).read() as usize }
+}
+
+/// The capacity-and-owners word of the string at `p`.
+fn counts<'a>(p: NonNull<u8>) -> &'a AtomicU64 {
+    // SAFETY: the word lies at offset 8 of the 8-aligned allocation, which outlives every
+    // owner's use of it; it is only ever accessed atomically once a string exists.
+    unsafe { AtomicU64::from_ptr(p.as_ptr().add(8) as *mut u64) }
+}
+
+/// Give up one owner's part of the allocation at `p`, freeing it when that was the last.
+fn release(p: NonNull<u8>) {
+    let word = counts(p);
+    // A sole owner frees at once: no one else can hold or make a reference.
+    let seen = word.load(Ordering::Acquire);
+    if seen >> CAP_BITS == 0 {
+        dealloc(p, seen);
+        return;
+    }
+    let before = word.fetch_sub(ONE_OWNER, Ordering::Release);
+    if before >> CAP_BITS == 0 {
+        // The last owner: every other owner's use of the bytes happened before its own
+        // Release subtraction, which this fence orders before the free.
+        fence(Ordering::Acquire);
+        dealloc(p, before);
+    }
+}
+
+fn dealloc(p: NonNull<u8>, word: u64) {
+    // SAFETY: the allocation was made with `layout(capacity)` (alloc or realloc), and the
+    // caller is its last owner.
+    unsafe { std::alloc::dealloc(p.as_ptr(), layout((word & CAP_MASK) as usize)) };
+}
+
 impl Drop for HeapStr {
     fn drop(&mut self) {
-        // SAFETY: the allocation was made with `layout(capacity)` (alloc or realloc).
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout(self.capacity())) };
+        release(self.ptr);
+    }
+}
+
+/// A counted reference to the bytes of a [`HeapStr`], held by a reply until it is written
+/// (see "Shared for replies" above). The bytes never change while it lives.
+#[derive(Debug)]
+pub struct SharedStr {
+    ptr: NonNull<u8>,
+}
+
+// SAFETY: a share only reads bytes that no one writes while it lives, and releases its part
+// with atomic operations, from any thread.
+unsafe impl Send for SharedStr {}
+// SAFETY: as above; `&SharedStr` only reads.
+unsafe impl Sync for SharedStr {}
+
+impl AsRef<[u8]> for SharedStr {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: bytes [0, len) are initialised and stay unchanged and alive while this
+        // share lives (edits copy first; the last owner frees).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(HEADER_BYTES), len_at(self.ptr)) }
+    }
+}
+
+impl Drop for SharedStr {
+    fn drop(&mut self) {
+        release(self.ptr);
     }
 }
 
@@ -309,6 +445,65 @@ mod tests {
         assert_eq!(s.append(b"tail"), 5007);
         assert_eq!((s.ptr, s.capacity()), (p, cap));
         assert_eq!(&s.as_slice()[5000..], b"\xff\x01\x02tail");
+    }
+
+    #[test]
+    fn a_shared_string_is_copied_before_an_edit_and_the_share_keeps_the_old_bytes() {
+        let mut s = HeapStr::from_slice(&[b'a'; 5000]);
+        let before = s.ptr;
+        let share = s.share().expect("room in the count");
+        assert!(!s.is_unique());
+        assert_eq!(share.as_ref(), s.as_slice());
+        assert_eq!(s.set_range(0, b"bb"), 5000);
+        assert_ne!(s.ptr, before, "the edit copied the shared buffer");
+        assert!(s.is_unique());
+        assert_eq!(&s.as_slice()[..3], b"bba");
+        assert_eq!(share.as_ref(), &[b'a'; 5000][..], "the reply still sees the old value");
+        let again = s.share().expect("room");
+        drop(s);
+        assert_eq!(again.as_ref()[..2], *b"bb", "a share outlives the entry's owner");
+        drop(again);
+        drop(share);
+    }
+
+    #[test]
+    fn an_unshared_string_is_edited_where_it_lies_once_its_shares_are_gone() {
+        let mut s = HeapStr::from_slice(&[1u8; 4096]);
+        let p = s.ptr;
+        drop(s.share().expect("room"));
+        assert!(s.is_unique());
+        s.set_range(10, b"x");
+        assert_eq!(s.ptr, p);
+        assert_eq!(s.capacity(), 4096, "the count bits are not part of the capacity");
+    }
+
+    #[test]
+    fn shares_dropped_on_other_threads_free_once() {
+        let s = HeapStr::from_slice(&[7u8; 1 << 16]);
+        let shares: Vec<SharedStr> = (0..64).map(|_| s.share().expect("room")).collect();
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|sh| {
+                std::thread::spawn(move || {
+                    assert!(sh.as_ref().iter().all(|&b| b == 7));
+                    drop(sh);
+                })
+            })
+            .collect();
+        drop(s);
+        for h in handles {
+            h.join().expect("reader thread");
+        }
+    }
+
+    #[test]
+    fn a_saturated_count_refuses_to_share() {
+        let s = HeapStr::from_slice(b"abc");
+        counts(s.ptr).fetch_add(MAX_EXTRA_OWNERS * ONE_OWNER, Ordering::Relaxed);
+        assert!(s.share().is_none());
+        assert_eq!(s.capacity(), 3);
+        counts(s.ptr).fetch_sub(MAX_EXTRA_OWNERS * ONE_OWNER, Ordering::Relaxed);
+        assert!(s.share().is_some());
     }
 
     #[test]

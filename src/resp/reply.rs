@@ -7,6 +7,31 @@
 //!
 //! Aggregates whose length is not known up front use [`Reply::begin_deferred`] and
 //! [`Reply::end_deferred`]: a placeholder is reserved and patched, so nothing is built twice.
+//!
+//! # Bytes that are referenced, not copied
+//!
+//! A big string value goes out without being copied ([`Reply::bulk_shared`]): the buffer
+//! gets its `$len` header and trailing CRLF, and the value itself is a reference (a
+//! [`Bytes`] over the stored value) recorded with the buffer offset where it belongs. What
+//! goes on the wire, the *stream*, is the buffer with each reference spliced in at its
+//! offset:
+//!
+//! ```text
+//!   buf:     [ ..., $5368...\r\n | \r\n, +OK\r\n ... ]
+//!                               ^ at
+//!   shared:  [ { at, start, bytes: 512 MiB } ]
+//!   stream:  buf[..at] ++ bytes ++ buf[at..]
+//! ```
+//!
+//! Every position a caller sees ([`Reply::len`], the marks given to [`Reply::truncate`] and
+//! [`Reply::drop_keeping`], the writer's progress in [`Reply::gather`]) is a stream position.
+//! Each reference also records its `start` in the stream, so the writer finds where it is
+//! with a binary search, and the slices it hands to `writev` cover buffer and references
+//! alike.
+
+use std::io::IoSlice;
+
+use bytes::Bytes;
 
 /// The protocol version a client speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,11 +59,24 @@ pub struct Deferred {
 /// Width reserved for a deferred header: type byte, up to 20 digits, CRLF.
 const DEFERRED_WIDTH: usize = 23;
 
+/// A referenced value spliced into the stream at buffer offset `at` (see the module essay).
+#[derive(Debug)]
+struct Spliced {
+    at: usize,
+    /// Its stream position: `at` plus the lengths of the references before it.
+    start: usize,
+    bytes: Bytes,
+}
+
 /// Output buffer plus the protocol it is encoded in.
 #[derive(Debug)]
 pub struct Reply {
     pub buf: Vec<u8>,
     pub proto: Proto,
+    /// Referenced values, in stream order.
+    shared: Vec<Spliced>,
+    /// Their total length.
+    shared_len: usize,
 }
 
 impl Default for Reply {
@@ -49,15 +87,91 @@ impl Default for Reply {
 
 impl Reply {
     pub fn new(proto: Proto) -> Reply {
-        Reply { buf: Vec::new(), proto }
+        Reply { buf: Vec::new(), proto, shared: Vec::new(), shared_len: 0 }
     }
 
+    /// Bytes in the stream: the buffer plus the referenced values.
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.buf.len() + self.shared_len
     }
 
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
+    }
+
+    /// Bytes of referenced values in the stream (they belong to the stored values, not to
+    /// this buffer).
+    pub fn shared_bytes(&self) -> usize {
+        self.shared_len
+    }
+
+    /// Forget everything: the buffer's bytes and the references.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.shared.clear();
+        self.shared_len = 0;
+    }
+
+    /// A bulk string whose bytes are referenced, not copied (a big stored value). The stream
+    /// is the same as [`Reply::bulk`] would make.
+    pub fn bulk_shared(&mut self, bytes: Bytes) {
+        self.header(b'$', bytes.len() as i64);
+        let at = self.buf.len();
+        let len = bytes.len();
+        self.shared.push(Spliced { at, start: at + self.shared_len, bytes });
+        self.shared_len += len;
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// The buffer offset of stream position `pos`, which must not lie inside a reference.
+    fn buf_offset(&self, pos: usize) -> usize {
+        let before = self.shared.partition_point(|s| s.start < pos);
+        let skipped = match before {
+            0 => 0,
+            n => {
+                let s = &self.shared[n - 1];
+                debug_assert!(s.start + s.bytes.len() <= pos, "position inside a reference");
+                s.start - s.at + s.bytes.len()
+            }
+        };
+        pos - skipped
+    }
+
+    /// Fill `slices` with the stream from position `pos` on, at most `budget` bytes in all;
+    /// returns how many slices were filled (0 when nothing is left). For `writev`.
+    pub fn gather<'a>(&'a self, pos: usize, budget: usize, slices: &mut [IoSlice<'a>]) -> usize {
+        let mut n = 0;
+        let mut left = budget;
+        // The first reference that ends after `pos`.
+        let mut i = self.shared.partition_point(|s| s.start + s.bytes.len() <= pos);
+        let mut pos = pos;
+        while n < slices.len() && left > 0 {
+            let piece: &[u8] = match self.shared.get(i) {
+                Some(s) if pos >= s.start => {
+                    i += 1;
+                    &s.bytes[pos - s.start..]
+                }
+                Some(s) => {
+                    let from = s.at - (s.start - pos);
+                    &self.buf[from..s.at]
+                }
+                None => {
+                    let from = pos - self.shared_len;
+                    if from >= self.buf.len() {
+                        break;
+                    }
+                    &self.buf[from..]
+                }
+            };
+            let piece = &piece[..piece.len().min(left)];
+            if !piece.is_empty() {
+                slices[n] = IoSlice::new(piece);
+                n += 1;
+            }
+            left -= piece.len();
+            pos += piece.len();
+        }
+        n
     }
 
     pub fn is_resp3(&self) -> bool {
@@ -251,24 +365,40 @@ impl Reply {
             self.buf.copy_within(body_start.., d.at + hlen);
             let new_len = self.buf.len() - gap;
             self.buf.truncate(new_len);
+            for s in self.shared.iter_mut().filter(|s| s.at > d.at) {
+                s.at -= gap;
+                s.start -= gap;
+            }
         }
     }
 
-    /// Drop everything written at or after `mark` (used to roll back a partial reply).
+    /// Drop everything written at or after stream position `mark` (used to roll back a
+    /// partial reply).
     pub fn truncate(&mut self, mark: usize) {
-        self.buf.truncate(mark);
+        let at = self.buf_offset(mark);
+        self.buf.truncate(at);
+        while self.shared.last().is_some_and(|s| s.start >= mark) {
+            let s = self.shared.pop().expect("checked");
+            self.shared_len -= s.bytes.len();
+        }
     }
 
-    /// Drops what was written after `mark` except the bytes of `keep` (a range within it):
-    /// a silenced reply whose pushes still go out.
+    /// Drops what was written after `mark` except the bytes of `keep` (a range within it,
+    /// holding no reference): a silenced reply whose pushes still go out.
     pub fn drop_keeping(&mut self, mark: usize, keep: std::ops::Range<usize>) {
-        debug_assert!(mark <= keep.start && keep.end <= self.buf.len());
+        debug_assert!(mark <= keep.start && keep.end <= self.len());
         if keep.is_empty() {
-            self.buf.truncate(mark);
+            self.truncate(mark);
             return;
         }
-        self.buf.truncate(keep.end);
-        self.buf.drain(mark..keep.start);
+        self.truncate(keep.end);
+        let (from, to) = (self.buf_offset(mark), self.buf_offset(keep.start));
+        while self.shared.last().is_some_and(|s| s.start >= mark) {
+            let s = self.shared.pop().expect("checked");
+            debug_assert!(s.start < keep.start, "a reference inside the kept range");
+            self.shared_len -= s.bytes.len();
+        }
+        self.buf.drain(from..to);
     }
 }
 
@@ -397,6 +527,95 @@ fn trim_fraction(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The whole stream, read back through `gather` in pieces of at most `step` bytes and
+    /// `width` slices.
+    fn stream(r: &Reply, step: usize, width: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut slices = vec![IoSlice::new(&[]); width];
+        loop {
+            let n = r.gather(out.len(), step, &mut slices);
+            if n == 0 {
+                break;
+            }
+            let before = out.len();
+            for s in &slices[..n] {
+                out.extend_from_slice(s);
+            }
+            assert!(out.len() - before <= step);
+        }
+        assert_eq!(out.len(), r.len());
+        out
+    }
+
+    #[test]
+    fn referenced_values_go_out_as_copies_would() {
+        let big: Vec<u8> = (0..5000u32).map(|i| (i % 253) as u8).collect();
+        let other = vec![b'\r'; 70];
+        let build = |r: &mut Reply, shared: bool| {
+            r.ok();
+            let d = r.begin_deferred(AggKind::Array);
+            for (i, v) in [&big, &other, &big].into_iter().enumerate() {
+                if shared {
+                    r.bulk_shared(Bytes::copy_from_slice(v));
+                } else {
+                    r.bulk(v);
+                }
+                r.int(i as i64);
+            }
+            r.end_deferred(d, 6);
+            r.simple("done");
+        };
+        let mut copies = Reply::new(Proto::Resp2);
+        build(&mut copies, false);
+        let want = copies.buf;
+        let mut r = Reply::new(Proto::Resp2);
+        build(&mut r, true);
+        assert_eq!(r.shared_bytes(), 2 * big.len() + other.len());
+        assert!(r.buf.len() < 200, "the values are not in the buffer");
+        for (step, width) in [(usize::MAX, 64), (1, 64), (7, 2), (4096, 1), (100_000, 3)] {
+            assert_eq!(stream(&r, step, width), want, "step {step}, {width} slices");
+        }
+        r.clear();
+        assert_eq!((r.len(), r.shared_bytes()), (0, 0));
+    }
+
+    #[test]
+    fn truncating_at_a_stream_mark_drops_later_references() {
+        let v = vec![b'v'; 1000];
+        let mut r = Reply::new(Proto::Resp2);
+        r.bulk_shared(Bytes::copy_from_slice(&v));
+        let mark = r.len();
+        r.bulk_shared(Bytes::copy_from_slice(&v));
+        r.ok();
+        r.truncate(mark);
+        assert_eq!(r.len(), mark);
+        assert_eq!(r.shared_bytes(), 1000);
+        let mut want = Reply::new(Proto::Resp2);
+        want.bulk(&v);
+        assert_eq!(stream(&r, usize::MAX, 8), want.buf);
+    }
+
+    #[test]
+    fn dropping_a_silenced_reply_keeps_its_pushes() {
+        let v = vec![b'x'; 300];
+        let mut r = Reply::new(Proto::Resp3);
+        r.bulk_shared(Bytes::copy_from_slice(&v));
+        let mark = r.len();
+        r.bulk_shared(Bytes::copy_from_slice(&v));
+        let from = r.len();
+        r.push(1);
+        r.bulk(b"msg");
+        let keep = from..r.len();
+        r.bulk_shared(Bytes::copy_from_slice(&v));
+        r.drop_keeping(mark, keep);
+        let mut want = Reply::new(Proto::Resp3);
+        want.bulk(&v);
+        want.push(1);
+        want.bulk(b"msg");
+        assert_eq!(stream(&r, usize::MAX, 8), want.buf);
+        assert_eq!(r.shared_bytes(), 300);
+    }
 
     #[test]
     fn integers_format_like_c() {

@@ -1,12 +1,13 @@
 //! A connection: the socket, the query buffer and its parse state. This is the part of a
 //! client that can move to an I/O thread; it holds no command state.
 
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 
 use bytes::BytesMut;
 use mio::net::{TcpStream, UnixStream};
 
 use crate::resp::parse::Parser;
+use crate::resp::reply::Reply;
 
 /// Bytes read per `read(2)` at least (Valkey's PROTO_IOBUF_LEN).
 pub const IOBUF_LEN: usize = 16 * 1024;
@@ -20,6 +21,9 @@ const READS_PER_EVENT_MAX: usize = 16;
 /// Valkey's by the cost of 8,192 loop turns; unbounded single writes let one call run for
 /// most of a second; 256 KiB keeps both near Valkey's.
 pub const WRITE_BYTES_PER_ATTEMPT_MAX: usize = 256 * 1024;
+/// Slices per `writev(2)`: a reply of many referenced values goes out in steps of this many
+/// pieces (buffer runs and values alternate).
+const WRITE_SLICES_MAX: usize = 64;
 
 pub enum Sock {
     Tcp(TcpStream),
@@ -41,10 +45,10 @@ impl Sock {
         }
     }
 
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         match self {
-            Sock::Tcp(s) => s.write(buf),
-            Sock::Unix(s) => s.write(buf),
+            Sock::Tcp(s) => s.write_vectored(bufs),
+            Sock::Unix(s) => s.write_vectored(bufs),
         }
     }
 
@@ -128,18 +132,21 @@ impl Conn {
         Ok(ReadOutcome::Data { n: total, more: true })
     }
 
-    /// Write `out[wpos..]`; returns bytes written. `Ok` with data left means the socket is full.
-    /// At most [`WRITE_BYTES_PER_ATTEMPT_MAX`] bytes per call (see `write_yielded`).
-    pub fn write_pending(&mut self, out: &[u8]) -> io::Result<usize> {
+    /// Write the reply stream from `wpos` on; returns bytes written. `Ok` with data left
+    /// means the socket is full. At most [`WRITE_BYTES_PER_ATTEMPT_MAX`] bytes per call (see
+    /// `write_yielded`). The buffer and any referenced values go out together, in one
+    /// `writev(2)` per step.
+    pub fn write_pending(&mut self, out: &Reply) -> io::Result<usize> {
         let mut written = 0;
         self.write_yielded = false;
+        let mut slices = [IoSlice::new(&[]); WRITE_SLICES_MAX];
         while self.wpos < out.len() {
             if written >= WRITE_BYTES_PER_ATTEMPT_MAX {
                 self.write_yielded = true;
                 break;
             }
-            let end = out.len().min(self.wpos + WRITE_BYTES_PER_ATTEMPT_MAX);
-            match self.sock.write(&out[self.wpos..end]) {
+            let n = out.gather(self.wpos, WRITE_BYTES_PER_ATTEMPT_MAX, &mut slices);
+            match self.sock.write_vectored(&slices[..n]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
                     self.wpos += n;

@@ -182,7 +182,9 @@ impl EventLoop {
         if let Some(msg) = refusal {
             srv.stats.rejected_connections += 1;
             let mut conn = Conn::new(sock);
-            let _ = conn.write_pending(msg.as_bytes());
+            let mut out = Reply::default();
+            out.raw(msg.as_bytes());
+            let _ = conn.write_pending(&out);
             conn.sock.shutdown();
             return;
         }
@@ -436,7 +438,7 @@ impl EventLoop {
             for &t in &tokens {
                 let slot = self.srv.clients.get_mut(t).expect("retained above");
                 let conn = slot.conn.take().expect("retained above");
-                let out = std::mem::take(&mut slot.out.buf);
+                let out = std::mem::take(&mut slot.out);
                 self.io.as_mut().expect("threaded").submit(IoJob::Write { token: t, conn, out });
                 sent += 1;
             }
@@ -447,7 +449,7 @@ impl EventLoop {
                 };
                 self.srv.stats.io_threaded_writes += 1;
                 let slot = self.srv.clients.get_mut(token).expect("slots stay while writing");
-                slot.out.buf = out;
+                slot.out = out;
                 slot.conn = Some(conn);
                 self.finish_write(token, result);
             }
@@ -455,7 +457,7 @@ impl EventLoop {
             for &t in &tokens {
                 let slot = self.srv.clients.get_mut(t).expect("retained above");
                 let conn = slot.conn.as_mut().expect("retained above");
-                let result = conn.write_pending(&slot.out.buf);
+                let result = conn.write_pending(&slot.out);
                 self.finish_write(t, result);
             }
         }
@@ -477,10 +479,10 @@ impl EventLoop {
             }
             Err(_) => close = true,
         }
-        let done = conn.wpos >= slot.out.buf.len();
+        let done = conn.wpos >= slot.out.len();
         if done {
             conn.wpos = 0;
-            slot.out.buf.clear();
+            slot.out.clear();
             if slot.out.buf.capacity() > 64 * 1024 {
                 slot.out.buf.shrink_to(16 * 1024);
             }
@@ -559,7 +561,7 @@ fn parse_into(
 /// A job for an I/O thread: the connection travels inside it.
 pub enum IoJob {
     Read { token: usize, conn: Conn, qlimit: usize, plimits: ParseLimits, room: usize },
-    Write { token: usize, conn: Conn, out: Vec<u8> },
+    Write { token: usize, conn: Conn, out: Reply },
 }
 
 /// What comes back from an I/O thread.
@@ -575,7 +577,7 @@ pub enum IoDone {
     Write {
         token: usize,
         conn: Conn,
-        out: Vec<u8>,
+        out: Reply,
         result: io::Result<usize>,
     },
 }

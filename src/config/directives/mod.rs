@@ -23,7 +23,7 @@ mod tls;
 pub use cluster::Cluster;
 pub use general::General;
 pub use memory::Memory;
-pub use network::Network;
+pub use network::{Network, HIDDEN};
 pub use persistence::Persistence;
 pub use replication::Replication;
 pub use tls::Tls;

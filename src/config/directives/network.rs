@@ -22,6 +22,13 @@ pub struct Network {
     pub rdma_port: u16,
     pub rdma_rx_size_bytes: u32,
     pub rdma_completion_vector: i32,
+    /// Reply copy avoidance (hidden in Valkey 9.1; see [`HIDDEN`]): string values at least
+    /// this long are referenced by replies, not copied, when there are no I/O threads...
+    pub min_string_size_avoid_copy_reply: u32,
+    /// ... and at least this long when there are I/O threads ...
+    pub min_string_size_avoid_copy_reply_threaded: u32,
+    /// ... and of any length once there are at least this many I/O threads.
+    pub min_io_threads_avoid_copy_reply: u32,
 }
 
 impl Default for Network {
@@ -37,9 +44,35 @@ impl Default for Network {
             rdma_port: 0,
             rdma_rx_size_bytes: 1048576,
             rdma_completion_vector: -1,
+            min_string_size_avoid_copy_reply: 16384,
+            min_string_size_avoid_copy_reply_threaded: 65536,
+            min_io_threads_avoid_copy_reply: 7,
         }
     }
 }
+
+impl Network {
+    /// The shortest string value a reply references instead of copying, with `io_threads`
+    /// threads (counting the main one, as `io-threads` does). Valkey 9.1's rule, with its
+    /// three hidden settings.
+    pub fn avoid_copy_min_len(&self, io_threads: u32) -> usize {
+        if io_threads > 1 && io_threads >= self.min_io_threads_avoid_copy_reply {
+            0
+        } else if io_threads > 1 {
+            self.min_string_size_avoid_copy_reply_threaded as usize
+        } else {
+            self.min_string_size_avoid_copy_reply as usize
+        }
+    }
+}
+
+/// Directives Valkey 9.1 keeps out of `CONFIG GET` with a pattern: they are listed only when
+/// asked for by their exact name.
+pub const HIDDEN: &[&str] = &[
+    "min-io-threads-avoid-copy-reply",
+    "min-string-size-avoid-copy-reply",
+    "min-string-size-avoid-copy-reply-threaded",
+];
 
 pub(super) static ROWS: &[Directive] = &[
     // NETWORK
@@ -116,6 +149,33 @@ pub(super) static ROWS: &[Directive] = &[
         "16",
         |c| c.prefetch_batch_max_size.into(),
         |c, v| c.prefetch_batch_max_size = v as u32,
+    ),
+    int(
+        "min-io-threads-avoid-copy-reply",
+        Mutable,
+        0,
+        INT_MAX,
+        "7",
+        |c| c.network.min_io_threads_avoid_copy_reply.into(),
+        |c, v| c.network.min_io_threads_avoid_copy_reply = v as u32,
+    ),
+    int(
+        "min-string-size-avoid-copy-reply",
+        Mutable,
+        0,
+        INT_MAX,
+        "16384",
+        |c| c.network.min_string_size_avoid_copy_reply.into(),
+        |c, v| c.network.min_string_size_avoid_copy_reply = v as u32,
+    ),
+    int(
+        "min-string-size-avoid-copy-reply-threaded",
+        Mutable,
+        0,
+        INT_MAX,
+        "65536",
+        |c| c.network.min_string_size_avoid_copy_reply_threaded.into(),
+        |c, v| c.network.min_string_size_avoid_copy_reply_threaded = v as u32,
     ),
     // Added for Valkey 9.1.
     string(

@@ -246,7 +246,7 @@ impl Replayer {
             Err(e) => Some(e.to_string()),
             Ok(()) => error_reply_text(&self.out.buf),
         };
-        self.out.buf.clear();
+        self.out.clear();
         if let Some(error) = error {
             replay_error(srv.config.general.propagation_error_behavior, cmd.name, &error)?;
         }
