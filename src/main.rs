@@ -30,12 +30,12 @@ fn main() -> ExitCode {
         }
     };
     if config.daemonize {
-        if let Err(e) = ferrokey::server::daemon::daemonize() {
+        if let Err(e) = ferrokey::runtime::daemon::daemonize() {
             eprintln!("Could not daemonize: {e}");
             return ExitCode::from(1);
         }
     }
-    ferrokey::server::log::init(&config);
+    ferrokey::runtime::log::init(&config);
     config.log_warnings();
     if !config.pidfile.is_empty() || config.daemonize {
         let path = if config.pidfile.is_empty() {
@@ -48,7 +48,7 @@ fn main() -> ExitCode {
         }
     }
     let pidfile = config.pidfile.clone();
-    let result = ferrokey::server::run(config, file);
+    let result = ferrokey::runtime::run(config, file);
     if !pidfile.is_empty() {
         let _ = std::fs::remove_file(&pidfile);
     }

@@ -429,7 +429,7 @@ fn all_views<'a>(ctx: &'a Ctx, cmd: &'static str, argv: &[Bytes]) -> Vec<ClientV
         .map(|(t, slot)| ClientView {
             client: &slot.client,
             out: &slot.out,
-            want_write: slot.conn.as_ref().is_some_and(|c| c.want_write),
+            want_write: slot.want_write,
             running: None,
             watched: ctx.srv.watches.client_keys(t),
         })

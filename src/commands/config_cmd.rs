@@ -145,7 +145,7 @@ fn apply_one(srv: &mut ServerState, name: &str) -> Result<(), ApplyFailure> {
         }
         "notify-keyspace-events" => srv.refresh_removal_log(),
         "appendonly" => {
-            crate::persist::aof::config_changed(srv, crate::server::event_loop::now_ms())
+            crate::persist::aof::config_changed(srv, crate::runtime::event_loop::now_ms())
                 .map_err(|_| ApplyFailure::Appendonly)?
         }
         "port" | "bind" => {

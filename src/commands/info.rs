@@ -15,9 +15,9 @@ use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdResult, Ctx};
 use crate::keyspace::db::lru_clock;
 use crate::keyspace::lazyfree;
-use crate::server::cron::rate;
 use crate::server::evict;
 use crate::server::pubsub::Kind;
+use crate::server::state::rate;
 use crate::server::state::ServerState;
 
 pub static COMMANDS: &[Command] =
@@ -370,7 +370,7 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
             .bgsave
             .child
             .as_ref()
-            .map_or(-1, |c| (crate::server::event_loop::now_ms() - c.fork.started_ms) / 1000),
+            .map_or(-1, |c| (crate::runtime::event_loop::now_ms() - c.fork.started_ms) / 1000),
         "rdb_saves" => srv.bgsave.saves,
         "rdb_last_cow_size" => srv.bgsave.last_cow_bytes,
         "rdb_last_load_keys_expired" => srv.bgsave.last_load_keys_expired,
@@ -379,7 +379,7 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "aof_rewrite_in_progress" => u8::from(aof.rewrite.in_progress()),
         "aof_rewrite_scheduled" => u8::from(aof.rewrite.scheduled),
         "aof_last_rewrite_time_sec" => aof.rewrite.last_time_secs,
-        "aof_current_rewrite_time_sec" => aof.rewrite.current_secs(crate::server::event_loop::now_ms()),
+        "aof_current_rewrite_time_sec" => aof.rewrite.current_secs(crate::runtime::event_loop::now_ms()),
         "aof_last_bgrewrite_status" => if aof.rewrite.last_ok { "ok" } else { "err" },
         "aof_rewrites" => aof.rewrite.rewrites,
         "aof_rewrites_consecutive_failures" => aof.rewrite.consecutive_failures,

@@ -13,7 +13,6 @@ pub mod config_cmd;
 pub mod connection;
 pub mod defs;
 pub mod dump;
-pub mod error;
 pub mod hash;
 pub mod info;
 pub mod keyspace;
@@ -26,7 +25,6 @@ pub mod server_cmd;
 pub mod set;
 pub mod sort;
 pub mod string;
-pub mod table;
 pub mod tracking_cmd;
 pub mod zset;
 
@@ -40,8 +38,23 @@ use crate::resp::reply::Reply;
 use crate::server::blocking::BlockRequest;
 use crate::server::client::Client;
 use crate::server::state::ServerState;
-pub use error::{CmdError, CmdResult};
+pub use crate::spec::error;
+pub use crate::spec::error::{CmdError, CmdResult};
 pub use table::Command;
+
+/// The command table's shape from `spec`, with this layer's handler type filled in.
+pub mod table {
+    pub use crate::spec::table::*;
+
+    use bytes::Bytes;
+
+    use crate::commands::{CmdResult, Ctx};
+
+    /// What runs a command.
+    pub type Handler = fn(&mut Ctx, &[Bytes]) -> CmdResult;
+    /// A command of this server's table.
+    pub type Command = crate::spec::table::Command<Handler>;
+}
 
 /// What a handler works with.
 pub struct Ctx<'a> {

@@ -6,10 +6,10 @@
 //! and PING (a client's health check then reports the problem), after the OOM check and
 //! before the subscriber-mode check, as Valkey's `processCommand` does.
 
-use crate::commands::table::{flag, Command};
-use crate::commands::CmdError;
 use crate::server::client::Client;
 use crate::server::state::ServerState;
+use crate::spec::table::{flag, Command};
+use crate::spec::CmdError;
 
 /// The refusal for write commands while persistence is failing, if it is.
 pub fn write_denied(srv: &ServerState) -> Option<CmdError> {
@@ -27,7 +27,7 @@ pub fn write_denied(srv: &ServerState) -> Option<CmdError> {
 
 /// Whether `cmd` is refused while persistence fails: a write, an EXEC whose transaction
 /// queued one, or PING.
-pub fn applies_to(cmd: &Command, client: &Client) -> bool {
+pub fn applies_to<H: Copy>(cmd: &Command<H>, client: &Client) -> bool {
     cmd.is_write()
         || cmd.name == "ping"
         || (cmd.name == "exec"

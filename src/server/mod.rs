@@ -1,59 +1,17 @@
-//! The server: the event loop and everything that knows about sockets and mio (listeners,
-//! connections), the client table, dispatch of commands, and the time events.
+//! The server's core state, without I/O: the client table, pub/sub, WATCH, client tracking,
+//! blocked clients, the key-event hub, eviction and the slow log. Nothing here knows about
+//! mio, sockets or threads (that is `runtime/`).
 //!
 //! It must not contain command logic (that is `commands/`) nor storage logic (`keyspace/`).
 
-pub mod banner;
-pub mod batch;
 pub mod blocking;
 pub mod client;
-pub mod conn;
-pub mod cron;
-pub mod daemon;
-pub mod dispatch;
-pub mod event_loop;
 pub mod events;
 pub mod evict;
-pub mod listener;
-pub mod log;
 pub mod multi;
-pub mod protected_mode;
+pub mod obuf;
 pub mod pubsub;
-pub mod signals;
 pub mod slowlog;
 pub mod state;
 pub mod tracking;
 pub mod unblock;
-
-use std::path::PathBuf;
-
-use crate::config::Config;
-
-/// Start the server with a parsed configuration and run until SHUTDOWN.
-///
-/// The start-up follows Valkey's order (see `banner`): the listeners are opened, `Server
-/// initialized` is logged, and only then is the dataset loaded, so a fatal load error is
-/// logged after it.
-pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> {
-    crate::memory::publish();
-    banner::starting(config_file.as_deref());
-    let now = event_loop::now_ms();
-    let mut srv = state::ServerState::new(config, config_file, now);
-    crate::commands::keyspace::sync_access_clock(&mut srv);
-    signals::install();
-    let mut el = event_loop::EventLoop::new(srv)?;
-    banner::mode(&el.srv.config, el.srv.tcp_port);
-    tracing::info!("Server initialized");
-    let now = event_loop::now_ms();
-    let loaded = if el.srv.config.appendonly {
-        crate::persist::aof::startup::load_and_open(&mut el.srv, now)
-    } else {
-        crate::persist::save::load_at_startup(&mut el.srv, now).map(|_| ())
-    };
-    if let Err(e) = loaded {
-        tracing::warn!("{e}");
-        return Err(std::io::Error::other(e));
-    }
-    tracing::info!("Ready to accept connections tcp");
-    el.run()
-}

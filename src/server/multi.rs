@@ -44,12 +44,12 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 
-use crate::commands::error::MultiError;
-use crate::commands::table::flag;
 use crate::commands::{CmdError, Command};
 use crate::keyspace::db::Db;
 use crate::server::client::Client;
 use crate::server::state::{ServerState, Slot};
+use crate::spec::error::MultiError;
+use crate::spec::table::flag;
 
 /// Per queued command: the argument vector and the queue entry, counted against the limit.
 const QUEUED_OVERHEAD_BYTES: usize = 64;
@@ -187,8 +187,8 @@ fn run_queued(srv: &mut ServerState, token: usize, slot: &mut Slot, now_ms: i64)
     srv.aof.feed.exec_begin();
     for q in &t.commands {
         let mark = slot.out.len();
-        let flow = crate::server::dispatch::call(srv, token, slot, q.cmd, &q.argv, now_ms, mark);
-        debug_assert_eq!(flow, crate::server::dispatch::Flow::Continue, "blocked inside EXEC");
+        let flow = crate::runtime::dispatch::call(srv, token, slot, q.cmd, &q.argv, now_ms, mark);
+        debug_assert_eq!(flow, crate::runtime::dispatch::Flow::Continue, "blocked inside EXEC");
     }
     srv.aof.feed.exec_end();
     slot.client.in_exec = was_in_exec;
@@ -376,7 +376,7 @@ pub fn db_modified(srv: &mut ServerState, db: Option<usize>) {
     };
     match srv.watches.pending_flush.take() {
         Some((first, _)) if first != db => {
-            let now_ms = crate::server::event_loop::now_ms();
+            let now_ms = crate::runtime::event_loop::now_ms();
             swap_watched(srv, first, db, now_ms);
             swap_watched(srv, db, first, now_ms);
         }

@@ -34,7 +34,7 @@ use bytes::Bytes;
 use crate::config::glob_match;
 use crate::resp::reply::Reply;
 use crate::server::client::Client;
-use crate::server::cron;
+use crate::server::obuf;
 use crate::server::state::{Clients, ServerState};
 
 type Map<V> = HashMap<Bytes, V, ahash::RandomState>;
@@ -342,7 +342,7 @@ impl PubSub {
 }
 
 /// Whether a RESP2 client with subscriptions may run `name` (a command's full name): the
-/// rest are refused with [`CmdError::PubSubContext`](crate::commands::CmdError).
+/// rest are refused with [`CmdError::PubSubContext`](crate::spec::CmdError).
 pub fn allowed_in_subscriber_mode(name: &str) -> bool {
     matches!(
         name,
@@ -406,14 +406,14 @@ impl Delivery<'_> {
             self.to_write.push(slot);
         }
         msg.write(&mut s.out);
-        let written = s.conn.as_ref().map_or(0, |c| c.wpos);
+        let written = s.sent;
         let pending = s.out.len().saturating_sub(written);
-        if pending <= cron::REPLY_STATIC_BYTES {
+        if pending <= obuf::REPLY_STATIC_BYTES {
             s.client.obuf_soft_since_ms = 0;
             return;
         }
-        let now = *self.now_ms.get_or_insert_with(crate::server::event_loop::now_ms);
-        if cron::output_over_limit(self.config, &mut s.client, pending, now) {
+        let now = *self.now_ms.get_or_insert_with(crate::runtime::event_loop::now_ms);
+        if obuf::output_over_limit(self.config, &mut s.client, pending, now) {
             close_for_output_limit(&mut s.client, slot, self.to_close);
             *self.outbuf_disconnections += 1;
         }

@@ -7,13 +7,10 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use bytes::Bytes;
-
 use crate::config::Config;
 use crate::keyspace::db::Db;
 use crate::resp::reply::Reply;
 use crate::server::client::Client;
-use crate::server::conn::Conn;
 use crate::server::slowlog::SlowLog;
 
 /// Per-command counters for INFO commandstats.
@@ -85,74 +82,22 @@ pub enum ShutdownMode {
     NoSave,
 }
 
-/// Key hashes computed with a parsed command (up to this many keys; the rest are hashed
-/// when prefetched).
-pub const PARSED_HASHES_MAX: usize = 4;
-
-/// A parsed command: its arguments (slices of the query buffer) and the hashes of its first
-/// keys, computed where it was parsed (an I/O thread, with io-threads > 1) for prefetching.
-pub struct Parsed {
-    pub argv: Vec<Bytes>,
-    pub key_hashes: [u64; PARSED_HASHES_MAX],
-    /// Argument index of each hashed key.
-    pub key_args: [u32; PARSED_HASHES_MAX],
-    /// Hashes set in `key_hashes`.
-    pub key_hashes_len: u8,
-    /// The command has more keys than `key_hashes` holds.
-    pub more_keys: bool,
-}
-
-impl Parsed {
-    /// Parse-time work beyond the RESP parser: find the keys from the command table's key
-    /// specs and hash the first few with the keyspace's hasher (a pure function).
-    pub fn new(argv: Vec<Bytes>, keys: &mut crate::commands::table::KeyBuf) -> Parsed {
-        let mut p = Parsed {
-            argv,
-            key_hashes: [0; PARSED_HASHES_MAX],
-            key_args: [0; PARSED_HASHES_MAX],
-            key_hashes_len: 0,
-            more_keys: false,
-        };
-        let Some(cmd) = crate::commands::lookup(&p.argv[0]) else { return p };
-        if cmd.key_specs.is_empty() || !cmd.arity_ok(p.argv.len()) {
-            return p;
-        }
-        if !crate::commands::table::key_positions(cmd, &p.argv, keys) {
-            return p;
-        }
-        for (n, i) in keys.iter().enumerate() {
-            if n == PARSED_HASHES_MAX {
-                p.more_keys = true;
-                break;
-            }
-            p.key_hashes[n] = crate::table::hash_key(&p.argv[i as usize]);
-            p.key_args[n] = i;
-            p.key_hashes_len += 1;
-        }
-        p
-    }
-
-    pub fn hashes(&self) -> &[u64] {
-        &self.key_hashes[..self.key_hashes_len as usize]
-    }
-
-    /// (hash, key) of each hashed key.
-    pub fn hashed_keys(&self) -> impl Iterator<Item = (u64, &[u8])> {
-        (0..self.key_hashes_len as usize)
-            .map(|n| (self.key_hashes[n], &self.argv[self.key_args[n] as usize][..]))
-    }
-}
-
-/// One client: its state, its reply buffer, and its connection.
+/// One client: its state and its reply buffer (its connection is the runtime's, under the
+/// same token).
 pub struct Slot {
     pub client: Client,
     pub out: Reply,
-    /// None while the connection is away (on an I/O thread).
-    pub conn: Option<Conn>,
-    /// Parsed commands not executed yet, in order.
-    pub pending: std::collections::VecDeque<Parsed>,
-    /// A protocol error met after the pending commands: answered, then the client closes.
-    pub proto_error: Option<crate::resp::parse::ProtoError>,
+    /// Bytes of `out` already written to the socket (a stream position, see `resp::reply`).
+    pub sent: usize,
+    /// The connection waits for writability: a write left replies pending (CLIENT LIST's
+    /// `events=rw`).
+    pub want_write: bool,
+}
+
+impl Slot {
+    pub fn new(client: Client, out: Reply) -> Slot {
+        Slot { client, out, sent: 0, want_write: false }
+    }
 }
 
 /// The client table: slots indexed by mio token. A slot is `None` when free or while its
@@ -223,7 +168,7 @@ pub struct ServerState {
     /// The TCP port actually listened on (when `port 0` lets the OS choose, the chosen one).
     pub tcp_port: u16,
     /// The listening sockets (opened by the event loop; empty in a state without one).
-    pub listeners: crate::server::listener::Listeners,
+    pub listeners: crate::runtime::listener::Listeners,
     pub executable: String,
     pub active_expire_enabled: bool,
     /// Client slots (tokens) of MONITOR clients.
@@ -348,4 +293,15 @@ pub fn random_hex(seed: u64, n: usize) -> String {
         s.push(char::from_digit((x % 16) as u32, 16).expect("digit"));
     }
     s
+}
+
+/// Per-second rate over the sample ring.
+pub fn rate(samples: &[(i64, u64); 16], idx: usize) -> f64 {
+    let n = samples.len();
+    let newest = samples[(idx + n - 1) % n];
+    let oldest = samples[idx % n];
+    if oldest.0 == 0 || newest.0 <= oldest.0 {
+        return 0.0;
+    }
+    (newest.1 - oldest.1) as f64 * 1000.0 / (newest.0 - oldest.0) as f64
 }

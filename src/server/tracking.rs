@@ -48,12 +48,12 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::commands::table::{flag, key_positions, Command, KeyBuf};
 use crate::config::Config;
 use crate::resp::reply::Reply;
 use crate::server::client::Client;
-use crate::server::cron;
+use crate::server::obuf;
 use crate::server::state::{Clients, ServerState, Slot};
+use crate::spec::table::{flag, key_positions, Command, KeyBuf};
 
 /// The channel a RESP2 redirect target receives invalidations on.
 pub const INVALIDATE_CHANNEL: &[u8] = b"__redis__:invalidate";
@@ -359,14 +359,14 @@ impl Sink<'_> {
             return;
         }
         self.to_write.push(token);
-        let sent = slot.conn.as_ref().map_or(0, |c| c.wpos);
+        let sent = slot.sent;
         let pending = slot.out.len().saturating_sub(sent);
-        if pending <= cron::REPLY_STATIC_BYTES {
+        if pending <= obuf::REPLY_STATIC_BYTES {
             slot.client.obuf_soft_since_ms = 0;
             return;
         }
-        let now = crate::server::event_loop::now_ms();
-        if cron::output_over_limit(self.config, &mut slot.client, pending, now) {
+        let now = crate::runtime::event_loop::now_ms();
+        if obuf::output_over_limit(self.config, &mut slot.client, pending, now) {
             tracing::warn!(
                 "Client id={} addr={} scheduled to be closed ASAP for overcoming of output \
                  buffer limits.",
@@ -586,11 +586,11 @@ pub fn begin(srv: &mut ServerState, token: usize, slot: &mut Slot) {
 /// read-only command named are remembered, the one-command CLIENT CACHING setting ends,
 /// and the messages that waited for this client follow its reply (after EXEC as a whole,
 /// not between the replies inside it).
-pub fn after_command(
+pub fn after_command<H: Copy>(
     srv: &mut ServerState,
     token: usize,
     slot: &mut Slot,
-    cmd: &Command,
+    cmd: &Command<H>,
     argv: &[Bytes],
 ) {
     if std::mem::take(&mut srv.tracking.db_change_pending) && cmd.name != "swapdb" {
@@ -622,7 +622,12 @@ pub fn end(srv: &mut ServerState, token: usize, slot: &mut Slot) {
 
 /// Remembers the keys of a read-only command for a tracking client (not BCAST), as its
 /// OPTIN/OPTOUT setting allows.
-fn remember_keys(srv: &mut ServerState, client: &mut Client, cmd: &Command, argv: &[Bytes]) {
+fn remember_keys<H: Copy>(
+    srv: &mut ServerState,
+    client: &mut Client,
+    cmd: &Command<H>,
+    argv: &[Bytes],
+) {
     let Some(t) = client.tracking.as_deref() else { return };
     // Shard channels are keys for cluster routing only: not cached data.
     if cmd.flags & flag::READONLY == 0 || cmd.flags & flag::PUBSUB != 0 {

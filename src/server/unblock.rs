@@ -10,8 +10,8 @@
 
 use bytes::Bytes;
 
+use crate::runtime::dispatch::{self, Flow};
 use crate::server::blocking::{Blocked, TimeoutReply};
-use crate::server::dispatch::{self, Flow};
 use crate::server::state::ServerState;
 use crate::types::agg::Kind;
 

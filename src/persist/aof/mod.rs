@@ -36,9 +36,9 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
-use crate::commands::Command;
 use crate::config::Appendfsync;
 use crate::server::state::ServerState;
+use crate::spec::table::Command;
 
 use feed::Feed;
 use manifest::Manifest;
@@ -102,9 +102,9 @@ pub fn dir_path(srv: &ServerState) -> PathBuf {
 
 /// After a command ran (`dispatch::call`): logs it when it changed the dataset.
 /// `changes_before` is `ServerState::changes` before it ran; `db` the database it ran in.
-pub fn after_command(
+pub fn after_command<H: Copy>(
     srv: &mut ServerState,
-    cmd: &Command,
+    cmd: &Command<H>,
     argv: &[Bytes],
     db: usize,
     changes_before: u64,
@@ -136,7 +136,7 @@ pub fn before_replies(srv: &mut ServerState) {
     if srv.aof.feed.buf.is_empty() {
         return;
     }
-    flush(srv, crate::server::event_loop::now_ms());
+    flush(srv, crate::runtime::event_loop::now_ms());
 }
 
 /// Writes the buffer and syncs as the policy says.
@@ -255,7 +255,7 @@ fn turn_off(srv: &mut ServerState, now_ms: i64) {
 
 /// Called once when the server shuts down: the last writes reach the file and the disk.
 pub fn on_shutdown(srv: &mut ServerState) {
-    let now = crate::server::event_loop::now_ms();
+    let now = crate::runtime::event_loop::now_ms();
     rewrite::kill_child(srv);
     if srv.aof.logging() && (!srv.aof.feed.buf.is_empty() || srv.aof.unsynced()) {
         tracing::info!("Calling fsync() on the AOF file.");

@@ -1,16 +1,14 @@
-//! The declarative command table: name, arity, flags, ACL categories, key specs and
-//! subcommands of every command, plus its handler and documentation.
+//! The shape of the command table: what a command is (name, arity, flags, ACL categories,
+//! key specs, subcommands, documentation) and how its keys are found in an argv.
 //!
-//! Everything that needs to know about a command reads this one table: dispatch (arity,
-//! flags, handler), COMMAND INFO / DOCS / LIST / GETKEYS, and key extraction for prefetching.
-//! The entries themselves live in `commands/defs.rs`.
+//! Everything that needs to know about a command reads one table: dispatch (arity, flags,
+//! handler), COMMAND INFO / DOCS / LIST / GETKEYS, key extraction for prefetching, the AOF's
+//! and the transaction's checks. The entries themselves, with their handlers, live in the
+//! command layer (`commands/defs.rs`); this layer below it knows a handler only as a type
+//! parameter `H`, so that the layers between (the server core, persistence) can read the
+//! table's facts without knowing what a handler is.
 
 use bytes::Bytes;
-
-use crate::commands::error::CmdResult;
-use crate::commands::Ctx;
-
-pub type Handler = fn(&mut Ctx, &[Bytes]) -> CmdResult;
 
 /// A command's own key finder, for its key specs whose search is [`BeginSearch::Unknown`]
 /// (Valkey's `getkeys_proc`, e.g. SORT's `STORE destination`, which may appear anywhere).
@@ -175,7 +173,7 @@ pub struct KeySpec {
 
 /// One command (or subcommand).
 #[derive(Debug)]
-pub struct Command {
+pub struct Command<H: 'static> {
     /// Lower case; subcommands are `parent|sub`.
     pub name: &'static str,
     pub arity: i32,
@@ -188,9 +186,9 @@ pub struct Command {
     pub key_notes: &'static [&'static str],
     /// Finds the keys of the [`BeginSearch::Unknown`] specs; None when there are none.
     pub getkeys: Option<GetKeys>,
-    pub subcommands: &'static [Command],
+    pub subcommands: &'static [Command<H>],
     /// None for container commands whose work is done by subcommands.
-    pub handler: Option<Handler>,
+    pub handler: Option<H>,
     pub group: &'static str,
     pub since: &'static str,
     pub summary: &'static str,
@@ -202,7 +200,7 @@ pub struct Command {
     pub doc_flags: &'static [&'static str],
 }
 
-impl Command {
+impl<H: Copy + 'static> Command<H> {
     /// Legacy (first, last, step) key positions derived from the key specs, as Valkey does.
     pub fn legacy_range(&self) -> (i32, i32, i32) {
         let mut first = 0;
@@ -230,7 +228,7 @@ impl Command {
     }
 
     /// Find a subcommand by (case-insensitive) name.
-    pub fn subcommand(&self, name: &[u8]) -> Option<&'static Command> {
+    pub fn subcommand(&self, name: &[u8]) -> Option<&'static Command<H>> {
         self.subcommands.iter().find(|c| {
             let short = c.name.rsplit('|').next().unwrap_or(c.name);
             short.as_bytes().eq_ignore_ascii_case(name)
@@ -246,12 +244,17 @@ impl Command {
 
 /// Extract key positions of `argv` for `cmd` into `out` (argument indexes). Returns false
 /// when the arguments do not allow extraction (e.g. a bad numkeys), leaving `out` empty.
-pub fn key_positions(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf) -> bool {
+pub fn key_positions<H: Copy>(cmd: &Command<H>, argv: &[Bytes], out: &mut KeyBuf) -> bool {
     key_positions_of(cmd, argv, out, u32::MAX)
 }
 
 /// [`key_positions`] restricted to key specs with one of the `flags`.
-fn key_positions_of(cmd: &Command, argv: &[Bytes], out: &mut KeyBuf, flags: u32) -> bool {
+fn key_positions_of<H: Copy>(
+    cmd: &Command<H>,
+    argv: &[Bytes],
+    out: &mut KeyBuf,
+    flags: u32,
+) -> bool {
     out.clear();
     let argc = argv.len() as i32;
     for spec in cmd.key_specs {
@@ -397,15 +400,15 @@ impl KeyBuf {
     }
 }
 
-impl Command {
+impl<H: Copy + 'static> Command<H> {
     /// A command with a handler; documentation and key specs are added with the builders.
     pub const fn new(
         name: &'static str,
         arity: i32,
         flags: u64,
         acl: u64,
-        handler: Handler,
-    ) -> Command {
+        handler: H,
+    ) -> Command<H> {
         Command {
             name,
             arity,
@@ -432,8 +435,8 @@ impl Command {
         arity: i32,
         flags: u64,
         acl: u64,
-        subcommands: &'static [Command],
-    ) -> Command {
+        subcommands: &'static [Command<H>],
+    ) -> Command<H> {
         Command {
             name,
             arity,
@@ -454,19 +457,19 @@ impl Command {
         }
     }
 
-    pub const fn keys(mut self, key_specs: &'static [KeySpec]) -> Command {
+    pub const fn keys(mut self, key_specs: &'static [KeySpec]) -> Command<H> {
         self.key_specs = key_specs;
         self
     }
 
     /// Key-spec notes, by spec index (see [`Command::key_notes`]).
-    pub const fn key_notes(mut self, notes: &'static [&'static str]) -> Command {
+    pub const fn key_notes(mut self, notes: &'static [&'static str]) -> Command<H> {
         self.key_notes = notes;
         self
     }
 
     /// The finder of the keys of the `Unknown` key specs.
-    pub const fn getkeys(mut self, f: GetKeys) -> Command {
+    pub const fn getkeys(mut self, f: GetKeys) -> Command<H> {
         self.getkeys = Some(f);
         self
     }
@@ -482,7 +485,7 @@ impl Command {
         since: &'static str,
         summary: &'static str,
         complexity: &'static str,
-    ) -> Command {
+    ) -> Command<H> {
         self.group = group;
         self.since = since;
         self.summary = summary;
@@ -490,18 +493,18 @@ impl Command {
         self
     }
 
-    pub const fn tips(mut self, tips: &'static [&'static str]) -> Command {
+    pub const fn tips(mut self, tips: &'static [&'static str]) -> Command<H> {
         self.tips = tips;
         self
     }
 
     /// The documented changes of the command, as (version, description).
-    pub const fn history(mut self, history: &'static [(&'static str, &'static str)]) -> Command {
+    pub const fn history(mut self, history: &'static [(&'static str, &'static str)]) -> Command<H> {
         self.history = history;
         self
     }
 
-    pub const fn doc_flags(mut self, doc_flags: &'static [&'static str]) -> Command {
+    pub const fn doc_flags(mut self, doc_flags: &'static [&'static str]) -> Command<H> {
         self.doc_flags = doc_flags;
         self
     }

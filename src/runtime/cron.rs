@@ -4,13 +4,9 @@
 
 use tracing::info;
 
-use crate::config::Config;
-use crate::config::ObufClass;
-use crate::server::client::{Client, ClientKind, ClientType};
+use crate::server::client::ClientKind;
 use crate::server::state::ServerState;
 
-/// Reply bytes that never count toward client-output-buffer-limit (Valkey's PROTO_REPLY_CHUNK_BYTES).
-pub const REPLY_STATIC_BYTES: usize = 16 * 1024;
 /// Keys sampled per db per active-expire loop (Valkey's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP).
 const EXPIRE_KEYS_PER_LOOP: usize = 20;
 /// Share of a sample that must be expired to repeat the loop (percent).
@@ -20,7 +16,7 @@ const EXPIRE_CPU_PCT: u64 = 25;
 
 pub fn run(srv: &mut ServerState, now_ms: i64) {
     srv.cron_loops += 1;
-    if let Some(name) = crate::server::signals::take() {
+    if let Some(name) = crate::runtime::signals::take() {
         tracing::warn!("Received {name} scheduling shutdown...");
         crate::persist::save::shutdown_on_signal(srv, now_ms);
     }
@@ -173,46 +169,4 @@ fn sample_metrics(srv: &mut ServerState, now_ms: i64) {
     st.net_in_samples[i] = (now_ms, st.net_input_bytes);
     st.net_out_samples[i] = (now_ms, st.net_output_bytes);
     st.ops_sample_idx += 1;
-}
-
-/// Per-second rate over the sample ring.
-pub fn rate(samples: &[(i64, u64); 16], idx: usize) -> f64 {
-    let n = samples.len();
-    let newest = samples[(idx + n - 1) % n];
-    let oldest = samples[idx % n];
-    if oldest.0 == 0 || newest.0 <= oldest.0 {
-        return 0.0;
-    }
-    (newest.1 - oldest.1) as f64 * 1000.0 / (newest.0 - oldest.0) as f64
-}
-
-/// Whether a client's output buffer broke the limit of its class (`pubsub` for a client
-/// with subscriptions, else `normal`): hard, or soft for longer than its time. Updates the
-/// soft-limit timer.
-pub fn output_over_limit(
-    config: &Config,
-    client: &mut Client,
-    out_len: usize,
-    now_ms: i64,
-) -> bool {
-    let class = match client.client_type() {
-        ClientType::PubSub => ObufClass::Pubsub as usize,
-        ClientType::Replica => ObufClass::Replica as usize,
-        ClientType::Normal | ClientType::Primary => ObufClass::Normal as usize,
-    };
-    let lim = &config.client_output_buffer_limit[class];
-    // As Valkey, the first 16 KiB (its static reply buffer) do not count toward the limit.
-    let len = out_len.saturating_sub(REPLY_STATIC_BYTES) as u64;
-    if lim.hard_bytes > 0 && len >= lim.hard_bytes {
-        return true;
-    }
-    if lim.soft_bytes > 0 && len >= lim.soft_bytes {
-        if client.obuf_soft_since_ms == 0 {
-            client.obuf_soft_since_ms = now_ms;
-            return false;
-        }
-        return now_ms - client.obuf_soft_since_ms >= lim.soft_secs as i64 * 1000;
-    }
-    client.obuf_soft_since_ms = 0;
-    false
 }

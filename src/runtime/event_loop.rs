@@ -12,19 +12,21 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mio::{Events, Interest, Poll, Token};
 use tracing::{info, warn};
 
-use crate::commands::table::KeyBuf;
 use crate::io_threads::{Pool, Worker};
 use crate::resp::parse::ParseLimits;
 use crate::resp::parse::ProtoError;
 use crate::resp::reply::{Proto, Reply};
-use crate::server::batch::{Batcher, CMDS_PER_TURN_MAX};
+use crate::runtime::batch::{Batcher, CMDS_PER_TURN_MAX};
+use crate::runtime::conn::{Conn, ReadOutcome, Sock, IOBUF_LEN};
+use crate::runtime::cron;
+use crate::runtime::dispatch;
+use crate::runtime::io_slots::{IoSlot, IoSlots};
+use crate::runtime::listener::{Accepted, Listeners};
+use crate::runtime::parsed::Parsed;
+use crate::runtime::protected_mode;
 use crate::server::client::Client;
-use crate::server::conn::{Conn, ReadOutcome, Sock, IOBUF_LEN};
-use crate::server::cron;
-use crate::server::dispatch;
-use crate::server::listener::{Accepted, Listeners};
-use crate::server::protected_mode;
-use crate::server::state::{Parsed, ServerState, Slot};
+use crate::server::state::{ServerState, Slot};
+use crate::spec::table::KeyBuf;
 
 /// Events handled per poll.
 const EVENTS_MAX: usize = 1024;
@@ -50,6 +52,8 @@ pub struct EventLoop {
     batcher: Batcher,
     /// The I/O threads (io-threads > 1).
     io: Option<Pool<IoJob, IoDone>>,
+    /// Each client's connection and parsed commands, by token.
+    conns: IoSlots,
 }
 
 impl EventLoop {
@@ -72,6 +76,7 @@ impl EventLoop {
             paused: Vec::new(),
             batcher: Batcher::default(),
             io,
+            conns: IoSlots::default(),
         })
     }
 
@@ -184,26 +189,20 @@ impl EventLoop {
             let mut conn = Conn::new(sock);
             let mut out = Reply::default();
             out.raw(msg.as_bytes());
-            let _ = conn.write_pending(&out);
+            let _ = conn.write_pending(&out, &mut 0);
             conn.sock.shutdown();
             return;
         }
         srv.stats.total_connections_received += 1;
         if let Sock::Tcp(s) = &sock {
             let _ = s.set_nodelay(true);
-            crate::server::listener::set_keepalive(s, srv.config.tcp_keepalive_secs);
+            crate::runtime::listener::set_keepalive(s, srv.config.tcp_keepalive_secs);
         }
         let id = srv.next_client_id;
         srv.next_client_id += 1;
         let mut client = Client::new(id, acc.addr, acc.laddr, acc.fd, acc.unix, now);
         client.authenticated = srv.config.requirepass.is_empty();
-        let slot = Box::new(Slot {
-            client,
-            out: Reply::new(Proto::Resp2),
-            conn: None,
-            pending: Default::default(),
-            proto_error: None,
-        });
+        let slot = Box::new(Slot::new(client, Reply::new(Proto::Resp2)));
         let token = srv.clients.insert(slot);
         if let Err(e) =
             self.poll.registry().register(sock.source(), Token(token), Interest::READABLE)
@@ -212,8 +211,7 @@ impl EventLoop {
             srv.clients.remove(token);
             return;
         }
-        let s = srv.clients.get_mut(token).expect("just inserted");
-        s.conn = Some(Conn::new(sock));
+        self.conns.insert(token, IoSlot::new(Conn::new(sock)));
     }
 
     /// Read and parse every readable client: on the I/O threads when there are some and
@@ -238,21 +236,25 @@ impl EventLoop {
     }
 
     fn read_client(&mut self, token: usize) {
-        let Some(mut slot) = self.srv.clients.slots.get_mut(token).and_then(|s| s.take()) else {
+        let Some(slot) = self.srv.clients.slots.get_mut(token).and_then(|s| s.take()) else {
             return;
         };
-        let Some(mut conn) = slot.conn.take() else {
+        let Some(io) = self.conns.get_mut(token) else {
+            self.srv.clients.slots[token] = Some(slot);
+            return;
+        };
+        let Some(mut conn) = io.conn.take() else {
             self.srv.clients.slots[token] = Some(slot);
             return;
         };
         let (qlimit, plimits) = self.read_limits(&slot);
-        let room = PENDING_CMDS_MAX.saturating_sub(slot.pending.len());
+        let io = self.conns.get_mut(token).expect("checked above");
+        let room = PENDING_CMDS_MAX.saturating_sub(io.pending.len());
         let outcome = read_some(&mut conn, &mut self.scratch, qlimit, room);
         let mut capped = false;
         if matches!(outcome, Ok(ReadOutcome::Data { .. })) {
-            let room = PENDING_CMDS_MAX.saturating_sub(slot.pending.len());
-            capped =
-                parse_into(&mut conn, &plimits, room, &mut slot.pending, &mut slot.proto_error);
+            let room = PENDING_CMDS_MAX.saturating_sub(io.pending.len());
+            capped = parse_into(&mut conn, &plimits, room, &mut io.pending, &mut io.proto_error);
         }
         self.finish_read(token, slot, conn, outcome, capped);
     }
@@ -261,9 +263,12 @@ impl EventLoop {
     fn read_clients_threaded(&mut self, tokens: &[usize]) {
         let mut sent = 0;
         for &t in tokens {
-            let Some(slot) = self.srv.clients.get_mut(t) else { continue };
-            let Some(conn) = slot.conn.take() else { continue };
-            let room = PENDING_CMDS_MAX.saturating_sub(slot.pending.len());
+            if self.srv.clients.get_mut(t).is_none() {
+                continue;
+            }
+            let Some(io) = self.conns.get_mut(t) else { continue };
+            let Some(conn) = io.conn.take() else { continue };
+            let room = PENDING_CMDS_MAX.saturating_sub(io.pending.len());
             let (qlimit, plimits) =
                 self.read_limits(self.srv.clients.slots[t].as_ref().expect("present"));
             let io = self.io.as_mut().expect("threaded path");
@@ -276,13 +281,13 @@ impl EventLoop {
                 unreachable!("only read jobs are in flight");
             };
             self.srv.stats.io_threaded_reads += 1;
-            let Some(mut slot) = self.srv.clients.slots.get_mut(token).and_then(|s| s.take())
-            else {
+            let Some(slot) = self.srv.clients.slots.get_mut(token).and_then(|s| s.take()) else {
                 continue;
             };
-            slot.pending.extend(cmds);
-            if slot.proto_error.is_none() {
-                slot.proto_error = error;
+            let io = self.conns.get_mut(token).expect("an I/O slot per client");
+            io.pending.extend(cmds);
+            if io.proto_error.is_none() {
+                io.proto_error = error;
             }
             self.finish_read(token, slot, conn, outcome, capped);
         }
@@ -312,8 +317,9 @@ impl EventLoop {
             }
             Err(_) => closed = true,
         }
+        let io = self.conns.get_mut(token).expect("an I/O slot per client");
         if !closed {
-            if !slot.pending.is_empty() || slot.proto_error.is_some() {
+            if !io.pending.is_empty() || io.proto_error.is_some() {
                 self.ready.push(token);
             }
             if conn.qbuf.len() >= qlimit && !slot.client.close_after_reply {
@@ -327,7 +333,7 @@ impl EventLoop {
         }
         slot.client.qbuf_len = conn.qbuf.len();
         slot.client.qbuf_cap = conn.qbuf.capacity();
-        slot.conn = Some(conn);
+        io.conn = Some(conn);
         self.srv.clients.slots[token] = Some(slot);
         if closed {
             self.close_client(token);
@@ -350,14 +356,15 @@ impl EventLoop {
         let mut ready = std::mem::take(&mut self.ready);
         ready.sort_unstable();
         ready.dedup();
-        self.batcher.run(&mut self.srv, &ready);
+        self.batcher.run(&mut self.srv, &mut self.conns, &ready);
         for &t in &ready {
             if self.srv.blocking.is_blocked(t) {
                 continue; // Its queued commands wait until it is served or times out.
             }
             let Some(slot) = self.srv.clients.get_mut(t) else { continue };
-            if slot.pending.is_empty() {
-                if slot.proto_error.is_some() {
+            let Some(io) = self.conns.get_mut(t) else { continue };
+            if io.pending.is_empty() {
+                if io.proto_error.is_some() {
                     self.answer_protocol_error(t);
                 }
                 // The queue drained: parse what may be left in the query buffer (it was
@@ -365,7 +372,7 @@ impl EventLoop {
                 continue;
             }
             if slot.client.close_after_reply || slot.client.close_asap {
-                slot.pending.clear();
+                io.pending.clear();
             } else if self.srv.pause.kind.is_some() {
                 self.paused.push(t);
             } else {
@@ -387,7 +394,8 @@ impl EventLoop {
     /// once the reply is written.
     fn answer_protocol_error(&mut self, t: usize) {
         let Some(mut slot) = self.srv.clients.slots[t].take() else { return };
-        if let Some(e) = slot.proto_error.take() {
+        let error = self.conns.get_mut(t).and_then(|io| io.proto_error.take());
+        if let Some(e) = error {
             let msg = e.message();
             info!(
                 "Protocol error ({}) from client: id={} addr={}",
@@ -426,9 +434,10 @@ impl EventLoop {
         let mut tokens = std::mem::take(&mut self.srv.to_write);
         tokens.sort_unstable();
         tokens.dedup();
+        let conns = &self.conns;
         tokens.retain(|&t| {
             self.srv.clients.get_mut(t).is_some_and(|s| {
-                s.conn.is_some()
+                conns.get(t).is_some_and(|io| io.conn.is_some())
                     && !s.client.close_asap
                     && (!s.out.buf.is_empty() || s.client.close_after_reply)
             })
@@ -437,27 +446,31 @@ impl EventLoop {
             let mut sent = 0;
             for &t in &tokens {
                 let slot = self.srv.clients.get_mut(t).expect("retained above");
-                let conn = slot.conn.take().expect("retained above");
+                let conn = self.conns.get_mut(t).and_then(|io| io.conn.take());
+                let conn = conn.expect("retained above");
                 let out = std::mem::take(&mut slot.out);
-                self.io.as_mut().expect("threaded").submit(IoJob::Write { token: t, conn, out });
+                let job = IoJob::Write { token: t, conn, out, sent: slot.sent };
+                self.io.as_mut().expect("threaded").submit(job);
                 sent += 1;
             }
             for _ in 0..sent {
                 let io = self.io.as_mut().expect("threaded path");
-                let Some(IoDone::Write { token, conn, out, result }) = io.recv() else {
+                let Some(IoDone::Write { token, conn, out, sent, result }) = io.recv() else {
                     unreachable!("only write jobs are in flight");
                 };
                 self.srv.stats.io_threaded_writes += 1;
                 let slot = self.srv.clients.get_mut(token).expect("slots stay while writing");
                 slot.out = out;
-                slot.conn = Some(conn);
+                slot.sent = sent;
+                self.conns.get_mut(token).expect("an I/O slot per client").conn = Some(conn);
                 self.finish_write(token, result);
             }
         } else {
             for &t in &tokens {
                 let slot = self.srv.clients.get_mut(t).expect("retained above");
-                let conn = slot.conn.as_mut().expect("retained above");
-                let result = conn.write_pending(&slot.out);
+                let io = self.conns.get_mut(t).expect("retained above");
+                let conn = io.conn.as_mut().expect("retained above");
+                let result = conn.write_pending(&slot.out, &mut slot.sent);
                 self.finish_write(t, result);
             }
         }
@@ -470,7 +483,8 @@ impl EventLoop {
     /// After a write attempt: account, reset a drained buffer, follow writability.
     fn finish_write(&mut self, t: usize, result: io::Result<usize>) {
         let slot = self.srv.clients.get_mut(t).expect("written client is present");
-        let conn = slot.conn.as_mut().expect("written connection is back");
+        let conn = self.conns.get_mut(t).and_then(|io| io.conn.as_mut());
+        let conn = conn.expect("written connection is back");
         let mut close = false;
         match result {
             Ok(n) => {
@@ -479,9 +493,9 @@ impl EventLoop {
             }
             Err(_) => close = true,
         }
-        let done = conn.wpos >= slot.out.len();
+        let done = slot.sent >= slot.out.len();
         if done {
-            conn.wpos = 0;
+            slot.sent = 0;
             slot.out.clear();
             if slot.out.buf.capacity() > 64 * 1024 {
                 slot.out.buf.shrink_to(16 * 1024);
@@ -497,6 +511,7 @@ impl EventLoop {
             self.srv.to_write.push(t);
         }
         let want_write = !done && !close;
+        slot.want_write = want_write;
         if want_write != conn.want_write {
             conn.want_write = want_write;
             let interest = if want_write {
@@ -519,7 +534,7 @@ impl EventLoop {
 
     fn close_client(&mut self, token: usize) {
         let Some(mut slot) = self.srv.clients.remove(token) else { return };
-        if let Some(mut conn) = slot.conn.take() {
+        if let Some(mut conn) = self.conns.remove(token).and_then(|io| io.conn) {
             let _ = self.poll.registry().deregister(conn.sock.source());
         }
         self.srv.monitors.retain(|&m| m != token);
@@ -561,7 +576,7 @@ fn parse_into(
 /// A job for an I/O thread: the connection travels inside it.
 pub enum IoJob {
     Read { token: usize, conn: Conn, qlimit: usize, plimits: ParseLimits, room: usize },
-    Write { token: usize, conn: Conn, out: Reply },
+    Write { token: usize, conn: Conn, out: Reply, sent: usize },
 }
 
 /// What comes back from an I/O thread.
@@ -578,6 +593,7 @@ pub enum IoDone {
         token: usize,
         conn: Conn,
         out: Reply,
+        sent: usize,
         result: io::Result<usize>,
     },
 }
@@ -617,9 +633,9 @@ fn io_work(worker: &mut Worker, job: IoJob) -> IoDone {
             }
             IoDone::Read { token, conn, outcome, cmds, error, capped }
         }
-        IoJob::Write { token, mut conn, out } => {
-            let result = conn.write_pending(&out);
-            IoDone::Write { token, conn, out, result }
+        IoJob::Write { token, mut conn, out, mut sent } => {
+            let result = conn.write_pending(&out, &mut sent);
+            IoDone::Write { token, conn, out, sent, result }
         }
     }
 }

@@ -75,8 +75,6 @@ pub struct Conn {
     pub sock: Sock,
     pub qbuf: BytesMut,
     pub parser: Parser,
-    /// Bytes of the client's reply buffer already written.
-    pub wpos: usize,
     /// Whether WRITABLE interest is registered.
     pub want_write: bool,
     /// The last write attempt stopped at [`WRITE_BYTES_PER_ATTEMPT_MAX`] with the socket still
@@ -90,7 +88,6 @@ impl Conn {
             sock,
             qbuf: BytesMut::new(),
             parser: Parser::new(),
-            wpos: 0,
             want_write: false,
             write_yielded: false,
         }
@@ -132,24 +129,24 @@ impl Conn {
         Ok(ReadOutcome::Data { n: total, more: true })
     }
 
-    /// Write the reply stream from `wpos` on; returns bytes written. `Ok` with data left
+    /// Write the reply stream from position `sent` on, advancing it; returns bytes written. `Ok` with data left
     /// means the socket is full. At most [`WRITE_BYTES_PER_ATTEMPT_MAX`] bytes per call (see
     /// `write_yielded`). The buffer and any referenced values go out together, in one
     /// `writev(2)` per step.
-    pub fn write_pending(&mut self, out: &Reply) -> io::Result<usize> {
+    pub fn write_pending(&mut self, out: &Reply, sent: &mut usize) -> io::Result<usize> {
         let mut written = 0;
         self.write_yielded = false;
         let mut slices = [IoSlice::new(&[]); WRITE_SLICES_MAX];
-        while self.wpos < out.len() {
+        while *sent < out.len() {
             if written >= WRITE_BYTES_PER_ATTEMPT_MAX {
                 self.write_yielded = true;
                 break;
             }
-            let n = out.gather(self.wpos, WRITE_BYTES_PER_ATTEMPT_MAX, &mut slices);
+            let n = out.gather(*sent, WRITE_BYTES_PER_ATTEMPT_MAX, &mut slices);
             match self.sock.write_vectored(&slices[..n]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
-                    self.wpos += n;
+                    *sent += n;
                     written += n;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,

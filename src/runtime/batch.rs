@@ -23,10 +23,12 @@
 //! it, in order, for a later turn; a client being closed has its remaining commands dropped.
 
 use crate::commands::{self, table::key_positions, table::KeyBuf};
-use crate::server::cron;
-use crate::server::dispatch::{self, Flow};
-use crate::server::event_loop::now_ms;
-use crate::server::state::{Parsed, ServerState};
+use crate::runtime::dispatch::{self, Flow};
+use crate::runtime::event_loop::now_ms;
+use crate::runtime::io_slots::IoSlots;
+use crate::runtime::parsed::Parsed;
+use crate::server::obuf;
+use crate::server::state::ServerState;
 use crate::table::hash_key;
 
 /// Commands executed for one client per turn before others get theirs (fairness).
@@ -46,7 +48,7 @@ pub struct Batcher {
 impl Batcher {
     /// Execute the pending commands of `tokens`' clients. Returns nothing; clients left with
     /// pending commands (fairness cap, pause) are found by the caller from their queues.
-    pub fn run(&mut self, srv: &mut ServerState, tokens: &[usize]) {
+    pub fn run(&mut self, srv: &mut ServerState, conns: &mut IoSlots, tokens: &[usize]) {
         let batch_max = srv.config.prefetch_batch_max_size as usize;
         let flush_at = batch_max.max(1);
         self.stopped.clear();
@@ -54,24 +56,28 @@ impl Batcher {
             if self.stopped.contains(&t) || srv.blocking.is_blocked(t) {
                 continue;
             }
-            let Some(slot) = srv.clients.get_mut(t) else { continue };
-            let n = slot.pending.len().min(CMDS_PER_TURN_MAX);
+            let Some(io) = conns.get_mut(t) else { continue };
+            let n = io.pending.len().min(CMDS_PER_TURN_MAX);
             for _ in 0..n {
-                let Some(slot) = srv.clients.get_mut(t) else { break };
-                let Some(cmd) = slot.pending.pop_front() else { break };
+                if srv.clients.get_mut(t).is_none() {
+                    break;
+                }
+                let Some(cmd) = conns.get_mut(t).and_then(|io| io.pending.pop_front()) else {
+                    break;
+                };
                 self.batch.push((t, cmd));
                 if self.batch.len() >= flush_at {
-                    self.flush(srv, batch_max > 0);
+                    self.flush(srv, conns, batch_max > 0);
                     if self.stopped.contains(&t) {
                         break;
                     }
                 }
             }
         }
-        self.flush(srv, batch_max > 0);
+        self.flush(srv, conns, batch_max > 0);
     }
 
-    fn flush(&mut self, srv: &mut ServerState, prefetch: bool) {
+    fn flush(&mut self, srv: &mut ServerState, conns: &mut IoSlots, prefetch: bool) {
         if self.batch.is_empty() {
             return;
         }
@@ -90,9 +96,9 @@ impl Batcher {
         }
         // Put held-back commands back at the front of their queues, in order.
         for (t, cmd) in self.requeue.drain(..).rev() {
-            if let Some(slot) = srv.clients.get_mut(t) {
+            if let (Some(slot), Some(io)) = (srv.clients.get_mut(t), conns.get_mut(t)) {
                 if !slot.client.close_after_reply && !slot.client.close_asap {
-                    slot.pending.push_front(cmd);
+                    io.pending.push_front(cmd);
                 }
             }
         }
@@ -116,7 +122,7 @@ impl Batcher {
                 go_on = false;
             } else if flow == Flow::Blocked {
                 go_on = false;
-            } else if cron::output_over_limit(&srv.config, &mut slot.client, slot.out.len(), now) {
+            } else if obuf::output_over_limit(&srv.config, &mut slot.client, slot.out.len(), now) {
                 tracing::warn!(
                     "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
                     slot.client.id,

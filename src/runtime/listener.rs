@@ -20,8 +20,8 @@ use mio::{Interest, Registry, Token};
 use tracing::warn;
 
 use crate::config::Config;
-use crate::server::conn::Sock;
-use crate::server::protected_mode::Peer;
+use crate::runtime::conn::Sock;
+use crate::runtime::protected_mode::Peer;
 
 /// Listener tokens count down from the top of the token space; clients count up from 0.
 /// `bind` takes 16 addresses at most (Valkey's CONFIG_BINDADDR_MAX), plus the unix socket.
