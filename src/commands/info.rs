@@ -339,7 +339,7 @@ fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
         "mem_clients_slaves" => 0,
         "mem_clients_normal" => clients_normal,
         "mem_cluster_links" => 0,
-        "mem_aof_buffer" => srv.aof.feed.buf.capacity(),
+        "mem_aof_buffer" => srv.feed.buf.capacity(),
         "mem_allocator" => "jemalloc-5.3.0",
         "active_defrag_running" => 0,
         "lazyfree_pending_objects" => lazyfree::pending_objects(),
@@ -393,7 +393,7 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
             "aof_current_size" => aof.current_size,
             "aof_base_size" => aof.base_size,
             "aof_pending_rewrite" => u8::from(aof.rewrite.scheduled),
-            "aof_buffer_length" => aof.feed.buf.len(),
+            "aof_buffer_length" => srv.feed.buf.len(),
             "aof_pending_bio_fsync" => u8::from(aof.fsync_pending()),
             "aof_delayed_fsync" => aof.delayed_fsync,
         );

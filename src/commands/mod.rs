@@ -6,6 +6,7 @@
 //! read `argv`, change `ctx.srv` and `ctx.client`, and write the reply into `ctx.out`.
 
 pub mod aof_cmd;
+pub mod aof_replay;
 pub mod args;
 pub mod client_cmd;
 pub mod command;
@@ -117,8 +118,8 @@ impl Ctx<'_> {
     /// Logs `cmds` to the AOF instead of the running command (for a command whose effect
     /// was random, such as SPOP: the log must say what happened). Nothing when the AOF is off.
     pub fn propagate_as(&mut self, cmds: impl FnOnce() -> Vec<Vec<Bytes>>) {
-        if self.srv.aof.logging() {
-            self.srv.aof.feed.replaced = Some(cmds());
+        if self.srv.feed.on {
+            self.srv.feed.replaced = Some(cmds());
         }
     }
 

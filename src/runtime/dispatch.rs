@@ -9,6 +9,7 @@ use bytes::Bytes;
 use crate::commands::error::MultiError;
 use crate::commands::{self, table::flag, CmdError, Command, Ctx};
 use crate::server::blocking::Blocked;
+use crate::server::calls::{record_call, reply_error_text, CallOf};
 use crate::server::client::ReplyMode;
 use crate::server::multi;
 use crate::server::state::{ServerState, Slot};
@@ -85,21 +86,6 @@ fn resolve(argv: &[Bytes]) -> Result<&'static Command, (Option<&'static Command>
 
 fn reply_error(srv: &mut ServerState, slot: &mut Slot, e: &CmdError) {
     reply_error_text(srv, slot, &e.to_bytes());
-}
-
-/// Write an error reply (any bytes: a client's own are echoed raw) and count it in
-/// errorstats under its code (the first word).
-pub fn reply_error_text(srv: &mut ServerState, slot: &mut Slot, text: &[u8]) {
-    let code = text.split(|&c| c == b' ').next().unwrap_or(b"ERR");
-    let code = String::from_utf8_lossy(code);
-    match srv.stats.errors.get_mut(code.as_ref()) {
-        Some(n) => *n += 1,
-        None => {
-            srv.stats.errors.insert(code.into_owned(), 1);
-        }
-    }
-    srv.stats.total_error_replies += 1;
-    slot.out.error_bytes(text);
 }
 
 /// Run one command for the client in `slot` (lent out of the client table at index `token`).
@@ -227,15 +213,18 @@ pub fn call(
         }
     };
     // EXEC's queued commands run here, inside its reply and its duration.
-    multi::after_handler(srv, token, slot, now_ms);
+    multi::after_handler(srv);
+    if slot.client.multi.as_deref().is_some_and(|t| t.exec_ready) {
+        run_queued(srv, token, slot, now_ms);
+    }
     let duration_us = started.elapsed().as_micros() as u64;
 
     let block = slot.client.block_request.take();
     if srv.dbs.iter().any(|d| !d.removals.is_empty()) {
         srv.drain_removals();
     }
-    if srv.aof.logging() {
-        crate::persist::aof::after_command(srv, cmd, argv, db_before, changes_before, now_ms);
+    if srv.feed.on {
+        crate::server::propagate::after_command(srv, cmd, argv, db_before, changes_before, now_ms);
     }
     if let Err(e) = &result {
         reply_error(srv, slot, e);
@@ -262,7 +251,14 @@ pub fn call(
     slot.client.blocked_run_us += duration_us;
     if !blocks {
         // A blocking command counts once, when it is served (with all its runs' time).
-        record_call(srv, slot, cmd, argv, result.is_err(), now_ms);
+        record_call(
+            srv,
+            slot,
+            CallOf { name: cmd.name, flags: cmd.flags },
+            argv,
+            result.is_err(),
+            now_ms,
+        );
     }
     slot.client.last_cmd = cmd.name;
     slot.client.last_interaction_ms = now_ms;
@@ -279,6 +275,7 @@ pub fn call(
     match block {
         Some(req) if result.is_ok() => {
             let blocked = Blocked {
+                cmd: CallOf { name: cmd.name, flags: cmd.flags },
                 db: slot.client.db,
                 keys: req.keys,
                 timeout_at_ms: req.timeout_at_ms,
@@ -295,7 +292,7 @@ pub fn call(
                 // After the outermost command only (serving runs commands itself). This
                 // client is lent out of the table meanwhile; it is not blocked, so no waiter
                 // needs it.
-                crate::server::unblock::serve_ready(srv, now_ms);
+                crate::runtime::unblock::serve_ready(srv, now_ms);
                 // What the served clients' commands published to this one.
                 srv.pubsub.flush_lent(token, &mut slot.out);
             }
@@ -305,46 +302,23 @@ pub fn call(
     }
 }
 
-fn trunc_all(a: &[u8]) -> String {
-    String::from_utf8_lossy(a).into_owned()
-}
-
-/// One call of `cmd` done (Valkey's statistics at the end of `call()`, or
-/// `updateStatsOnUnblock` for a blocked command that timed out or was unblocked):
-/// commandstats, the processed-commands counters and the slow log, with the time of every
-/// run of the command (`Client::blocked_run_us`).
-pub fn record_call(
-    srv: &mut ServerState,
-    slot: &mut Slot,
-    cmd: &Command,
-    argv: &[Bytes],
-    failed: bool,
-    now_ms: i64,
-) {
-    let duration_us = std::mem::take(&mut slot.client.blocked_run_us);
-    let stat = srv.stats.cmd.entry(cmd.name).or_default();
-    stat.calls += 1;
-    stat.usec += duration_us;
-    if failed {
-        stat.failed_calls += 1;
+/// EXEC's body: every queued command in order, each answered inside EXEC's array (its
+/// header was written by the handler). Errors do not stop the rest.
+fn run_queued(srv: &mut ServerState, token: usize, slot: &mut Slot, now_ms: i64) {
+    let t = slot.client.multi.take().expect("checked by the caller");
+    let was_in_exec = slot.client.in_exec;
+    slot.client.in_exec = true;
+    // The feed wraps the transaction's writes in MULTI ... EXEC.
+    srv.feed.exec_begin();
+    for q in &t.commands {
+        let mark = slot.out.len();
+        // Queued only after the same lookup succeeded: it finds the same command.
+        let Ok(cmd) = resolve(&q.argv) else { unreachable!("a queued command resolves") };
+        let flow = call(srv, token, slot, cmd, &q.argv, now_ms, mark);
+        debug_assert_eq!(flow, Flow::Continue, "blocked inside EXEC");
     }
-    srv.stats.total_commands_processed += 1;
-    slot.client.tot_cmds += 1;
-    let threshold = srv.config.slowlog_log_slower_than;
-    // The threshold is checked here first so a fast command builds nothing for the log.
-    if cmd.flags & flag::SKIP_COMMANDLOG == 0 && threshold >= 0 && duration_us as i64 >= threshold {
-        let max_len = srv.config.slowlog_max_len as usize;
-        let name = slot.client.name.as_deref().map(trunc_all).unwrap_or_default();
-        srv.slowlog.record(
-            threshold,
-            max_len,
-            argv,
-            duration_us,
-            now_ms / 1000,
-            &slot.client.addr,
-            &name,
-        );
-    }
+    srv.feed.exec_end();
+    slot.client.in_exec = was_in_exec;
 }
 
 /// SUBSCRIBE and its kin, whose every reply is a push.

@@ -19,7 +19,6 @@ use crate::resp::reply::{Proto, Reply};
 use crate::runtime::batch::{Batcher, CMDS_PER_TURN_MAX};
 use crate::runtime::conn::{Conn, ReadOutcome, Sock, IOBUF_LEN};
 use crate::runtime::cron;
-use crate::runtime::dispatch;
 use crate::runtime::io_slots::{IoSlot, IoSlots};
 use crate::runtime::listener::{Accepted, Listeners};
 use crate::runtime::parsed::Parsed;
@@ -403,7 +402,7 @@ impl EventLoop {
                 slot.client.id,
                 slot.client.addr
             );
-            dispatch::reply_error_text(&mut self.srv, &mut slot, &msg);
+            crate::server::calls::reply_error_text(&mut self.srv, &mut slot, &msg);
             slot.client.close_after_reply = true;
             self.srv.to_write.push(t);
         }

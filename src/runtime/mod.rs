@@ -16,6 +16,7 @@ pub mod log;
 pub mod parsed;
 pub mod protected_mode;
 pub mod signals;
+pub mod unblock;
 
 use std::path::PathBuf;
 
@@ -38,7 +39,8 @@ pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> 
     tracing::info!("Server initialized");
     let now = event_loop::now_ms();
     let loaded = if el.srv.config.appendonly {
-        crate::persist::aof::startup::load_and_open(&mut el.srv, now)
+        let mut replayer = crate::commands::aof_replay::Replayer::new(now);
+        crate::persist::aof::startup::load_and_open(&mut el.srv, &mut replayer, now)
     } else {
         crate::persist::save::load_at_startup(&mut el.srv, now).map(|_| ())
     };

@@ -38,6 +38,8 @@ pub struct BlockRequest {
 /// A parked client.
 #[derive(Clone, Debug)]
 pub struct Blocked {
+    /// The blocked command (for its statistics when it ends unserved).
+    pub cmd: crate::server::calls::CallOf,
     pub db: usize,
     pub keys: Vec<Bytes>,
     pub timeout_at_ms: Option<i64>,
@@ -172,6 +174,7 @@ mod tests {
 
     fn blocked(keys: &[&str], timeout: Option<i64>) -> Blocked {
         Blocked {
+            cmd: crate::server::calls::CallOf { name: "blpop", flags: 0 },
             db: 0,
             keys: keys.iter().map(|k| Bytes::copy_from_slice(k.as_bytes())).collect(),
             timeout_at_ms: timeout,

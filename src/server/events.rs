@@ -38,7 +38,7 @@ impl ServerState {
         let ev = self.config.notify_keyspace_events.0;
         let channels = ev & (KeyspaceEvents::KEYSPACE | KeyspaceEvents::KEYEVENT) != 0;
         let classes = ev & (KeyspaceEvents::EXPIRED | KeyspaceEvents::EVICTED) != 0;
-        (channels && classes) || self.removal_listeners > 0 || self.aof.logging()
+        (channels && classes) || self.removal_listeners > 0 || self.feed.on
     }
 
     /// Turns the removal log of every db on or off; call when notify-keyspace-events changes
@@ -80,8 +80,8 @@ impl ServerState {
                 };
                 if matches!(why, Removal::Expired | Removal::Evicted) {
                     self.key_modified(db, &key);
-                    if self.aof.logging() {
-                        crate::persist::aof::removed(self, db, &key);
+                    if self.feed.on {
+                        crate::server::propagate::removed(self, db, &key);
                     }
                 }
                 self.notify(db, class, event, &key);

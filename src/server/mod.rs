@@ -5,11 +5,13 @@
 //! It must not contain command logic (that is `commands/`) nor storage logic (`keyspace/`).
 
 pub mod blocking;
+pub mod calls;
 pub mod client;
 pub mod events;
 pub mod evict;
 pub mod multi;
 pub mod obuf;
+pub mod propagate;
 pub mod pubsub;
 pub mod slowlog;
 pub mod state;

@@ -8,10 +8,12 @@
 //! transaction ([`rejected`]), so that EXEC answers EXECABORT; an accepted one is queued
 //! ([`queue`]) and answered `+QUEUED`, except the few that act on the transaction itself
 //! ([`runs_in_multi`]). EXEC's handler (`commands::multi`) decides whether the transaction
-//! runs; if it does, dispatch calls [`after_handler`] right after the handler, which runs the
-//! queued commands one by one through `dispatch::call` (statistics, slow log, MONITOR feed,
+//! runs; if it does, dispatch (in the runtime) runs the queued commands right after the
+//! handler, one by one through `dispatch::call` (statistics, slow log, MONITOR feed,
 //! keyspace events: everything but the checks, as Valkey's `call()`), with `in_exec` set so
-//! that blocking commands answer their timeout reply at once.
+//! that blocking commands answer their timeout reply at once. A queued command keeps only its
+//! arguments: it is looked up again when it runs (the table is static, so it finds the same
+//! command).
 //!
 //! The queue is bounded: its arguments are copied out of the query buffer and counted
 //! ([`Transaction::bytes`]), and a client whose queue outgrows `client-query-buffer-limit`
@@ -44,12 +46,13 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 
-use crate::commands::{CmdError, Command};
 use crate::keyspace::db::Db;
 use crate::server::client::Client;
 use crate::server::state::{ServerState, Slot};
 use crate::spec::error::MultiError;
 use crate::spec::table::flag;
+use crate::spec::table::Command;
+use crate::spec::CmdError;
 
 /// Per queued command: the argument vector and the queue entry, counted against the limit.
 const QUEUED_OVERHEAD_BYTES: usize = 64;
@@ -61,7 +64,6 @@ type Map<K, V> = HashMap<K, V, ahash::RandomState>;
 /// One queued command.
 #[derive(Debug)]
 pub struct Queued {
-    pub cmd: &'static Command,
     pub argv: Vec<Bytes>,
 }
 
@@ -81,20 +83,20 @@ pub struct Transaction {
 }
 
 /// Whether `cmd` acts on the transaction (or the connection) itself instead of being queued.
-pub fn runs_in_multi(cmd: &Command) -> bool {
+pub fn runs_in_multi<H: Copy>(cmd: &Command<H>) -> bool {
     matches!(cmd.name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset")
 }
 
 /// Inside MULTI, when memory is over maxmemory, Valkey 9.1 refuses what it refuses outside
 /// (the `denyoom` commands, checked by the caller) and queues the rest; EXEC, itself not
 /// `denyoom`, is refused when one of its queued commands is.
-pub fn refused_when_oom(client: &Client, cmd: &Command) -> bool {
+pub fn refused_when_oom<H: Copy>(client: &Client, cmd: &Command<H>) -> bool {
     let Some(t) = client.multi.as_deref() else { return false };
     cmd.name == "exec" && t.flags & flag::DENYOOM != 0
 }
 
 /// Whether EXEC counts as a write for CLIENT PAUSE WRITE (one of its commands is).
-pub fn exec_is_write(client: &Client, cmd: &Command) -> bool {
+pub fn exec_is_write<H: Copy>(client: &Client, cmd: &Command<H>) -> bool {
     cmd.name == "exec"
         && client
             .multi
@@ -105,11 +107,11 @@ pub fn exec_is_write(client: &Client, cmd: &Command) -> bool {
 /// A command refused before it ran (unknown, wrong arity, not authenticated, no-multi,
 /// OOM). Inside MULTI the transaction is flagged so that EXEC aborts; a refused EXEC aborts
 /// the transaction at once. Returns the error to reply.
-pub fn rejected(
+pub fn rejected<H: Copy>(
     srv: &mut ServerState,
     token: usize,
     client: &mut Client,
-    cmd: Option<&Command>,
+    cmd: Option<&Command<H>>,
     e: CmdError,
 ) -> CmdError {
     if client.multi.is_none() {
@@ -129,11 +131,11 @@ pub fn rejected(
 
 /// Queue `argv` (an accepted command inside MULTI) and answer `+QUEUED`. A queue that
 /// outgrows `client-query-buffer-limit` closes the client instead.
-pub fn queue(
+pub fn queue<H: Copy>(
     srv: &mut ServerState,
     token: usize,
     slot: &mut Slot,
-    cmd: &'static Command,
+    cmd: &Command<H>,
     argv: &[Bytes],
 ) {
     let t = slot.client.multi.as_deref_mut().expect("queue() outside MULTI");
@@ -142,7 +144,7 @@ pub fn queue(
     t.bytes +=
         QUEUED_OVERHEAD_BYTES + argv.iter().map(|a| a.len() + ARG_OVERHEAD_BYTES).sum::<usize>();
     t.flags |= cmd.flags;
-    t.commands.push(Queued { cmd, argv });
+    t.commands.push(Queued { argv });
     let limit = (srv.config.client_query_buffer_limit as usize).max(1);
     if t.bytes + slot.client.qbuf_len > limit {
         tracing::warn!(
@@ -166,32 +168,11 @@ pub fn discard(srv: &mut ServerState, token: usize, client: &mut Client) {
     unwatch_all(srv, token);
 }
 
-/// Dispatch's hook right after every handler: a pending FLUSHDB's watch check, and the
-/// queued commands of an EXEC whose handler let the transaction run.
-pub fn after_handler(srv: &mut ServerState, token: usize, slot: &mut Slot, now_ms: i64) {
+/// Dispatch's hook right after every handler: a pending FLUSHDB's watch check.
+pub fn after_handler(srv: &mut ServerState) {
     if srv.watches.pending_flush.is_some() {
         finish_flush(srv);
     }
-    if slot.client.multi.as_deref().is_some_and(|t| t.exec_ready) {
-        run_queued(srv, token, slot, now_ms);
-    }
-}
-
-/// EXEC's body: every queued command in order, each answered inside EXEC's array (its
-/// header was written by the handler). Errors do not stop the rest.
-fn run_queued(srv: &mut ServerState, token: usize, slot: &mut Slot, now_ms: i64) {
-    let t = slot.client.multi.take().expect("checked by the caller");
-    let was_in_exec = slot.client.in_exec;
-    slot.client.in_exec = true;
-    // The AOF logs the transaction's writes between MULTI and EXEC.
-    srv.aof.feed.exec_begin();
-    for q in &t.commands {
-        let mark = slot.out.len();
-        let flow = crate::runtime::dispatch::call(srv, token, slot, q.cmd, &q.argv, now_ms, mark);
-        debug_assert_eq!(flow, crate::runtime::dispatch::Flow::Continue, "blocked inside EXEC");
-    }
-    srv.aof.feed.exec_end();
-    slot.client.in_exec = was_in_exec;
 }
 
 /// A watched key in the registry.

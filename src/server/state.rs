@@ -194,6 +194,8 @@ pub struct ServerState {
     pub lastsave_s: i64,
     /// BGSAVE: the child in progress and how the last one ended.
     pub bgsave: crate::persist::bgsave::BgSave,
+    /// The propagation feed: every write, in execution order (`propagate`).
+    pub feed: crate::server::propagate::Feed,
     /// The append-only file (`persist::aof`).
     pub aof: crate::persist::aof::Aof,
     pub dirty: u64,
@@ -248,6 +250,7 @@ impl ServerState {
             to_write: Vec::new(),
             lastsave_s: now_ms / 1000,
             bgsave: Default::default(),
+            feed: Default::default(),
             aof: Default::default(),
             dirty: 0,
             changes: 0,

@@ -1,68 +1,10 @@
-//! Serving blocked clients: re-running their commands when a key they wait on is ready, and
-//! answering the ones whose timeout passed (the bookkeeping is in `blocking`).
-//!
-//! After every command, if it signaled keys, [`serve_ready`] walks each ready key's waiters in
-//! arrival order. A waiter is re-run only while the key holds a value of the type its command
-//! pops from (a list for BLPOP and friends, a sorted set for BZPOPMIN and friends), so a key
-//! emptied by the first waiter leaves the others blocked in their places. A served client may
-//! have pipelined commands queued behind the blocking one: it is listed in
-//! `ServerState::unblocked` for the event loop to run them.
+//! Ending a block without serving it: the timeout reply when its time has passed, or an
+//! error (CLIENT UNBLOCK ... ERROR), counted as one call of the blocked command (the
+//! bookkeeping is in `blocking`; re-running served commands is the runtime's `unblock`).
 
-use bytes::Bytes;
-
-use crate::runtime::dispatch::{self, Flow};
 use crate::server::blocking::{Blocked, TimeoutReply};
+use crate::server::calls;
 use crate::server::state::ServerState;
-use crate::types::agg::Kind;
-
-/// The aggregate kind a blocking command pops from.
-fn wanted_kind(argv: &[Bytes]) -> Kind {
-    if argv[0].len() >= 2 && argv[0][..2].eq_ignore_ascii_case(b"bz") {
-        Kind::ZSet
-    } else {
-        Kind::List
-    }
-}
-
-/// Whether `key` of `db` now holds something the blocked command can take.
-fn can_serve(srv: &mut ServerState, db: usize, key: &[u8], b: &Blocked, now_ms: i64) -> bool {
-    let kind = wanted_kind(&b.argv);
-    srv.dbs[db].object(key, now_ms).and_then(|e| e.agg()).is_some_and(|a| a.kind() == kind)
-}
-
-/// Re-runs the commands of clients blocked on keys signaled ready, until no key is ready.
-pub fn serve_ready(srv: &mut ServerState, now_ms: i64) {
-    // Each pass serves what the previous one signaled (a BLMOVE pushes to its target); the
-    // number of passes is bounded by the number of blocked clients, which only shrinks.
-    while srv.blocking.has_ready() {
-        for (db, key) in srv.blocking.take_ready() {
-            for t in srv.blocking.waiters(db, &key) {
-                let Some(b) = srv.blocking.get(t) else { continue };
-                if b.db != db || !can_serve(srv, db, &key, &b.clone(), now_ms) {
-                    break;
-                }
-                let b = srv.blocking.unblock(t).expect("waiter is blocked");
-                run_again(srv, t, &b, now_ms);
-            }
-        }
-    }
-}
-
-fn run_again(srv: &mut ServerState, t: usize, b: &Blocked, now_ms: i64) {
-    let Some(mut slot) = srv.clients.slots.get_mut(t).and_then(|s| s.take()) else { return };
-    slot.client.unblocking = true;
-    slot.client.blocked = false;
-    let flow = dispatch::execute(srv, t, &mut slot, &b.argv, now_ms);
-    slot.client.unblocking = false;
-    srv.clients.slots[t] = Some(slot);
-    srv.to_write.push(t);
-    if flow == Flow::Blocked {
-        // Blocked again (it found nothing after all): it keeps its original deadline.
-        srv.blocking.set_timeout(t, b.timeout_at_ms);
-    } else {
-        srv.unblocked.push(t);
-    }
-}
 
 /// Answers every blocked client whose timeout is at or before `now_ms`.
 pub fn expire_timeouts(srv: &mut ServerState, now_ms: i64) {
@@ -96,7 +38,7 @@ pub fn answer_timeout(srv: &mut ServerState, t: usize, b: &Blocked, now_ms: i64)
 pub fn answer_error(srv: &mut ServerState, t: usize, b: &Blocked, text: &str, now_ms: i64) {
     let Some(mut slot) = srv.clients.slots.get_mut(t).and_then(|s| s.take()) else { return };
     slot.client.blocked = false;
-    dispatch::reply_error_text(srv, &mut slot, text.as_bytes());
+    calls::reply_error_text(srv, &mut slot, text.as_bytes());
     record_unblocked(srv, &mut slot, b, true, now_ms);
     srv.clients.slots[t] = Some(slot);
     srv.to_write.push(t);
@@ -111,7 +53,5 @@ fn record_unblocked(
     failed: bool,
     now_ms: i64,
 ) {
-    if let Some(cmd) = crate::commands::lookup(&b.argv[0]) {
-        dispatch::record_call(srv, slot, cmd, &b.argv, failed, now_ms);
-    }
+    calls::record_call(srv, slot, b.cmd, &b.argv, failed, now_ms);
 }

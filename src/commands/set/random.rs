@@ -135,7 +135,7 @@ fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
         return Ok(());
     }
     out.set(n);
-    let logging = ctx.srv.aof.logging();
+    let logging = ctx.srv.feed.on;
     let mut popped = Vec::new();
     set.pop_many(n, &mut rng, &lim, |e| {
         reply_elem(out, e);

@@ -13,7 +13,7 @@ use crate::resp::reply::format_double;
 use crate::types::agg::AggRef;
 use crate::types::string::StrRef;
 
-use super::feed::append_command;
+use crate::server::propagate::append_command;
 
 /// Elements per rebuilding command.
 const ITEMS_PER_CMD: usize = 64;

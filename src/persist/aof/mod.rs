@@ -10,7 +10,8 @@
 //!    appendonly.aof.7.incr.aof      every write since, as RESP commands
 //! ```
 //!
-//! - `feed`: which commands are logged, in which form (absolute times, explicit effects).
+//! - the propagation feed it consumes (`server::propagate`): which commands are logged, in
+//!   which form (absolute times, explicit effects).
 //! - `writer`: the buffer reaches the incremental file before replies go out; the
 //!   `appendfsync` policies.
 //! - `rewrite`: BGREWRITEAOF. A new incremental file is opened and the parent keeps
@@ -24,7 +25,6 @@
 //! the manifest with that base).
 
 pub mod emit;
-pub mod feed;
 pub mod load;
 pub mod manifest;
 pub mod reader;
@@ -34,13 +34,9 @@ pub mod writer;
 
 use std::path::{Path, PathBuf};
 
-use bytes::Bytes;
-
 use crate::config::Appendfsync;
 use crate::server::state::ServerState;
-use crate::spec::table::Command;
 
-use feed::Feed;
 use manifest::Manifest;
 use writer::{IncrFile, Syncer};
 
@@ -59,7 +55,6 @@ pub enum AofState {
 #[derive(Debug, Default)]
 pub struct Aof {
     pub state: AofState,
-    pub feed: Feed,
     /// The file commands are appended to (None while off).
     pub incr: Option<IncrFile>,
     /// The manifest as last persisted.
@@ -76,6 +71,12 @@ pub struct Aof {
     pub base_size: u64,
     pub rewrite_base_size: u64,
     pub delayed_fsync: u64,
+}
+
+/// Sets the AOF's state; the propagation feed is on while the AOF logs.
+pub fn set_state(srv: &mut ServerState, state: AofState) {
+    srv.aof.state = state;
+    srv.feed.on = state != AofState::Off;
 }
 
 impl Aof {
@@ -100,40 +101,10 @@ pub fn dir_path(srv: &ServerState) -> PathBuf {
     PathBuf::from(&srv.config.appenddirname)
 }
 
-/// After a command ran (`dispatch::call`): logs it when it changed the dataset.
-/// `changes_before` is `ServerState::changes` before it ran; `db` the database it ran in.
-pub fn after_command<H: Copy>(
-    srv: &mut ServerState,
-    cmd: &Command<H>,
-    argv: &[Bytes],
-    db: usize,
-    changes_before: u64,
-    now_ms: i64,
-) {
-    if let Some(cmds) = srv.aof.feed.replaced.take() {
-        for c in &cmds {
-            srv.aof.feed.command(db, c);
-        }
-        return;
-    }
-    if srv.changes == changes_before || !cmd.is_write() {
-        return;
-    }
-    match feed::rewrite(cmd.name, argv, now_ms) {
-        Some(form) => srv.aof.feed.command(db, &form),
-        None => srv.aof.feed.command(db, argv),
-    }
-}
-
-/// A key the keyspace removed on its own (expired, evicted): logged as `DEL`.
-pub fn removed(srv: &mut ServerState, db: usize, key: &[u8]) {
-    srv.aof.feed.command(db, &[b"DEL".as_slice(), key]);
-}
-
 /// Called by the event loop right before it writes replies to clients: commands' effects
 /// reach the AOF (and, under `appendfsync always`, the disk) before they are acknowledged.
 pub fn before_replies(srv: &mut ServerState) {
-    if srv.aof.feed.buf.is_empty() {
+    if srv.feed.buf.is_empty() {
         return;
     }
     flush(srv, crate::runtime::event_loop::now_ms());
@@ -144,11 +115,11 @@ fn flush(srv: &mut ServerState, now_ms: i64) {
     let aof = &mut srv.aof;
     let Some(incr) = aof.incr.as_mut() else {
         // Off (a rewrite of an AOF that is off logs nothing).
-        aof.feed.buf.clear();
+        srv.feed.buf.clear();
         return;
     };
-    if !aof.feed.buf.is_empty() {
-        if let Err(e) = incr.append(&aof.feed.buf) {
+    if !srv.feed.buf.is_empty() {
+        if let Err(e) = incr.append(&srv.feed.buf) {
             if srv.config.appendfsync == Appendfsync::Always {
                 tracing::warn!(
                     "Can't recover from AOF write error when the AOF fsync policy is 'always'. \
@@ -162,8 +133,8 @@ fn flush(srv: &mut ServerState, now_ms: i64) {
             aof.write_error = Some(crate::util::strerror(&e));
             return;
         }
-        aof.current_size += aof.feed.buf.len() as u64;
-        aof.feed.buf.clear();
+        aof.current_size += srv.feed.buf.len() as u64;
+        srv.feed.buf.clear();
         if aof.write_error.take().is_some() {
             tracing::info!("AOF write error looks solved, Valkey can write again.");
         }
@@ -247,8 +218,8 @@ fn turn_off(srv: &mut ServerState, now_ms: i64) {
     sync(srv, now_ms, true);
     rewrite::kill_child(srv);
     srv.aof.incr = None;
-    srv.aof.feed = Feed::default();
-    srv.aof.state = AofState::Off;
+    srv.feed.reset();
+    set_state(srv, AofState::Off);
     srv.aof.write_error = None;
     tracing::info!("Background append only file rewriting turned off");
 }
@@ -257,7 +228,7 @@ fn turn_off(srv: &mut ServerState, now_ms: i64) {
 pub fn on_shutdown(srv: &mut ServerState) {
     let now = crate::runtime::event_loop::now_ms();
     rewrite::kill_child(srv);
-    if srv.aof.logging() && (!srv.aof.feed.buf.is_empty() || srv.aof.unsynced()) {
+    if srv.aof.logging() && (!srv.feed.buf.is_empty() || srv.aof.unsynced()) {
         tracing::info!("Calling fsync() on the AOF file.");
         flush(srv, now);
         sync(srv, now, true);

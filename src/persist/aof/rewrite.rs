@@ -186,13 +186,13 @@ fn open_next_incr(srv: &mut ServerState, now_ms: i64) -> io::Result<()> {
             m.persist(&dir, &srv.config.appendfilename).map_err(io::Error::other)?;
             srv.aof.manifest = m;
             srv.aof.incr = Some(IncrFile::new(file, name)?);
-            srv.aof.feed.selected_db = None;
+            srv.feed.selected_db = None;
             return Ok(());
         }
     };
     let file = OpenOptions::new().create(true).write(true).truncate(true).open(dir.join(&name))?;
     srv.aof.incr = Some(IncrFile::new(file, name)?);
-    srv.aof.feed.selected_db = None;
+    srv.feed.selected_db = None;
     Ok(())
 }
 
@@ -262,7 +262,7 @@ fn install(srv: &mut ServerState, job: &Job) -> io::Result<()> {
         }
     }
     if srv.aof.state == AofState::WaitRewrite {
-        srv.aof.state = AofState::On;
+        super::set_state(srv, AofState::On);
         tracing::info!("Background AOF rewrite finished; the AOF is on");
     }
     srv.aof.base_size = file_size(&dir, &base);

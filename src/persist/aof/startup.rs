@@ -9,7 +9,6 @@ use super::manifest;
 use super::reader::ReadLimits;
 use super::writer::IncrFile;
 use super::{dir_path, file_size, rewrite, AofState};
-use crate::config::PropagationErrorBehavior;
 use crate::persist::rdb::encoding::{RdbError, RdbReader};
 use crate::persist::rdb::file::load_rdb;
 use crate::persist::rdb::file::{AccessMeta, SaveInfo};
@@ -50,8 +49,8 @@ pub fn open_at_start(srv: &mut ServerState, now_ms: i64) -> io::Result<()> {
     }
     srv.aof.manifest = m;
     srv.aof.incr = Some(IncrFile::new(file, name)?);
-    srv.aof.feed = Default::default();
-    srv.aof.state = AofState::On;
+    srv.feed.reset();
+    super::set_state(srv, AofState::On);
     srv.aof.current_size = total_size(srv);
     // Automatic rewrites measure growth from the base, as Valkey after a load.
     srv.aof.rewrite_base_size = srv.aof.base_size;
@@ -59,9 +58,29 @@ pub fn open_at_start(srv: &mut ServerState, now_ms: i64) -> io::Result<()> {
     Ok(())
 }
 
+/// Runs the commands read from the AOF at start-up. The command layer implements it:
+/// persistence reads and checks the files, and knows nothing of command handlers.
+pub trait Replay {
+    /// Runs one command (`MULTI` and `EXEC` included, for the replayer to skip or honour).
+    fn run(
+        &mut self,
+        srv: &mut ServerState,
+        argv: &[bytes::Bytes],
+        now_ms: i64,
+    ) -> Result<(), ExecError>;
+    /// A new file starts: Valkey replays each file through a fresh client, so each starts
+    /// in database 0 whatever the last one selected.
+    fn file_start(&mut self);
+}
+
 /// Start-up with `appendonly yes`: loads the AOF directory (the RDB file is not read, as in
-/// Valkey), then opens it for appending. An error is fatal: the message to log.
-pub fn load_and_open(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
+/// Valkey) through `replayer`, then opens it for appending. An error is fatal: the message
+/// to log.
+pub fn load_and_open(
+    srv: &mut ServerState,
+    replayer: &mut dyn Replay,
+    now_ms: i64,
+) -> Result<(), String> {
     let started = std::time::Instant::now();
     let max_len = srv.config.proto_max_bulk_len.max(512 << 20);
     let opts = LoadOpts {
@@ -76,7 +95,6 @@ pub fn load_and_open(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
     // server was down is still there for the writes logged after its last one.
     set_loading(srv, true);
     let cell = std::cell::RefCell::new(&mut *srv);
-    let mut replayer = Replayer::new(now_ms);
     let mut rdb = |r: &mut dyn std::io::Read| -> Result<(), String> {
         let mut srv = cell.borrow_mut();
         let mut reader = RdbReader::new(r, max_len);
@@ -89,12 +107,12 @@ pub fn load_and_open(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
             Err(RdbError::Io(e)) => Err(format!("Error reading the AOF's RDB preamble: {e}")),
         }
     };
-    let replayer = std::cell::RefCell::new(&mut replayer);
+    let replayer = std::cell::RefCell::new(replayer);
     let mut exec = |argv: Vec<bytes::Bytes>| -> Result<(), ExecError> {
         let mut srv = cell.borrow_mut();
         replayer.borrow_mut().run(&mut srv, &argv, now_ms)
     };
-    let mut file_start = || replayer.borrow_mut().client.db = 0;
+    let mut file_start = || replayer.borrow_mut().file_start();
     let loaded = load_dir_with(
         Path::new("."),
         &appenddirname,
@@ -154,8 +172,8 @@ fn total_size(srv: &ServerState) -> u64 {
 /// (BGREWRITEAOF while off) is not accumulating the new writes, so it is stopped and started
 /// again. When the rewrite cannot start, the AOF stays off and the error says why.
 pub fn turn_on(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
-    srv.aof.state = AofState::WaitRewrite;
-    srv.aof.feed = Default::default();
+    super::set_state(srv, AofState::WaitRewrite);
+    srv.feed.reset();
     if srv.aof.rewrite.in_progress() {
         tracing::info!(
             "AOF was enabled but there is already an AOF rewriting in background. Stopping \
@@ -174,9 +192,9 @@ pub fn turn_on(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
             Ok(())
         }
         Err(e) => {
-            srv.aof.state = AofState::Off;
+            super::set_state(srv, AofState::Off);
             srv.aof.incr = None;
-            srv.aof.feed = Default::default();
+            srv.feed.reset();
             tracing::warn!(
                 "Valkey needs to enable the AOF but can't trigger a background AOF rewrite \
                  operation. Check the above logs for more info about the error."
@@ -186,134 +204,5 @@ pub fn turn_on(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
                 other => format!("{other:?}"),
             })
         }
-    }
-}
-
-/// Runs commands read from the AOF at start-up, as Valkey's loader does with its fake
-/// client: no checks but the command's existence and arity, replies discarded, MULTI/EXEC
-/// skipped (the commands between them simply run in order), and blocking commands answer
-/// at once instead of blocking (the fake client counts as inside EXEC).
-pub struct Replayer {
-    client: crate::server::client::Client,
-    out: crate::resp::reply::Reply,
-    pub commands: u64,
-}
-
-impl Replayer {
-    pub fn new(now_ms: i64) -> Replayer {
-        let mut client =
-            crate::server::client::Client::new(0, String::new(), String::new(), -1, false, now_ms);
-        client.in_exec = true;
-        let out = crate::resp::reply::Reply::new(crate::resp::reply::Proto::Resp2);
-        Replayer { client, out, commands: 0 }
-    }
-
-    /// Runs one command. An unknown command or a wrong argument count is fatal, with
-    /// Valkey's texts; an error reply from the command itself is not.
-    pub fn run(
-        &mut self,
-        srv: &mut ServerState,
-        argv: &[bytes::Bytes],
-        now_ms: i64,
-    ) -> Result<(), ExecError> {
-        let Some(first) = argv.first() else {
-            return Err(ExecError::Fatal("Empty command in the append only file".into()));
-        };
-        let name = String::from_utf8_lossy(first);
-        if first.eq_ignore_ascii_case(b"MULTI") || first.eq_ignore_ascii_case(b"EXEC") {
-            return Ok(());
-        }
-        let Some(mut cmd) = crate::commands::lookup(first) else {
-            return Err(ExecError::UnknownCommand);
-        };
-        if !cmd.subcommands.is_empty() {
-            cmd = argv.get(1).and_then(|s| cmd.subcommand(s)).unwrap_or(cmd);
-        }
-        if !cmd.arity_ok(argv.len()) {
-            return Err(ExecError::Fatal(format!(
-                "Wrong number of arguments for '{name}' reading the append only file"
-            )));
-        }
-        let Some(handler) = cmd.handler else { return Ok(()) };
-        let mut ctx = crate::commands::Ctx {
-            srv: &mut *srv,
-            client: &mut self.client,
-            out: &mut self.out,
-            now_ms,
-            slot: usize::MAX,
-        };
-        let error = match handler(&mut ctx, argv) {
-            Err(e) => Some(e.to_string()),
-            Ok(()) => error_reply_text(&self.out.buf),
-        };
-        self.out.clear();
-        if let Some(error) = error {
-            replay_error(srv.config.general.propagation_error_behavior, cmd.name, &error)?;
-        }
-        self.client.block_request = None;
-        self.commands += 1;
-        if srv.dbs.iter().any(|d| !d.removals.is_empty()) {
-            srv.drain_removals();
-        }
-        Ok(())
-    }
-}
-
-/// The text of an error reply (`-ERR text\r\n` gives `ERR text`), if `reply` is one.
-fn error_reply_text(reply: &[u8]) -> Option<String> {
-    let line = reply.strip_prefix(b"-")?;
-    let end = line.windows(2).position(|w| w == b"\r\n").unwrap_or(line.len());
-    Some(String::from_utf8_lossy(&line[..end]).into_owned())
-}
-
-/// A replayed command replied with an error: logged as Valkey logs it; then
-/// `propagation-error-behavior` decides. `panic` stops the load (Valkey aborts the process;
-/// here start-up fails with its message); `ignore` and `panic-on-replicas` (this server is
-/// never a replica) go on.
-fn replay_error(
-    behavior: PropagationErrorBehavior,
-    command: &str,
-    error: &str,
-) -> Result<(), ExecError> {
-    let text = error.strip_prefix("ERR ").unwrap_or(error);
-    let command = command.to_ascii_lowercase();
-    tracing::warn!(
-        "== CRITICAL == This server is sending an error to its AOF-loading-client: '{text}' \
-         after processing the command '{command}'"
-    );
-    match behavior {
-        PropagationErrorBehavior::Panic => Err(ExecError::Fatal(format!(
-            "This server panicked sending an error to its AOF-loading-client after processing \
-             the command '{command}'"
-        ))),
-        PropagationErrorBehavior::Ignore | PropagationErrorBehavior::PanicOnReplicas => Ok(()),
-    }
-}
-
-#[cfg(test)]
-mod replay_error_tests {
-    use super::*;
-
-    #[test]
-    fn error_replies_are_recognised() {
-        assert_eq!(error_reply_text(b"-ERR bad\r\n").as_deref(), Some("ERR bad"));
-        assert_eq!(error_reply_text(b"-WRONGTYPE x\r\n").as_deref(), Some("WRONGTYPE x"));
-        assert_eq!(error_reply_text(b"+OK\r\n"), None);
-        assert_eq!(error_reply_text(b""), None);
-    }
-
-    #[test]
-    fn behavior_decides_whether_replay_stops() {
-        let err = "ERR value is not an integer or out of range";
-        assert_eq!(replay_error(PropagationErrorBehavior::Ignore, "INCR", err), Ok(()));
-        assert_eq!(replay_error(PropagationErrorBehavior::PanicOnReplicas, "incr", err), Ok(()));
-        assert_eq!(
-            replay_error(PropagationErrorBehavior::Panic, "INCR", err),
-            Err(ExecError::Fatal(
-                "This server panicked sending an error to its AOF-loading-client after \
-                 processing the command 'incr'"
-                    .to_string()
-            ))
-        );
     }
 }

@@ -1,5 +1,8 @@
-//! Feeding the AOF: each command that changed the dataset is appended to the AOF buffer as
-//! a RESP array, in the form that replays to the same result later.
+//! The propagation feed: each command that changed the dataset is appended, in execution
+//! order, as a RESP array in the form that replays to the same result later, with a
+//! `SELECT` whenever the database changes and `MULTI`/`EXEC` around a transaction's writes.
+//! One stream for every consumer: the AOF drains it (`persist::aof`); replicas will read the
+//! same bytes. It is on while a consumer reads it ([`Feed::on`]); off, nothing is encoded.
 //!
 //! # What goes in
 //!
@@ -19,13 +22,16 @@
 //!   becomes `PEXPIREAT` and `GETEX ... PERSIST` becomes `PERSIST`, and `RESTORE` with a
 //!   relative TTL gets `ABSTTL`;
 //! - a command whose effect was random (`SPOP`) states it explicitly through
-//!   [`crate::commands::Ctx::propagate_as`] (`SREM key <members>`).
+//!   `Ctx::propagate_as` (command layer) (`SREM key <members>`).
 //!
 //! Everything else is deterministic given the same dataset and is logged as sent. The
 //! commands of a MULTI/EXEC go in between `MULTI` and `EXEC` when more than one of them is
 //! logged, so a replay never applies half a transaction.
 
 use bytes::Bytes;
+
+use crate::server::state::ServerState;
+use crate::spec::table::Command;
 
 /// Appends `argv` as a RESP array of bulk strings.
 pub fn append_command<A: AsRef<[u8]>>(buf: &mut Vec<u8>, argv: &[A]) {
@@ -59,6 +65,8 @@ fn push_header(buf: &mut Vec<u8>, kind: u8, n: usize) {
 /// MULTI wrapping of a transaction in progress.
 #[derive(Debug, Default)]
 pub struct Feed {
+    /// A consumer reads the feed (the AOF is logging): commands are encoded into `buf`.
+    pub on: bool,
     /// The buffer of commands not yet written to the file.
     pub buf: Vec<u8>,
     /// The database the log's last `SELECT` chose (None: none yet in this file).
@@ -78,6 +86,12 @@ enum ExecWrap {
 }
 
 impl Feed {
+    /// Drops what was fed and not consumed, and the feed's position (a new file starts);
+    /// stays on or off.
+    pub fn reset(&mut self) {
+        *self = Feed { on: self.on, ..Feed::default() };
+    }
+
     /// Logs one command run against `db`.
     pub fn command<A: AsRef<[u8]>>(&mut self, db: usize, argv: &[A]) {
         if self.exec == Some(ExecWrap::Pending) {
@@ -190,6 +204,37 @@ fn word(w: &'static str) -> Bytes {
 
 fn int(n: i64) -> Bytes {
     Bytes::from(n.to_string())
+}
+
+/// After a command ran (`dispatch::call`): feeds it when it changed the dataset (or the
+/// forms it asked for instead, `Ctx::propagate_as`). `changes_before` is
+/// `ServerState::changes` before it ran; `db` the database it ran in.
+pub fn after_command<H: Copy>(
+    srv: &mut ServerState,
+    cmd: &Command<H>,
+    argv: &[Bytes],
+    db: usize,
+    changes_before: u64,
+    now_ms: i64,
+) {
+    if let Some(cmds) = srv.feed.replaced.take() {
+        for c in &cmds {
+            srv.feed.command(db, c);
+        }
+        return;
+    }
+    if srv.changes == changes_before || !cmd.is_write() {
+        return;
+    }
+    match rewrite(cmd.name, argv, now_ms) {
+        Some(form) => srv.feed.command(db, &form),
+        None => srv.feed.command(db, argv),
+    }
+}
+
+/// A key the keyspace removed on its own (expired, evicted): fed as `DEL`.
+pub fn removed(srv: &mut ServerState, db: usize, key: &[u8]) {
+    srv.feed.command(db, &[b"DEL".as_slice(), key]);
 }
 
 #[cfg(test)]

@@ -1,0 +1,74 @@
+//! What every run of a command leaves behind in the server's statistics: commandstats and
+//! the processed-commands counters, errorstats for error replies, and the slow log. Dispatch
+//! calls these after each command; unblocking calls them for a blocked command that ends
+//! without being served.
+
+use bytes::Bytes;
+
+use crate::server::state::{ServerState, Slot};
+use crate::spec::table::flag;
+
+/// The facts of a command that its statistics need: its name and flags (from the command
+/// table, so the name is `'static`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallOf {
+    pub name: &'static str,
+    pub flags: u64,
+}
+
+/// Write an error reply (any bytes: a client's own are echoed raw) and count it in
+/// errorstats under its code (the first word).
+pub fn reply_error_text(srv: &mut ServerState, slot: &mut Slot, text: &[u8]) {
+    let code = text.split(|&c| c == b' ').next().unwrap_or(b"ERR");
+    let code = String::from_utf8_lossy(code);
+    match srv.stats.errors.get_mut(code.as_ref()) {
+        Some(n) => *n += 1,
+        None => {
+            srv.stats.errors.insert(code.into_owned(), 1);
+        }
+    }
+    srv.stats.total_error_replies += 1;
+    slot.out.error_bytes(text);
+}
+
+fn trunc_all(a: &[u8]) -> String {
+    String::from_utf8_lossy(a).into_owned()
+}
+
+/// One call of `cmd` done (Valkey's statistics at the end of `call()`, or
+/// `updateStatsOnUnblock` for a blocked command that timed out or was unblocked):
+/// commandstats, the processed-commands counters and the slow log, with the time of every
+/// run of the command (`Client::blocked_run_us`).
+pub fn record_call(
+    srv: &mut ServerState,
+    slot: &mut Slot,
+    cmd: CallOf,
+    argv: &[Bytes],
+    failed: bool,
+    now_ms: i64,
+) {
+    let duration_us = std::mem::take(&mut slot.client.blocked_run_us);
+    let stat = srv.stats.cmd.entry(cmd.name).or_default();
+    stat.calls += 1;
+    stat.usec += duration_us;
+    if failed {
+        stat.failed_calls += 1;
+    }
+    srv.stats.total_commands_processed += 1;
+    slot.client.tot_cmds += 1;
+    let threshold = srv.config.slowlog_log_slower_than;
+    // The threshold is checked here first so a fast command builds nothing for the log.
+    if cmd.flags & flag::SKIP_COMMANDLOG == 0 && threshold >= 0 && duration_us as i64 >= threshold {
+        let max_len = srv.config.slowlog_max_len as usize;
+        let name = slot.client.name.as_deref().map(trunc_all).unwrap_or_default();
+        srv.slowlog.record(
+            threshold,
+            max_len,
+            argv,
+            duration_us,
+            now_ms / 1000,
+            &slot.client.addr,
+            &name,
+        );
+    }
+}
