@@ -151,7 +151,7 @@ fn apply_one(srv: &mut ServerState, name: &str) -> Result<(), ApplyFailure> {
         "port" | "bind" => {
             // Existing connections stay; new ones come in where the config now says.
             let reopened = srv.listeners.rebind_tcp(&srv.config);
-            srv.tcp_port = srv.listeners.tcp_port.unwrap_or(srv.config.port);
+            srv.tcp_port = srv.listeners.tcp_port().unwrap_or(srv.config.port);
             reopened.map_err(|e| {
                 tracing::warn!("CONFIG SET {name}: {e}");
                 if name == "bind" {

@@ -60,8 +60,9 @@ impl EventLoop {
         let poll = Poll::new()?;
         let mut srv = srv;
         // The listeners live in the server state, so that CONFIG SET bind/port can reopen them.
-        srv.listeners = Listeners::bind(&srv.config, poll.registry().try_clone()?)?;
-        srv.tcp_port = srv.listeners.tcp_port.unwrap_or(srv.config.port);
+        let listeners = Listeners::bind(&srv.config, poll.registry().try_clone()?)?;
+        srv.tcp_port = listeners.tcp_port.unwrap_or(srv.config.port);
+        srv.listeners = Box::new(listeners);
         let threads = srv.config.io_threads.max(1) as usize - 1;
         let io = (threads > 0).then(|| Pool::new(threads, IOBUF_LEN, io_work));
         srv.io_threads_active = threads > 0;
@@ -107,7 +108,7 @@ impl EventLoop {
             readable.append(&mut self.again);
             for ev in events.iter() {
                 let Token(t) = ev.token();
-                if let Some(which) = self.srv.listeners.which(t) {
+                if let Some(which) = crate::runtime::listener::of(&self.srv).which(t) {
                     self.accept_all(which);
                     continue;
                 }
@@ -157,7 +158,7 @@ impl EventLoop {
     fn accept_all(&mut self, which: usize) {
         loop {
             let now = now_ms();
-            match self.srv.listeners.accept(which) {
+            match crate::runtime::listener::of(&self.srv).accept(which) {
                 Ok(Some(acc)) => self.add_client(acc, now),
                 Ok(None) => break,
                 Err(e) => {

@@ -111,6 +111,29 @@ fn skippable(e: &io::Error) -> bool {
     )
 }
 
+impl crate::server::state::Listening for Listeners {
+    fn rebind_tcp(&mut self, config: &Config) -> io::Result<()> {
+        Listeners::rebind_tcp(self, config)
+    }
+
+    fn tcp_port(&self) -> Option<u16> {
+        self.tcp_port
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// The event loop's listeners, inside the server state.
+pub fn of(srv: &crate::server::state::ServerState) -> &Listeners {
+    srv.listeners.as_any().downcast_ref().expect("the event loop's listeners")
+}
+
 impl Listeners {
     /// Opens every listener `config` names and registers them with `registry`.
     pub fn bind(config: &Config, registry: Registry) -> io::Result<Listeners> {

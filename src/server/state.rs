@@ -148,6 +148,39 @@ impl Clients {
     }
 }
 
+/// The listening sockets as the core sees them: CONFIG SET bind/port reopens them. The
+/// runtime implements it over its sockets (the core knows nothing of mio) and reaches its
+/// own type back through `as_any`.
+pub trait Listening: std::any::Any {
+    /// Listens where `config`'s bind and port now say; on error the previous sockets stay.
+    fn rebind_tcp(&mut self, config: &Config) -> std::io::Result<()>;
+    /// The TCP port listened on, if any (the one the OS chose for `port 0`).
+    fn tcp_port(&self) -> Option<u16>;
+    fn as_any(&self) -> &dyn std::any::Any;
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}
+
+/// No sockets: a server state without an event loop (unit tests). Rebinding does nothing.
+pub struct NotListening;
+
+impl Listening for NotListening {
+    fn rebind_tcp(&mut self, _: &Config) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn tcp_port(&self) -> Option<u16> {
+        None
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
 pub struct ServerState {
     pub config: Config,
     pub config_file: Option<PathBuf>,
@@ -167,8 +200,9 @@ pub struct ServerState {
     pub rng: u64,
     /// The TCP port actually listened on (when `port 0` lets the OS choose, the chosen one).
     pub tcp_port: u16,
-    /// The listening sockets (opened by the event loop; empty in a state without one).
-    pub listeners: crate::runtime::listener::Listeners,
+    /// The listening sockets (opened by the event loop, which owns them; [`NotListening`] in
+    /// a state without one).
+    pub listeners: Box<dyn Listening>,
     pub executable: String,
     pub active_expire_enabled: bool,
     /// Client slots (tokens) of MONITOR clients.
@@ -234,7 +268,7 @@ impl ServerState {
             shutdown: None,
             rng: seed | 1,
             tcp_port: 0,
-            listeners: Default::default(),
+            listeners: Box::new(NotListening),
             executable: std::env::current_exe()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
