@@ -5,6 +5,7 @@ use bytes::Bytes;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::persist::aof::rewrite::{self, StartError};
+use crate::persist::aof_in;
 
 pub static COMMANDS: &[Command] = &[Command::new(
     "bgrewriteaof",
@@ -24,7 +25,7 @@ fn bgrewriteaof(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
             return Err(CmdError::err("Background append only file rewriting already in progress"))
         }
         Err(StartError::ChildActive) => {
-            ctx.srv.aof.rewrite.scheduled = true;
+            aof_in(&mut ctx.srv.persist).rewrite.scheduled = true;
             ctx.out.simple("Background append only file rewriting scheduled");
         }
         Err(StartError::Failed(_)) => {

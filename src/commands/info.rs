@@ -348,7 +348,16 @@ fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
 }
 
 fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
-    let aof = &srv.aof;
+    // Persistence that never ran has its default figures.
+    let fresh;
+    let p = match crate::persist::peek(&*srv.persist) {
+        Some(p) => p,
+        None => {
+            fresh = crate::persist::Persistence::default();
+            &fresh
+        }
+    };
+    let (aof, bgsave) = (&p.aof, &p.bgsave);
     s.push_str("# Persistence\r\n");
     fields!(s,
         "loading" => 0,
@@ -360,22 +369,21 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "current_cow_size_age" => 0,
         "current_fork_perc" => "0.00",
         "current_save_keys_processed" => 0,
-        "current_save_keys_total" => srv.bgsave.child.as_ref().map_or(0, |c| c.keys_total),
+        "current_save_keys_total" => bgsave.child.as_ref().map_or(0, |c| c.keys_total),
         "rdb_changes_since_last_save" => srv.dirty,
-        "rdb_bgsave_in_progress" => u8::from(srv.bgsave.child.is_some()),
+        "rdb_bgsave_in_progress" => u8::from(bgsave.child.is_some()),
         "rdb_last_save_time" => srv.lastsave_s,
-        "rdb_last_bgsave_status" => if srv.bgsave.last_ok { "ok" } else { "err" },
-        "rdb_last_bgsave_time_sec" => srv.bgsave.last_time_secs,
-        "rdb_current_bgsave_time_sec" => srv
-            .bgsave
+        "rdb_last_bgsave_status" => if bgsave.last_ok { "ok" } else { "err" },
+        "rdb_last_bgsave_time_sec" => bgsave.last_time_secs,
+        "rdb_current_bgsave_time_sec" => bgsave
             .child
             .as_ref()
             .map_or(-1, |c| (crate::runtime::event_loop::now_ms() - c.fork.started_ms) / 1000),
-        "rdb_saves" => srv.bgsave.saves,
-        "rdb_last_cow_size" => srv.bgsave.last_cow_bytes,
-        "rdb_last_load_keys_expired" => srv.bgsave.last_load_keys_expired,
-        "rdb_last_load_keys_loaded" => srv.bgsave.last_load_keys_loaded,
-        "aof_enabled" => u8::from(srv.aof.logging()),
+        "rdb_saves" => bgsave.saves,
+        "rdb_last_cow_size" => bgsave.last_cow_bytes,
+        "rdb_last_load_keys_expired" => bgsave.last_load_keys_expired,
+        "rdb_last_load_keys_loaded" => bgsave.last_load_keys_loaded,
+        "aof_enabled" => u8::from(aof.logging()),
         "aof_rewrite_in_progress" => u8::from(aof.rewrite.in_progress()),
         "aof_rewrite_scheduled" => u8::from(aof.rewrite.scheduled),
         "aof_last_rewrite_time_sec" => aof.rewrite.last_time_secs,

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::persist::bgsave::{self, StartError};
+use crate::persist::bgsave_in;
 
 pub static COMMANDS: &[Command] = &[
     Command::new(
@@ -33,10 +34,10 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 fn save(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
-    if ctx.srv.bgsave.child.is_some() {
+    if bgsave_in(&mut ctx.srv.persist).child.is_some() {
         return Err(CmdError::BgsaveInProgress);
     }
-    ctx.srv.bgsave.saves += 1;
+    bgsave_in(&mut ctx.srv.persist).saves += 1;
     let now = ctx.now_ms;
     crate::persist::save::save(ctx.srv, now).map_err(|_| CmdError::SaveFailed)?;
     ctx.out.ok();
@@ -59,13 +60,13 @@ fn bgsave(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         [_, a] if crate::commands::args::is(a, "schedule") => When::Schedule,
         _ => return Err(CmdError::Syntax),
     };
-    if ctx.srv.bgsave.child.is_some() {
+    if bgsave_in(&mut ctx.srv.persist).child.is_some() {
         return Err(CmdError::BgsaveInProgress);
     }
     let busy = crate::persist::aof::any_child(ctx.srv) || ctx.client.in_exec;
     if busy {
         if when == When::Schedule || ctx.client.in_exec {
-            ctx.srv.bgsave.scheduled = true;
+            bgsave_in(&mut ctx.srv.persist).scheduled = true;
             ctx.out.simple("Background saving scheduled");
             return Ok(());
         }

@@ -7,6 +7,7 @@
 //! (the parent's logger may have been mid-write when it forked) and leaves with `_exit`.
 //! The parent logs for it when it reaps it.
 
+use crate::persist::bgsave_in;
 use crate::persist::fork::{self, ChildKind, ForkChild, Reaped};
 use crate::server::state::ServerState;
 
@@ -79,14 +80,14 @@ pub fn temp_name(pid: libc::pid_t) -> String {
 
 /// Forks a child that saves the dataset.
 pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
-    if srv.bgsave.child.is_some() {
+    if bgsave_in(&mut srv.persist).child.is_some() {
         return Err(StartError::InProgress);
     }
     if crate::persist::aof::any_child(srv) {
         return Err(StartError::ChildActive);
     }
-    srv.bgsave.saves += 1;
-    srv.bgsave.last_try_ms = now_ms;
+    bgsave_in(&mut srv.persist).saves += 1;
+    bgsave_in(&mut srv.persist).last_try_ms = now_ms;
     let snapshot: &ServerState = srv;
     let spawned = fork::spawn(ChildKind::Rdb, now_ms, || {
         // SAFETY: getpid has no preconditions.
@@ -97,11 +98,12 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
         Ok(fork) => {
             tracing::info!("Background saving started by pid {}", fork.pid);
             let keys_total = srv.dbs.iter().map(|d| d.len() as u64).sum();
-            srv.bgsave.child = Some(Child { fork, dirty_at_start: srv.dirty, keys_total });
+            bgsave_in(&mut srv.persist).child =
+                Some(Child { fork, dirty_at_start: srv.dirty, keys_total });
             Ok(())
         }
         Err(e) => {
-            srv.bgsave.last_ok = false;
+            bgsave_in(&mut srv.persist).last_ok = false;
             tracing::warn!("Can't save in background: fork: {e}");
             Err(StartError::Fork(e.to_string()))
         }
@@ -110,15 +112,15 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
 
 /// Reaps a finished child (time events). Returns whether one finished.
 pub fn check_child(srv: &mut ServerState, now_ms: i64) -> bool {
-    let Some(child) = srv.bgsave.child.as_mut() else { return false };
+    let Some(child) = bgsave_in(&mut srv.persist).child.as_mut() else { return false };
     let Some(reaped) = child.fork.try_reap(now_ms) else { return false };
-    let child = srv.bgsave.child.take().expect("checked above");
+    let child = bgsave_in(&mut srv.persist).child.take().expect("checked above");
     finished(srv, &child, &reaped, now_ms);
     true
 }
 
 fn finished(srv: &mut ServerState, child: &Child, r: &Reaped, now_ms: i64) {
-    let bg = &mut srv.bgsave;
+    let bg = &mut bgsave_in(&mut srv.persist);
     bg.last_time_secs = r.elapsed_ms / 1000;
     match r.by_signal {
         None if r.ok => {
@@ -150,7 +152,7 @@ fn finished(srv: &mut ServerState, child: &Child, r: &Reaped, now_ms: i64) {
 
 /// Stops a background save in progress (SHUTDOWN) and removes its temporary file.
 pub fn kill_child(srv: &mut ServerState) {
-    if let Some(child) = srv.bgsave.child.take() {
+    if let Some(child) = bgsave_in(&mut srv.persist).child.take() {
         tracing::warn!("There is a child saving an .rdb. Killing it!");
         let pid = child.fork.pid;
         child.fork.kill_and_reap();
@@ -164,7 +166,8 @@ pub fn check_save_points(srv: &mut ServerState, now_ms: i64) {
     if crate::persist::aof::any_child(srv) {
         return;
     }
-    let retry_ok = srv.bgsave.last_ok || now_ms - srv.bgsave.last_try_ms > RETRY_DELAY_MS;
+    let retry_ok = bgsave_in(&mut srv.persist).last_ok
+        || now_ms - bgsave_in(&mut srv.persist).last_try_ms > RETRY_DELAY_MS;
     let since_s = now_ms / 1000 - srv.lastsave_s;
     let due = srv
         .config
@@ -176,7 +179,7 @@ pub fn check_save_points(srv: &mut ServerState, now_ms: i64) {
         let _ = start(srv, now_ms);
         return;
     }
-    if srv.bgsave.scheduled && retry_ok && start(srv, now_ms).is_ok() {
-        srv.bgsave.scheduled = false;
+    if bgsave_in(&mut srv.persist).scheduled && retry_ok && start(srv, now_ms).is_ok() {
+        bgsave_in(&mut srv.persist).scheduled = false;
     }
 }

@@ -13,12 +13,13 @@ use crate::spec::CmdError;
 
 /// The refusal for write commands while persistence is failing, if it is.
 pub fn write_denied(srv: &ServerState) -> Option<CmdError> {
-    if srv.config.stop_writes_on_bgsave_error && !srv.config.save.is_empty() && !srv.bgsave.last_ok
-    {
+    // Persistence that never ran has nothing failing.
+    let p = crate::persist::peek(&*srv.persist)?;
+    if srv.config.stop_writes_on_bgsave_error && !srv.config.save.is_empty() && !p.bgsave.last_ok {
         return Some(CmdError::BgsaveMisconf);
     }
-    if srv.aof.logging() {
-        if let Some(e) = &srv.aof.write_error {
+    if p.aof.logging() {
+        if let Some(e) = &p.aof.write_error {
             return Some(CmdError::AofMisconf(e.clone()));
         }
     }

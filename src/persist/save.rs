@@ -15,6 +15,7 @@ use super::rdb::encoding::{RdbError, RdbReader, RdbWriter};
 use super::rdb::file::{load_rdb, write_rdb, AccessMeta, LoadStats, SaveInfo};
 use super::rdb::value::LoadLimits;
 use crate::keyspace::db::Db;
+use crate::persist::{aof_in, bgsave_in};
 use crate::server::state::{ServerState, ShutdownMode};
 use crate::util::strerror;
 
@@ -71,7 +72,7 @@ pub fn save(srv: &mut ServerState, now_ms: i64) -> Result<(), SaveError> {
             tracing::info!("DB saved on disk");
             srv.dirty = 0;
             srv.lastsave_s = now_ms / 1000;
-            srv.bgsave.last_ok = true;
+            bgsave_in(&mut srv.persist).last_ok = true;
         }
         Err(e) => tracing::warn!("{e}"),
     }
@@ -204,8 +205,8 @@ fn log_loaded(srv: &mut ServerState, stats: &LoadStats, started: Instant) {
         stats.keys_expired
     );
     tracing::info!("DB loaded from disk: {:.3} seconds", started.elapsed().as_secs_f64());
-    srv.bgsave.last_load_keys_loaded = stats.keys_loaded;
-    srv.bgsave.last_load_keys_expired = stats.keys_expired;
+    bgsave_in(&mut srv.persist).last_load_keys_loaded = stats.keys_loaded;
+    bgsave_in(&mut srv.persist).last_load_keys_expired = stats.keys_expired;
 }
 
 /// Loads the RDB file at start-up, if there is one. `Ok(None)` when there is no file.
@@ -395,7 +396,9 @@ pub fn prepare_shutdown(
     super::bgsave::kill_child(srv);
     // The AOF first (as Valkey): it holds the whole dataset even while a rewrite runs,
     // except while it waits for its first base.
-    if srv.aof.rewrite.in_progress() && srv.aof.state == super::aof::AofState::WaitRewrite {
+    if aof_in(&mut srv.persist).rewrite.in_progress()
+        && aof_in(&mut srv.persist).state == super::aof::AofState::WaitRewrite
+    {
         if on_error == OnSaveError::Refuse {
             tracing::warn!("Writing initial AOF, can't exit.");
             return Err(ShutdownRefused);

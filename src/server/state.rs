@@ -226,12 +226,11 @@ pub struct ServerState {
     /// Slots with output to write at the end of this tick.
     pub to_write: Vec<usize>,
     pub lastsave_s: i64,
-    /// BGSAVE: the child in progress and how the last one ended.
-    pub bgsave: crate::persist::bgsave::BgSave,
+    /// Persistence's own state (the AOF, BGSAVE), kept here for that layer above the core,
+    /// which alone reads it (`persist::state`).
+    pub persist: Box<dyn std::any::Any>,
     /// The propagation feed: every write, in execution order (`propagate`).
     pub feed: crate::server::propagate::Feed,
-    /// The append-only file (`persist::aof`).
-    pub aof: crate::persist::aof::Aof,
     pub dirty: u64,
     /// Counts changes to the dataset (key events raised by commands, databases emptied or
     /// swapped): a command that moved it is logged to the AOF (`persist::aof`).
@@ -283,9 +282,8 @@ impl ServerState {
             to_close: Vec::new(),
             to_write: Vec::new(),
             lastsave_s: now_ms / 1000,
-            bgsave: Default::default(),
+            persist: Box::new(()),
             feed: Default::default(),
-            aof: Default::default(),
             dirty: 0,
             changes: 0,
             loading: false,

@@ -35,6 +35,7 @@ pub mod writer;
 use std::path::{Path, PathBuf};
 
 use crate::config::Appendfsync;
+use crate::persist::aof_in;
 use crate::server::state::ServerState;
 
 use manifest::Manifest;
@@ -75,7 +76,7 @@ pub struct Aof {
 
 /// Sets the AOF's state; the propagation feed is on while the AOF logs.
 pub fn set_state(srv: &mut ServerState, state: AofState) {
-    srv.aof.state = state;
+    aof_in(&mut srv.persist).state = state;
     srv.feed.on = state != AofState::Off;
 }
 
@@ -112,7 +113,7 @@ pub fn before_replies(srv: &mut ServerState) {
 
 /// Writes the buffer and syncs as the policy says.
 fn flush(srv: &mut ServerState, now_ms: i64) {
-    let aof = &mut srv.aof;
+    let aof = &mut aof_in(&mut srv.persist);
     let Some(incr) = aof.incr.as_mut() else {
         // Off (a rewrite of an AOF that is off logs nothing).
         srv.feed.buf.clear();
@@ -144,7 +145,7 @@ fn flush(srv: &mut ServerState, now_ms: i64) {
 
 /// Syncs the incremental file per `appendfsync` (`force`: now, whatever the policy).
 fn sync(srv: &mut ServerState, now_ms: i64, force: bool) {
-    let aof = &mut srv.aof;
+    let aof = &mut aof_in(&mut srv.persist);
     let Some(incr) = aof.incr.as_mut() else { return };
     if !incr.unsynced {
         return;
@@ -185,14 +186,15 @@ fn sync(srv: &mut ServerState, now_ms: i64, force: bool) {
 pub fn cron(srv: &mut ServerState, now_ms: i64) {
     rewrite::check_child(srv, now_ms);
     rewrite::check_scheduled(srv, now_ms);
-    if srv.aof.logging() {
+    if aof_in(&mut srv.persist).logging() {
         flush(srv, now_ms);
     }
 }
 
 /// Whether a fork child of either kind (BGSAVE, AOF rewrite) runs.
 pub fn any_child(srv: &ServerState) -> bool {
-    srv.bgsave.child.is_some() || srv.aof.rewrite.in_progress()
+    crate::persist::peek(&*srv.persist)
+        .is_some_and(|p| p.bgsave.child.is_some() || p.aof.rewrite.in_progress())
 }
 
 /// `CONFIG SET appendonly`: turning it on starts a rewrite that writes the first base;
@@ -201,7 +203,7 @@ pub fn any_child(srv: &ServerState) -> bool {
 /// CONFIG SET refuses instead of acknowledging writes that no file keeps.
 pub fn config_changed(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
     let want = srv.config.appendonly;
-    let result = match (want, srv.aof.state) {
+    let result = match (want, aof_in(&mut srv.persist).state) {
         (true, AofState::Off) => startup::turn_on(srv, now_ms),
         (false, AofState::On | AofState::WaitRewrite) => {
             turn_off(srv, now_ms);
@@ -217,10 +219,10 @@ fn turn_off(srv: &mut ServerState, now_ms: i64) {
     flush(srv, now_ms);
     sync(srv, now_ms, true);
     rewrite::kill_child(srv);
-    srv.aof.incr = None;
+    aof_in(&mut srv.persist).incr = None;
     srv.feed.reset();
     set_state(srv, AofState::Off);
-    srv.aof.write_error = None;
+    aof_in(&mut srv.persist).write_error = None;
     tracing::info!("Background append only file rewriting turned off");
 }
 
@@ -228,7 +230,9 @@ fn turn_off(srv: &mut ServerState, now_ms: i64) {
 pub fn on_shutdown(srv: &mut ServerState) {
     let now = crate::runtime::event_loop::now_ms();
     rewrite::kill_child(srv);
-    if srv.aof.logging() && (!srv.feed.buf.is_empty() || srv.aof.unsynced()) {
+    if aof_in(&mut srv.persist).logging()
+        && (!srv.feed.buf.is_empty() || aof_in(&mut srv.persist).unsynced())
+    {
         tracing::info!("Calling fsync() on the AOF file.");
         flush(srv, now);
         sync(srv, now, true);

@@ -25,6 +25,7 @@ use super::{dir_path, file_size, AofState};
 use crate::persist::fork::{self, ChildKind, ForkChild, Reaped};
 use crate::persist::rdb::encoding::RdbWriter;
 use crate::persist::rdb::file::{write_rdb, AccessMeta, SaveInfo};
+use crate::persist::{aof_in, bgsave_in};
 use crate::server::state::ServerState;
 
 /// Seconds between tries of a rewrite that failed while the AOF waits for its first base.
@@ -104,13 +105,13 @@ fn name_of(info: &manifest::AofInfo) -> String {
 
 /// Starts a background rewrite.
 pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
-    if srv.aof.rewrite.child.is_some() {
+    if aof_in(&mut srv.persist).rewrite.child.is_some() {
         return Err(StartError::InProgress);
     }
-    if srv.bgsave.child.is_some() {
+    if bgsave_in(&mut srv.persist).child.is_some() {
         return Err(StartError::ChildActive);
     }
-    srv.aof.rewrite.last_try_ms = now_ms;
+    aof_in(&mut srv.persist).rewrite.last_try_ms = now_ms;
     let result = open_next_incr(srv, now_ms).and_then(|()| {
         let rdb_preamble = srv.config.aof_use_rdb_preamble;
         let dbs = &srv.dbs;
@@ -132,18 +133,18 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
         Ok((child, rdb_preamble)) => {
             tracing::info!("Background append only file rewriting started by pid {}", child.pid);
             let temp = manifest::temp_rewrite_bg_name(child.pid);
-            srv.aof.rewrite.started_ms = now_ms;
-            srv.aof.rewrite.scheduled = false;
+            aof_in(&mut srv.persist).rewrite.started_ms = now_ms;
+            aof_in(&mut srv.persist).rewrite.scheduled = false;
             // Counted when started, as Valkey's `aof_rewrites`.
-            srv.aof.rewrite.rewrites += 1;
-            srv.aof.rewrite.child = Some(Job { child, temp, rdb_preamble });
+            aof_in(&mut srv.persist).rewrite.rewrites += 1;
+            aof_in(&mut srv.persist).rewrite.child = Some(Job { child, temp, rdb_preamble });
             Ok(())
         }
         Err(e) => {
             tracing::warn!("Can't rewrite append only file in background: {e}");
             // aof_rewrites_consecutive_failures counts children that failed (as Valkey's);
             // a rewrite that never started is only aof_last_bgrewrite_status:err.
-            srv.aof.rewrite.last_ok = false;
+            aof_in(&mut srv.persist).rewrite.last_ok = false;
             Err(StartError::Failed(e.to_string()))
         }
     }
@@ -176,32 +177,33 @@ fn open_next_incr(srv: &mut ServerState, now_ms: i64) -> io::Result<()> {
     super::sync(srv, now_ms, true);
     let dir = dir_path(srv);
     fs::create_dir_all(&dir)?;
-    let name = match srv.aof.state {
+    let name = match aof_in(&mut srv.persist).state {
         AofState::Off => return Ok(()),
         AofState::WaitRewrite => temp_incr_name(srv),
         AofState::On => {
-            let mut m = srv.aof.manifest.clone();
+            let mut m = aof_in(&mut srv.persist).manifest.clone();
             let name = name_of(m.next_incr(&srv.config.appendfilename));
             let file = OpenOptions::new().create(true).append(true).open(dir.join(&name))?;
             m.persist(&dir, &srv.config.appendfilename).map_err(io::Error::other)?;
-            srv.aof.manifest = m;
-            srv.aof.incr = Some(IncrFile::new(file, name)?);
+            aof_in(&mut srv.persist).manifest = m;
+            aof_in(&mut srv.persist).incr = Some(IncrFile::new(file, name)?);
             srv.feed.selected_db = None;
             return Ok(());
         }
     };
     let file = OpenOptions::new().create(true).write(true).truncate(true).open(dir.join(&name))?;
-    srv.aof.incr = Some(IncrFile::new(file, name)?);
+    aof_in(&mut srv.persist).incr = Some(IncrFile::new(file, name)?);
     srv.feed.selected_db = None;
     Ok(())
 }
 
 /// Reaps a finished rewrite child (time events) and installs its base.
 pub fn check_child(srv: &mut ServerState, now_ms: i64) {
-    let Some(job) = srv.aof.rewrite.child.as_mut() else { return };
+    let Some(job) = aof_in(&mut srv.persist).rewrite.child.as_mut() else { return };
     let Some(reaped) = job.child.try_reap(now_ms) else { return };
-    let job = srv.aof.rewrite.child.take().expect("checked above");
-    srv.aof.rewrite.last_time_secs = (now_ms - srv.aof.rewrite.started_ms) / 1000;
+    let job = aof_in(&mut srv.persist).rewrite.child.take().expect("checked above");
+    aof_in(&mut srv.persist).rewrite.last_time_secs =
+        (now_ms - aof_in(&mut srv.persist).rewrite.started_ms) / 1000;
     let result = match reaped.ok {
         true => install(srv, &job).map_err(|e| e.to_string()),
         false => Err(failure(&reaped)),
@@ -209,15 +211,15 @@ pub fn check_child(srv: &mut ServerState, now_ms: i64) {
     match result {
         Ok(()) => {
             tracing::info!("Background AOF rewrite finished successfully");
-            srv.aof.rewrite.last_ok = true;
-            srv.aof.rewrite.consecutive_failures = 0;
-            srv.aof.rewrite.last_cow_size = reaped.cow_bytes;
+            aof_in(&mut srv.persist).rewrite.last_ok = true;
+            aof_in(&mut srv.persist).rewrite.consecutive_failures = 0;
+            aof_in(&mut srv.persist).rewrite.last_cow_size = reaped.cow_bytes;
         }
         Err(e) => {
             tracing::warn!("Background AOF rewrite failed: {e}");
             let _ = fs::remove_file(&job.temp);
-            srv.aof.rewrite.last_ok = false;
-            srv.aof.rewrite.consecutive_failures += 1;
+            aof_in(&mut srv.persist).rewrite.last_ok = false;
+            aof_in(&mut srv.persist).rewrite.consecutive_failures += 1;
         }
     }
 }
@@ -234,21 +236,21 @@ fn install(srv: &mut ServerState, job: &Job) -> io::Result<()> {
     let dir = dir_path(srv);
     fs::create_dir_all(&dir)?;
     let appendfilename = srv.config.appendfilename.clone();
-    let mut m = srv.aof.manifest.clone();
+    let mut m = aof_in(&mut srv.persist).manifest.clone();
     let base = name_of(m.next_base(&appendfilename, job.rdb_preamble));
     fs::rename(&job.temp, dir.join(&base))?;
-    if srv.aof.state == AofState::WaitRewrite {
+    if aof_in(&mut srv.persist).state == AofState::WaitRewrite {
         let name = name_of(m.next_incr(&appendfilename));
         fs::rename(dir.join(temp_incr_name(srv)), dir.join(&name))?;
-        if let Some(incr) = srv.aof.incr.as_mut() {
+        if let Some(incr) = aof_in(&mut srv.persist).incr.as_mut() {
             incr.name = name;
         }
     }
     // While on, the last incr is the one written since the fork: it stays.
-    m.mark_incrs_as_history(srv.aof.state != AofState::Off);
+    m.mark_incrs_as_history(aof_in(&mut srv.persist).state != AofState::Off);
     m.persist(&dir, &appendfilename).map_err(io::Error::other)?;
     let history = m.take_history();
-    srv.aof.manifest = m;
+    aof_in(&mut srv.persist).manifest = m;
     for h in &history {
         let name = name_of(h);
         tracing::info!("Removing the history file {name} in the background");
@@ -257,18 +259,18 @@ fn install(srv: &mut ServerState, job: &Job) -> io::Result<()> {
         }
     }
     if !history.is_empty() {
-        if let Err(e) = srv.aof.manifest.persist(&dir, &appendfilename) {
+        if let Err(e) = aof_in(&mut srv.persist).manifest.persist(&dir, &appendfilename) {
             tracing::warn!("{e}");
         }
     }
-    if srv.aof.state == AofState::WaitRewrite {
+    if aof_in(&mut srv.persist).state == AofState::WaitRewrite {
         super::set_state(srv, AofState::On);
         tracing::info!("Background AOF rewrite finished; the AOF is on");
     }
-    srv.aof.base_size = file_size(&dir, &base);
-    let incr_size = srv.aof.incr.as_ref().map_or(0, |i| i.size);
-    srv.aof.current_size = srv.aof.base_size + incr_size;
-    srv.aof.rewrite_base_size = srv.aof.current_size;
+    aof_in(&mut srv.persist).base_size = file_size(&dir, &base);
+    let incr_size = aof_in(&mut srv.persist).incr.as_ref().map_or(0, |i| i.size);
+    aof_in(&mut srv.persist).current_size = aof_in(&mut srv.persist).base_size + incr_size;
+    aof_in(&mut srv.persist).rewrite_base_size = aof_in(&mut srv.persist).current_size;
     Ok(())
 }
 
@@ -278,21 +280,21 @@ pub fn check_scheduled(srv: &mut ServerState, now_ms: i64) {
     if super::any_child(srv) {
         return;
     }
-    let waiting = srv.aof.state == AofState::WaitRewrite
-        && now_ms - srv.aof.rewrite.last_try_ms >= RETRY_DELAY_MS;
-    if srv.aof.rewrite.scheduled || waiting {
+    let waiting = aof_in(&mut srv.persist).state == AofState::WaitRewrite
+        && now_ms - aof_in(&mut srv.persist).rewrite.last_try_ms >= RETRY_DELAY_MS;
+    if aof_in(&mut srv.persist).rewrite.scheduled || waiting {
         let _ = start(srv, now_ms);
         return;
     }
     let pct = u64::from(srv.config.auto_aof_rewrite_percentage);
-    if srv.aof.state != AofState::On || pct == 0 {
+    if aof_in(&mut srv.persist).state != AofState::On || pct == 0 {
         return;
     }
-    let size = srv.aof.current_size;
+    let size = aof_in(&mut srv.persist).current_size;
     if size < srv.config.auto_aof_rewrite_min_size_bytes {
         return;
     }
-    let base = srv.aof.rewrite_base_size.max(1);
+    let base = aof_in(&mut srv.persist).rewrite_base_size.max(1);
     let growth = (size.saturating_sub(base)) * 100 / base;
     if growth >= pct {
         tracing::info!("Starting automatic rewriting of AOF on {growth}% growth");
@@ -302,7 +304,7 @@ pub fn check_scheduled(srv: &mut ServerState, now_ms: i64) {
 
 /// Stops a rewrite in progress (AOF turned off, shutdown) and removes its output.
 pub fn kill_child(srv: &mut ServerState) {
-    if let Some(job) = srv.aof.rewrite.child.take() {
+    if let Some(job) = aof_in(&mut srv.persist).rewrite.child.take() {
         tracing::info!("Killing running AOF rewrite child: {}", job.child.pid);
         job.child.kill_and_reap();
         let _ = fs::remove_file(&job.temp);

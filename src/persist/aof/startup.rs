@@ -9,6 +9,7 @@ use super::manifest;
 use super::reader::ReadLimits;
 use super::writer::IncrFile;
 use super::{dir_path, file_size, rewrite, AofState};
+use crate::persist::aof_in;
 use crate::persist::rdb::encoding::{RdbError, RdbReader};
 use crate::persist::rdb::file::load_rdb;
 use crate::persist::rdb::file::{AccessMeta, SaveInfo};
@@ -23,7 +24,7 @@ pub fn open_at_start(srv: &mut ServerState, now_ms: i64) -> io::Result<()> {
     let dir = dir_path(srv);
     fs::create_dir_all(&dir)?;
     let appendfilename = srv.config.appendfilename.clone();
-    let mut m = srv.aof.manifest.clone();
+    let mut m = aof_in(&mut srv.persist).manifest.clone();
     let mut changed = false;
     if m.base.is_none() && m.incrs.is_empty() {
         let rdb = srv.config.aof_use_rdb_preamble;
@@ -38,7 +39,8 @@ pub fn open_at_start(srv: &mut ServerState, now_ms: i64) -> io::Result<()> {
         };
         rewrite::write_base_file(&temp, &srv.dbs, &info, rdb)?;
         fs::rename(&temp, dir.join(&base))?;
-        srv.aof.base_size = std::fs::metadata(dir.join(&base)).map_or(0, |m| m.len());
+        aof_in(&mut srv.persist).base_size =
+            std::fs::metadata(dir.join(&base)).map_or(0, |m| m.len());
         changed = true;
     }
     changed |= m.incrs.is_empty();
@@ -47,13 +49,13 @@ pub fn open_at_start(srv: &mut ServerState, now_ms: i64) -> io::Result<()> {
     if changed {
         m.persist(&dir, &appendfilename).map_err(io::Error::other)?;
     }
-    srv.aof.manifest = m;
-    srv.aof.incr = Some(IncrFile::new(file, name)?);
+    aof_in(&mut srv.persist).manifest = m;
+    aof_in(&mut srv.persist).incr = Some(IncrFile::new(file, name)?);
     srv.feed.reset();
     super::set_state(srv, AofState::On);
-    srv.aof.current_size = total_size(srv);
+    aof_in(&mut srv.persist).current_size = total_size(srv);
     // Automatic rewrites measure growth from the base, as Valkey after a load.
-    srv.aof.rewrite_base_size = srv.aof.base_size;
+    aof_in(&mut srv.persist).rewrite_base_size = aof_in(&mut srv.persist).base_size;
     srv.refresh_removal_log();
     Ok(())
 }
@@ -130,8 +132,8 @@ pub fn load_and_open(
             started.elapsed().as_secs_f64()
         );
     }
-    srv.aof.manifest = outcome.manifest;
-    srv.aof.base_size = outcome.base_size;
+    aof_in(&mut srv.persist).manifest = outcome.manifest;
+    aof_in(&mut srv.persist).base_size = outcome.base_size;
     open_at_start(srv, now_ms).map_err(|e| format!("Can't open the append-only file: {e}"))?;
     delete_history(srv);
     Ok(())
@@ -146,24 +148,24 @@ fn set_loading(srv: &mut ServerState, on: bool) {
 
 /// Deletes the files the manifest lists as history, and persists it without them.
 fn delete_history(srv: &mut ServerState) {
-    if srv.aof.manifest.history.is_empty() {
+    if aof_in(&mut srv.persist).manifest.history.is_empty() {
         return;
     }
     let dir = dir_path(srv);
-    let history = srv.aof.manifest.take_history();
+    let history = aof_in(&mut srv.persist).manifest.take_history();
     for h in &history {
         tracing::info!("Removing the history file {} in the background", h.name.to_string_lossy());
         let _ = fs::remove_file(dir.join(&h.name));
     }
-    if let Err(e) = srv.aof.manifest.persist(&dir, &srv.config.appendfilename) {
+    if let Err(e) = aof_in(&mut srv.persist).manifest.persist(&dir, &srv.config.appendfilename) {
         tracing::warn!("{e}");
     }
 }
 
 /// The size of every file the manifest names.
-fn total_size(srv: &ServerState) -> u64 {
+fn total_size(srv: &mut ServerState) -> u64 {
     let dir = dir_path(srv);
-    let m = &srv.aof.manifest;
+    let m = &aof_in(&mut srv.persist).manifest;
     m.base.iter().chain(m.incrs.iter()).map(|f| file_size(&dir, &f.name)).sum()
 }
 
@@ -174,7 +176,7 @@ fn total_size(srv: &ServerState) -> u64 {
 pub fn turn_on(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
     super::set_state(srv, AofState::WaitRewrite);
     srv.feed.reset();
-    if srv.aof.rewrite.in_progress() {
+    if aof_in(&mut srv.persist).rewrite.in_progress() {
         tracing::info!(
             "AOF was enabled but there is already an AOF rewriting in background. Stopping \
              background AOF and starting a rewrite now."
@@ -188,12 +190,12 @@ pub fn turn_on(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
                 "AOF was enabled but there is already another background operation. An AOF \
                  background was scheduled to start when possible."
             );
-            srv.aof.rewrite.scheduled = true;
+            aof_in(&mut srv.persist).rewrite.scheduled = true;
             Ok(())
         }
         Err(e) => {
             super::set_state(srv, AofState::Off);
-            srv.aof.incr = None;
+            aof_in(&mut srv.persist).incr = None;
             srv.feed.reset();
             tracing::warn!(
                 "Valkey needs to enable the AOF but can't trigger a background AOF rewrite \
