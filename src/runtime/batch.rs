@@ -22,13 +22,13 @@
 //! A client whose command is held back by CLIENT PAUSE keeps that command and the ones after
 //! it, in order, for a later turn; a client being closed has its remaining commands dropped.
 
-use crate::commands::{self, table::key_positions, table::KeyBuf};
 use crate::runtime::dispatch::{self, Flow};
 use crate::runtime::event_loop::now_ms;
 use crate::runtime::io_slots::IoSlots;
 use crate::runtime::parsed::Parsed;
 use crate::server::obuf;
 use crate::server::state::ServerState;
+use crate::spec::table::{key_positions, KeyBuf};
 use crate::table::hash_key;
 
 /// Commands executed for one client per turn before others get theirs (fairness).
@@ -116,7 +116,7 @@ impl Batcher {
             go_on = false;
         } else {
             let now = now_ms();
-            let flow = dispatch::execute(srv, t, &mut slot, &cmd.argv, now);
+            let flow = dispatch::execute_looked_up(srv, t, &mut slot, cmd.cmd, &cmd.argv, now);
             if flow == Flow::Paused {
                 self.requeue.push((t, cmd));
                 go_on = false;
@@ -178,7 +178,7 @@ fn hash_remaining_keys(
     keys: &mut KeyBuf,
     hashes: &mut Vec<(usize, u64)>,
 ) {
-    let Some(c) = commands::lookup(&cmd.argv[0]) else { return };
+    let Some(c) = cmd.cmd else { return };
     if !key_positions(c, &cmd.argv, keys) {
         return;
     }

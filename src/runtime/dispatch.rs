@@ -55,7 +55,15 @@ fn trunc(a: &[u8], n: usize) -> &[u8] {
 
 /// Resolve `argv` to the command (or subcommand) to run, or the error to reply.
 fn resolve(argv: &[Bytes]) -> Result<&'static Command, (Option<&'static Command>, CmdError)> {
-    let Some(cmd) = commands::lookup(&argv[0]) else {
+    resolve_from(commands::lookup(&argv[0]), argv)
+}
+
+/// As [`resolve`], with `argv[0]` already looked up (at parse time).
+fn resolve_from(
+    top: Option<&'static Command>,
+    argv: &[Bytes],
+) -> Result<&'static Command, (Option<&'static Command>, CmdError)> {
+    let Some(cmd) = top else {
         return Err((None, CmdError::Raw(unknown_command_error(argv))));
     };
     if cmd.subcommands.is_empty() {
@@ -96,9 +104,22 @@ pub fn execute(
     argv: &[Bytes],
     now_ms: i64,
 ) -> Flow {
+    execute_looked_up(srv, token, slot, commands::lookup(&argv[0]), argv, now_ms)
+}
+
+/// As [`execute`], with `argv[0]` already looked up in the command table (`top`), as the
+/// parser does: the name is looked up once per command.
+pub fn execute_looked_up(
+    srv: &mut ServerState,
+    token: usize,
+    slot: &mut Slot,
+    top: Option<&'static Command>,
+    argv: &[Bytes],
+    now_ms: i64,
+) -> Flow {
     debug_assert!(!argv.is_empty());
     let reply_mark = slot.out.len();
-    let cmd = match resolve(argv) {
+    let cmd = match resolve_from(top, argv) {
         Ok(cmd) => cmd,
         Err((cmd, e)) => {
             if let Some(c) = cmd {

@@ -1,8 +1,11 @@
-//! A parsed command waiting to run: its arguments and the hashes of its first keys, computed
-//! where it was parsed (an I/O thread when there are some) so that the batch can prefetch
-//! their buckets before it executes.
+//! A parsed command waiting to run: its arguments, its entry in the command table and the
+//! hashes of its first keys, found where it was parsed (an I/O thread when there are some):
+//! the batch prefetches the keys' buckets, and dispatch runs the entry without looking the
+//! name up again.
 
 use bytes::Bytes;
+
+use crate::commands::Command;
 
 /// Key hashes computed with a parsed command (up to this many keys; the rest are hashed
 /// when prefetched).
@@ -12,6 +15,9 @@ pub const PARSED_HASHES_MAX: usize = 4;
 /// keys, computed where it was parsed (an I/O thread, with io-threads > 1) for prefetching.
 pub struct Parsed {
     pub argv: Vec<Bytes>,
+    /// The table's entry for `argv[0]` (None: no such command); its subcommand and arity
+    /// are dispatch's to check.
+    pub cmd: Option<&'static Command>,
     pub key_hashes: [u64; PARSED_HASHES_MAX],
     /// Argument index of each hashed key.
     pub key_args: [u32; PARSED_HASHES_MAX],
@@ -25,14 +31,16 @@ impl Parsed {
     /// Parse-time work beyond the RESP parser: find the keys from the command table's key
     /// specs and hash the first few with the keyspace's hasher (a pure function).
     pub fn new(argv: Vec<Bytes>, keys: &mut crate::spec::table::KeyBuf) -> Parsed {
+        let cmd = crate::commands::lookup(&argv[0]);
         let mut p = Parsed {
             argv,
+            cmd,
             key_hashes: [0; PARSED_HASHES_MAX],
             key_args: [0; PARSED_HASHES_MAX],
             key_hashes_len: 0,
             more_keys: false,
         };
-        let Some(cmd) = crate::commands::lookup(&p.argv[0]) else { return p };
+        let Some(cmd) = cmd else { return p };
         if cmd.key_specs.is_empty() || !cmd.arity_ok(p.argv.len()) {
             return p;
         }
