@@ -3,30 +3,43 @@
 //! A Valkey-compatible in-memory key-value server. One thread owns the keyspace and executes
 //! every command; optional I/O threads read, parse and write.
 //!
-//! # Layout
+//! # Layers
 //!
-//! - [`config`]: valkey.conf and `--option` parsing into a typed [`config::Config`]; the
-//!   directive table behind CONFIG GET / SET / REWRITE.
-//! - [`resp`]: the RESP2/RESP3 and inline request parser, and the reply encoder. Knows
-//!   nothing of the keyspace or commands.
-//! - [`util`]: small helpers that use nothing of the crate (`strerror`).
+//! Each module uses only modules listed above it here, never one below; the import graph
+//! has no cycle (`../shared/tools/modgraph.py src --cycles` checks it). From the bottom:
+//!
+//! - [`util`]: small helpers that use nothing of the crate (clock, PRNG, quoting, integer
+//!   formatting, `strerror`).
+//! - [`resp`]: the RESP2/RESP3 and inline request parser, and the reply encoder (with
+//!   referenced big values). Knows nothing of the keyspace or commands.
+//! - [`memory`]: the counting global allocator and allocator statistics.
 //! - [`table`]: the generic cache-line hashtable (the keyspace's, and large hashes', sets'
 //!   and sorted sets'); knows nothing of what it holds.
-//! - [`server`]: the mio event loop, listeners, connections, the client table, dispatch,
-//!   eviction (`evict`) and the time events; blocked clients (`blocking`, `unblock`) and the key-event hub that
-//!   feeds WATCH, client tracking and keyspace notifications (`events`); the pub/sub
-//!   registry and message delivery (`pubsub`). The only module that knows about mio.
-//! - [`commands`]: the declarative command table and the handlers, one file (or directory)
-//!   per family: strings, keyspace, hashes, lists, sets, sorted sets, SORT, connection,
-//!   pub/sub, server, CLIENT, CONFIG, COMMAND, INFO.
-//! - [`keyspace`]: databases, entries, expiry, on [`table`]. No connections, no RESP.
+//! - [`config`]: valkey.conf and `--option` parsing into a typed [`config::Config`]; the
+//!   directive table behind CONFIG GET / SET / REWRITE.
 //! - [`types`]: value types and their rules: strings, the compact encodings in Valkey's byte
 //!   formats (`listpack`, `intset`), and the aggregates (`hash`, `list`, `set`, `zset`, held
 //!   by the keyspace through `agg`). No I/O, no RESP.
-//! - [`memory`]: the counting global allocator and allocator statistics.
-//! - [`persist`]: the RDB format's building blocks (CRC-64, LZF, length and string
-//!   encodings); saving and loading land with issue 8.
-//! - [`io_threads`]: the I/O thread pool (generic jobs; the server defines read and write).
+//! - [`keyspace`]: databases, entries (out-of-line strings shared with replies, copied on
+//!   write), expiry, on [`table`]. No connections, no RESP.
+//! - [`spec`]: the command table's shape (flags, ACL categories, key specs, key extraction)
+//!   and every error reply, with the handler as a type parameter, so that the layers below
+//!   the handlers can read the table.
+//! - [`server`]: the core state without I/O: databases, the client table (each client's
+//!   reply stream and write progress), pub/sub, WATCH, client tracking, blocked clients,
+//!   the key-event hub (`events`), the propagation feed of every write (`propagate`),
+//!   eviction, statistics of calls, output buffer limits. No mio, no sockets, no handlers.
+//! - [`persist`]: RDB and AOF. Consumes the propagation feed; keeps its own state in an
+//!   opaque slot of the server state; runs AOF commands at start-up through a `Replay`
+//!   the command layer provides.
+//! - [`commands`]: the table's entries and their handlers, one file (or directory) per
+//!   family: strings, keyspace, hashes, lists, sets, sorted sets, SORT, connection, pub/sub,
+//!   server, CLIENT, CONFIG, COMMAND, INFO; the AOF replayer.
+//! - [`io_threads`]: the I/O thread pool (generic jobs; the runtime defines read and write).
+//! - [`runtime`]: the top: the mio event loop, listeners, connections (and the parsed
+//!   commands waiting), I/O-thread jobs, the batch with its prefetch, dispatch (with EXEC's
+//!   queue and the re-run of served blocked clients), the time events, signals, logging.
+//!   The only module that knows about mio.
 
 pub mod commands;
 pub mod config;

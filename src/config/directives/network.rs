@@ -22,7 +22,7 @@ pub struct Network {
     pub rdma_port: u16,
     pub rdma_rx_size_bytes: u32,
     pub rdma_completion_vector: i32,
-    /// Reply copy avoidance (hidden in Valkey 9.1; see [`HIDDEN`]): string values at least
+    /// Reply copy avoidance (hidden in Valkey 9.1; see `HIDDEN`): string values at least
     /// this long are referenced by replies, not copied, when there are no I/O threads...
     pub min_string_size_avoid_copy_reply: u32,
     /// ... and at least this long when there are I/O threads ...
