@@ -22,7 +22,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::{bulk, info_field, info_int, int, Client, Val};
-use fill::{fill, short_lived};
+use fill::{fill, fill_rest, short_lived};
 use harness::*;
 
 #[test]
@@ -69,6 +69,43 @@ fn every_type_and_expire_form_survives_a_restart_from_the_aof() {
 }
 
 /// Writes, a rewrite, more writes on `kind`; its directory then loads in `other`.
+/// The propagation feed of every write command of the table replays to the same dataset:
+/// a server logs them all (the AOF is the feed's consumer), and a new one started from the
+/// log alone holds what the first held. The test fails when the command table gains a write
+/// command that `fill` and `fill_rest` do not run.
+#[test]
+fn every_write_command_of_the_table_replays_from_the_feed() {
+    let dir = TempDir::new("aof-every-write");
+    let args = ["--aof-use-rdb-preamble", "no"];
+    let s = aof_on(Kind::Ours, &dir, &args);
+    let mut c = Client::connect(s.port);
+    prelude(&mut c);
+    w(&mut c, &["SET", "gone", "1"]);
+    w(&mut c, &["FLUSHALL"]);
+    fill(&mut c, s.port, "a");
+    fill_rest(&mut c, s.port, "a");
+    // Every command the table flags `write`, from COMMAND's own answer.
+    let mut writes = Vec::new();
+    for entry in c.cmd(&["COMMAND"]).as_array() {
+        let e = entry.as_array();
+        let flags: Vec<String> = e[2].as_array().iter().map(Val::as_str).collect();
+        if flags.iter().any(|f| f == "write") {
+            writes.push(e[0].as_str());
+        }
+    }
+    assert!(writes.len() >= 79, "{} write commands", writes.len());
+    let sent = harness::sent_commands();
+    let missing: Vec<&String> = writes.iter().filter(|n| !sent.contains(*n)).collect();
+    assert!(missing.is_empty(), "write commands never run here: {missing:?}");
+    let before = snapshot(&mut c);
+    shutdown(s);
+    let s = aof_on(Kind::Ours, &dir, &args);
+    let mut c = Client::connect(s.port);
+    assert_same("replayed from the feed", &before, &snapshot(&mut c), 5000);
+    assert_eq!(c.cmd(&["EXISTS", "gone"]), int(0), "FLUSHALL replayed");
+    shutdown(s);
+}
+
 fn cross_load(kind: Kind, other: Kind, preamble: &str, writer_extra: &[&str]) {
     let dir = TempDir::new("aof-interop");
     let args = ["--aof-use-rdb-preamble", preamble];

@@ -199,6 +199,65 @@ pub fn fill(c: &mut Client, port: u16, p: &str) {
     assert_eq!(r.as_array()[1], bulk("a"));
 }
 
+/// The write commands `fill` leaves out, so that the two together run every write command
+/// of the table (keys prefixed by `p`).
+pub fn fill_rest(c: &mut Client, port: u16, p: &str) {
+    let k = |s: &str| format!("{p}:{s}");
+    w(c, &["SET", &k("r:ctr"), "10"]);
+    assert_eq!(w(c, &["DECR", &k("r:ctr")]), int(9));
+    w(c, &["HMSET", &k("r:h"), "a", "1", "b", "2"]);
+    assert_eq!(w(c, &["LPUSHX", &k("r:nolist"), "x"]), int(0));
+    w(c, &["RPUSH", &k("r:l"), "a", "b", "c", "d"]);
+    assert_eq!(w(c, &["LPUSHX", &k("r:l"), "z"]), int(5));
+    assert_eq!(w(c, &["RPUSHX", &k("r:l"), "y"]), int(6));
+    assert_eq!(w(c, &["RPOPLPUSH", &k("r:l"), &k("r:l2")]), bulk("y"));
+    w(c, &["SADD", &k("r:s1"), "a", "b", "c"]);
+    w(c, &["SADD", &k("r:s2"), "b", "c", "d"]);
+    assert_eq!(w(c, &["SDIFFSTORE", &k("r:sdiff"), &k("r:s1"), &k("r:s2")]), int(1));
+    assert_eq!(w(c, &["SUNIONSTORE", &k("r:sunion"), &k("r:s1"), &k("r:s2")]), int(4));
+    w(c, &["ZADD", &k("r:z1"), "1", "a", "2", "b", "3", "c", "4", "d", "5", "e"]);
+    w(c, &["ZADD", &k("r:z2"), "1", "b", "2", "c"]);
+    assert_eq!(w(c, &["ZDIFFSTORE", &k("r:zdiff"), "2", &k("r:z1"), &k("r:z2")]), int(3));
+    assert_eq!(w(c, &["ZINTERSTORE", &k("r:zinter"), "2", &k("r:z1"), &k("r:z2")]), int(2));
+    w(c, &["ZPOPMAX", &k("r:z1")]);
+    w(c, &["ZMPOP", "1", &k("r:z1"), "MIN"]);
+    w(c, &["ZADD", &k("r:z3"), "0", "a", "0", "b", "0", "c", "0", "d", "1", "x", "2", "y"]);
+    assert_eq!(w(c, &["ZREMRANGEBYLEX", &k("r:z3"), "[a", "[b"]), int(2));
+    assert_eq!(w(c, &["ZREMRANGEBYRANK", &k("r:z3"), "0", "0"]), int(1));
+    assert_eq!(w(c, &["ZREMRANGEBYSCORE", &k("r:z3"), "2", "+inf"]), int(1));
+    // Blocking forms served by a later push.
+    let r = served(c, port, &["BRPOP", &k("r:bl"), "5"], &["RPUSH", &k("r:bl"), "x1", "x2"]);
+    assert_eq!(r, Val::Array(vec![bulk(&k("r:bl")), bulk("x2")]));
+    let r = served(
+        c,
+        port,
+        &["BRPOPLPUSH", &k("r:bsrc"), &k("r:bdst"), "5"],
+        &["RPUSH", &k("r:bsrc"), "y1"],
+    );
+    assert_eq!(r, bulk("y1"));
+    let r = served(
+        c,
+        port,
+        &["BLMPOP", "5", "1", &k("r:bm"), "LEFT", "COUNT", "2"],
+        &["RPUSH", &k("r:bm"), "m1", "m2", "m3"],
+    );
+    assert_eq!(r.as_array()[0], bulk(&k("r:bm")));
+    let r = served(
+        c,
+        port,
+        &["BZPOPMAX", &k("r:bz"), "5"],
+        &["ZADD", &k("r:bz"), "1", "lo", "2", "hi"],
+    );
+    assert_eq!(r.as_array()[1], bulk("hi"));
+    let r = served(
+        c,
+        port,
+        &["BZMPOP", "5", "1", &k("r:bzm"), "MIN"],
+        &["ZADD", &k("r:bzm"), "1", "one", "2", "two"],
+    );
+    assert_eq!(r.as_array()[0], bulk(&k("r:bzm")));
+}
+
 /// Keys set to expire within the second, in every relative form: logged as relative times,
 /// they would come back to life with a fresh TTL after a restart.
 pub fn short_lived(c: &mut Client) {

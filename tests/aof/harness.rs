@@ -260,14 +260,30 @@ pub fn assert_same(what: &str, before: &Snapshot, after: &Snapshot, tol_ms: i64)
 // ---------------------------------------------------------------------------------------
 // Writing every type and every form of command the AOF rewrites
 
+thread_local! {
+    /// The command names `w`, `wb` and `served` sent on this thread (lower case).
+    static SENT: std::cell::RefCell<std::collections::BTreeSet<String>> = Default::default();
+}
+
+fn record(name: &[u8]) {
+    SENT.with(|s| s.borrow_mut().insert(String::from_utf8_lossy(name).to_lowercase()));
+}
+
+/// The command names sent through `w`, `wb` and `served` on this thread so far.
+pub fn sent_commands() -> std::collections::BTreeSet<String> {
+    SENT.with(|s| s.borrow().clone())
+}
+
 /// A write that must not fail.
 pub fn w(c: &mut Client, args: &[&str]) -> Val {
+    record(args[0].as_bytes());
     let r = c.cmd(args);
     assert!(!matches!(r, Val::Err(_)), "{args:?}: {r:?}");
     r
 }
 
 pub fn wb(c: &mut Client, args: &[&[u8]]) -> Val {
+    record(args[0]);
     let r = c.cmd_b(args);
     assert!(!matches!(r, Val::Err(_)), "{r:?}");
     r
@@ -275,6 +291,7 @@ pub fn wb(c: &mut Client, args: &[&[u8]]) -> Val {
 
 /// A blocking command served by a push from `c`: the blocked client's reply.
 pub fn served(c: &mut Client, port: u16, block: &[&str], push: &[&str]) -> Val {
+    record(block[0].as_bytes());
     std::thread::scope(|s| {
         let h = s.spawn(|| Client::connect(port).cmd(block));
         wait_until("a blocked client", || info_int(c, "clients", "blocked_clients") == 1);
