@@ -108,7 +108,7 @@ impl Batcher {
 
     /// Run one command; false when the client must not run more commands this turn.
     fn execute_one(&mut self, srv: &mut ServerState, t: usize, cmd: Parsed) -> bool {
-        let Some(mut slot) = srv.clients.slots.get_mut(t).and_then(|s| s.take()) else {
+        let Some(mut slot) = srv.clients.lend(t) else {
             return false;
         };
         let mut go_on = true;
@@ -136,7 +136,7 @@ impl Batcher {
                 go_on = false;
             }
         }
-        srv.clients.slots[t] = Some(slot);
+        srv.clients.put_back(t, slot);
         srv.to_write.push(t);
         go_on
     }

@@ -236,15 +236,15 @@ impl EventLoop {
     }
 
     fn read_client(&mut self, token: usize) {
-        let Some(slot) = self.srv.clients.slots.get_mut(token).and_then(|s| s.take()) else {
+        let Some(slot) = self.srv.clients.lend(token) else {
             return;
         };
         let Some(io) = self.conns.get_mut(token) else {
-            self.srv.clients.slots[token] = Some(slot);
+            self.srv.clients.put_back(token, slot);
             return;
         };
         let Some(mut conn) = io.conn.take() else {
-            self.srv.clients.slots[token] = Some(slot);
+            self.srv.clients.put_back(token, slot);
             return;
         };
         let (qlimit, plimits) = self.read_limits(&slot);
@@ -269,8 +269,7 @@ impl EventLoop {
             let Some(io) = self.conns.get_mut(t) else { continue };
             let Some(conn) = io.conn.take() else { continue };
             let room = PENDING_CMDS_MAX.saturating_sub(io.pending.len());
-            let (qlimit, plimits) =
-                self.read_limits(self.srv.clients.slots[t].as_ref().expect("present"));
+            let (qlimit, plimits) = self.read_limits(self.srv.clients.get(t).expect("present"));
             let io = self.io.as_mut().expect("threaded path");
             io.submit(IoJob::Read { token: t, conn, qlimit, plimits, room });
             sent += 1;
@@ -281,7 +280,7 @@ impl EventLoop {
                 unreachable!("only read jobs are in flight");
             };
             self.srv.stats.io_threaded_reads += 1;
-            let Some(slot) = self.srv.clients.slots.get_mut(token).and_then(|s| s.take()) else {
+            let Some(slot) = self.srv.clients.lend(token) else {
                 continue;
             };
             let io = self.conns.get_mut(token).expect("an I/O slot per client");
@@ -334,7 +333,7 @@ impl EventLoop {
         slot.client.qbuf_len = conn.qbuf.len();
         slot.client.qbuf_cap = conn.qbuf.capacity();
         io.conn = Some(conn);
-        self.srv.clients.slots[token] = Some(slot);
+        self.srv.clients.put_back(token, slot);
         if closed {
             self.close_client(token);
         } else if again {
@@ -393,7 +392,7 @@ impl EventLoop {
     /// Reply the client's protocol error (its earlier commands have all run) and close it
     /// once the reply is written.
     fn answer_protocol_error(&mut self, t: usize) {
-        let Some(mut slot) = self.srv.clients.slots[t].take() else { return };
+        let Some(mut slot) = self.srv.clients.lend(t) else { return };
         let error = self.conns.get_mut(t).and_then(|io| io.proto_error.take());
         if let Some(e) = error {
             let msg = e.message();
@@ -407,7 +406,7 @@ impl EventLoop {
             slot.client.close_after_reply = true;
             self.srv.to_write.push(t);
         }
-        self.srv.clients.slots[t] = Some(slot);
+        self.srv.clients.put_back(t, slot);
     }
 
     /// When CLIENT PAUSE has ended, run the commands it held back.

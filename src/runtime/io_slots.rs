@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use crate::resp::parse::ProtoError;
 use crate::runtime::conn::Conn;
 use crate::runtime::parsed::Parsed;
+use crate::server::state::slot_index;
 
 pub struct IoSlot {
     /// None while the connection is away (on an I/O thread).
@@ -23,29 +24,41 @@ impl IoSlot {
     }
 }
 
-/// The I/O halves, indexed by client token.
+/// The I/O halves, by client token: at the token's slot index, with the whole token kept
+/// so that a stale one (see `server::state::Clients`) finds nothing.
 #[derive(Default)]
 pub struct IoSlots {
-    slots: Vec<Option<IoSlot>>,
+    slots: Vec<Option<(usize, IoSlot)>>,
 }
 
 impl IoSlots {
     pub fn insert(&mut self, token: usize, slot: IoSlot) {
-        if self.slots.len() <= token {
-            self.slots.resize_with(token + 1, || None);
+        let i = slot_index(token);
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, || None);
         }
-        self.slots[token] = Some(slot);
+        self.slots[i] = Some((token, slot));
     }
 
     pub fn remove(&mut self, token: usize) -> Option<IoSlot> {
-        self.slots.get_mut(token)?.take()
+        let entry = self.slots.get_mut(slot_index(token))?;
+        match entry {
+            Some((t, _)) if *t == token => entry.take().map(|(_, s)| s),
+            _ => None,
+        }
     }
 
     pub fn get_mut(&mut self, token: usize) -> Option<&mut IoSlot> {
-        self.slots.get_mut(token)?.as_mut()
+        match self.slots.get_mut(slot_index(token))? {
+            Some((t, s)) if *t == token => Some(s),
+            _ => None,
+        }
     }
 
     pub fn get(&self, token: usize) -> Option<&IoSlot> {
-        self.slots.get(token)?.as_ref()
+        match self.slots.get(slot_index(token))? {
+            Some((t, s)) if *t == token => Some(s),
+            _ => None,
+        }
     }
 }

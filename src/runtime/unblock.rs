@@ -49,12 +49,12 @@ pub fn serve_ready(srv: &mut ServerState, now_ms: i64) {
 }
 
 fn run_again(srv: &mut ServerState, t: usize, b: &Blocked, now_ms: i64) {
-    let Some(mut slot) = srv.clients.slots.get_mut(t).and_then(|s| s.take()) else { return };
+    let Some(mut slot) = srv.clients.lend(t) else { return };
     slot.client.unblocking = true;
     slot.client.blocked = false;
     let flow = dispatch::execute(srv, t, &mut slot, &b.argv, now_ms);
     slot.client.unblocking = false;
-    srv.clients.slots[t] = Some(slot);
+    srv.clients.put_back(t, slot);
     srv.to_write.push(t);
     if flow == Flow::Blocked {
         // Blocked again (it found nothing after all): it keeps its original deadline.

@@ -100,51 +100,110 @@ impl Slot {
     }
 }
 
-/// The client table: slots indexed by mio token. A slot is `None` when free or while its
-/// client is executing (the executing client is lent to the handler).
+/// The client table, indexed by token. A token is a slot index (low 32 bits) and the
+/// slot's generation (high bits): the generation moves on when a client leaves, so a token
+/// kept by anything after its client is gone (a pub/sub registry, a blocked-clients list, a
+/// queued write) no longer finds the client that reuses the slot, and is refused.
+///
+/// A slot is `None` when free or while its client is lent out (the executing client is
+/// taken out with [`Clients::lend`] and put back with [`Clients::put_back`]).
 #[derive(Default)]
 pub struct Clients {
-    pub slots: Vec<Option<Box<Slot>>>,
-    pub free: Vec<usize>,
+    slots: Vec<Option<Box<Slot>>>,
+    gens: Vec<u32>,
+    free: Vec<usize>,
     pub count: usize,
 }
 
+/// Bits of a token that hold the slot index.
+const INDEX_BITS: u32 = 32;
+/// Generations wrap below this, so that a token stays clear of the listeners' tokens at the
+/// top of the token space.
+const GEN_LIMIT: u32 = 1 << 30;
+
+/// The slot index of `token`.
+pub fn slot_index(token: usize) -> usize {
+    token & ((1 << INDEX_BITS) - 1)
+}
+
+fn make_token(index: usize, generation: u32) -> usize {
+    index | (generation as usize) << INDEX_BITS
+}
+
 impl Clients {
+    /// Adds a client; returns its token.
     pub fn insert(&mut self, slot: Box<Slot>) -> usize {
         self.count += 1;
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i] = Some(slot);
-                i
-            }
+        let i = match self.free.pop() {
+            Some(i) => i,
             None => {
-                self.slots.push(Some(slot));
+                self.slots.push(None);
+                self.gens.push(0);
                 self.slots.len() - 1
             }
-        }
+        };
+        assert!(i < 1 << INDEX_BITS, "too many client slots");
+        self.slots[i] = Some(slot);
+        make_token(i, self.gens[i])
     }
 
-    pub fn remove(&mut self, i: usize) -> Option<Box<Slot>> {
-        let s = self.slots.get_mut(i)?.take()?;
+    /// The slot index of `token` while it is current (its client has not left).
+    fn current(&self, token: usize) -> Option<usize> {
+        let i = slot_index(token);
+        (make_token(i, *self.gens.get(i)?) == token).then_some(i)
+    }
+
+    /// Removes the client of `token`; its token (and any copy of it) is stale from now on.
+    pub fn remove(&mut self, token: usize) -> Option<Box<Slot>> {
+        let i = self.current(token)?;
+        let s = self.slots[i].take()?;
         self.count -= 1;
+        self.gens[i] = (self.gens[i] + 1) % GEN_LIMIT;
         self.free.push(i);
         Some(s)
     }
 
+    /// Takes the client of `token` out of the table while it runs a command (None when the
+    /// token is stale, or the client is already lent).
+    pub fn lend(&mut self, token: usize) -> Option<Box<Slot>> {
+        let i = self.current(token)?;
+        self.slots[i].take()
+    }
+
+    /// Puts back a client taken out with [`Clients::lend`].
+    pub fn put_back(&mut self, token: usize, slot: Box<Slot>) {
+        let i = self.current(token).expect("a lent client's token stays current");
+        debug_assert!(self.slots[i].is_none(), "put back over a present client");
+        self.slots[i] = Some(slot);
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (usize, &Slot)> {
-        self.slots.iter().enumerate().filter_map(|(i, s)| s.as_deref().map(|s| (i, s)))
+        let gens = &self.gens;
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, s)| s.as_deref().map(|s| (make_token(i, gens[i]), s)))
     }
 
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, &mut Slot)> {
-        self.slots.iter_mut().enumerate().filter_map(|(i, s)| s.as_deref_mut().map(|s| (i, s)))
+        let gens = &self.gens;
+        self.slots
+            .iter_mut()
+            .enumerate()
+            .filter_map(move |(i, s)| s.as_deref_mut().map(|s| (make_token(i, gens[i]), s)))
     }
 
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut Slot> {
-        self.slots.get_mut(i).and_then(|s| s.as_deref_mut())
+    pub fn get(&self, token: usize) -> Option<&Slot> {
+        self.slots[self.current(token)?].as_deref()
+    }
+
+    pub fn get_mut(&mut self, token: usize) -> Option<&mut Slot> {
+        let i = self.current(token)?;
+        self.slots[i].as_deref_mut()
     }
 
     pub fn find_id(&mut self, id: u64) -> Option<usize> {
-        self.iter().find(|(_, s)| s.client.id == id).map(|(i, _)| i)
+        self.iter().find(|(_, s)| s.client.id == id).map(|(t, _)| t)
     }
 }
 
@@ -339,4 +398,49 @@ pub fn rate(samples: &[(i64, u64); 16], idx: usize) -> f64 {
         return 0.0;
     }
     (newest.1 - oldest.1) as f64 * 1000.0 / (newest.0 - oldest.0) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::reply::Proto;
+
+    fn slot(id: u64) -> Box<Slot> {
+        let client = Client::new(id, String::new(), String::new(), -1, false, 0);
+        Box::new(Slot::new(client, Reply::new(Proto::Resp2)))
+    }
+
+    #[test]
+    fn a_stale_token_is_refused_after_its_slot_is_reused() {
+        let mut c = Clients::default();
+        let first = c.insert(slot(1));
+        assert_eq!(c.get_mut(first).map(|s| s.client.id), Some(1));
+        assert!(c.remove(first).is_some());
+        let second = c.insert(slot(2));
+        assert_eq!(slot_index(second), slot_index(first), "the slot is reused");
+        assert_ne!(second, first, "under a new generation");
+        assert!(c.get_mut(first).is_none(), "the old token finds nothing");
+        assert!(c.lend(first).is_none());
+        assert!(c.remove(first).is_none());
+        assert_eq!(c.get(second).map(|s| s.client.id), Some(2));
+        let lent = c.lend(second).expect("current");
+        assert!(c.get(second).is_none(), "lent out");
+        c.put_back(second, lent);
+        assert_eq!(c.iter().map(|(t, s)| (t, s.client.id)).collect::<Vec<_>>(), [(second, 2)]);
+        assert_eq!(c.find_id(2), Some(second));
+        assert_eq!(c.count, 1);
+    }
+
+    #[test]
+    fn generations_wrap_below_the_listener_tokens() {
+        let mut c = Clients::default();
+        let mut t = c.insert(slot(1));
+        c.gens[0] = GEN_LIMIT - 1;
+        c.remove(t);
+        t = c.insert(slot(1));
+        assert_eq!(t, make_token(0, GEN_LIMIT - 1));
+        c.remove(t);
+        assert_eq!(c.insert(slot(1)), 0, "the generation wrapped to 0");
+        assert!(make_token(u32::MAX as usize, GEN_LIMIT - 1) < usize::MAX - 64);
+    }
 }

@@ -21,14 +21,14 @@ pub fn expire_timeouts(srv: &mut ServerState, now_ms: i64) {
 /// Replies a blocked command's timeout reply for the client in `t` (already unblocked) and
 /// lets it go on with its next commands. The command counts as one call now.
 pub fn answer_timeout(srv: &mut ServerState, t: usize, b: &Blocked, now_ms: i64) {
-    let Some(mut slot) = srv.clients.slots.get_mut(t).and_then(|s| s.take()) else { return };
+    let Some(mut slot) = srv.clients.lend(t) else { return };
     slot.client.blocked = false;
     match b.on_timeout {
         TimeoutReply::NullArray => slot.out.null_array(),
         TimeoutReply::NullBulk => slot.out.null(),
     }
     record_unblocked(srv, &mut slot, b, false, now_ms);
-    srv.clients.slots[t] = Some(slot);
+    srv.clients.put_back(t, slot);
     srv.to_write.push(t);
     srv.unblocked.push(t);
 }
@@ -36,11 +36,11 @@ pub fn answer_timeout(srv: &mut ServerState, t: usize, b: &Blocked, now_ms: i64)
 /// Answers the client in `t`, blocked, with an error instead (CLIENT UNBLOCK ... ERROR).
 /// The command counts as one failed call.
 pub fn answer_error(srv: &mut ServerState, t: usize, b: &Blocked, text: &str, now_ms: i64) {
-    let Some(mut slot) = srv.clients.slots.get_mut(t).and_then(|s| s.take()) else { return };
+    let Some(mut slot) = srv.clients.lend(t) else { return };
     slot.client.blocked = false;
     calls::reply_error_text(srv, &mut slot, text.as_bytes());
     record_unblocked(srv, &mut slot, b, true, now_ms);
-    srv.clients.slots[t] = Some(slot);
+    srv.clients.put_back(t, slot);
     srv.to_write.push(t);
     srv.unblocked.push(t);
 }
