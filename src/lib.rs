@@ -9,7 +9,8 @@
 //!   directive table behind CONFIG GET / SET / REWRITE.
 //! - [`resp`]: the RESP2/RESP3 and inline request parser, and the reply encoder. Knows
 //!   nothing of the keyspace or commands.
-//! - [`util`]: small helpers that use nothing of the crate (`strerror`).
+//! - [`util`]: small helpers that use nothing of the crate: the wall clock, the seeded generator,
+//!   `sdssplitargs` / `sdscatrepr` quoting, integer formatting, `strerror`.
 //! - [`table`]: the generic cache-line hashtable (the keyspace's, and large hashes', sets'
 //!   and sorted sets'); knows nothing of what it holds.
 //! - [`server`]: the mio event loop, listeners, connections, the client table, dispatch,

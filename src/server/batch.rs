@@ -25,9 +25,9 @@
 use crate::commands::{self, table::key_positions, table::KeyBuf};
 use crate::server::cron;
 use crate::server::dispatch::{self, Flow};
-use crate::server::event_loop::now_ms;
 use crate::server::state::{Parsed, ServerState};
 use crate::table::hash_key;
+use crate::util::clock::now_ms;
 
 /// Commands executed for one client per turn before others get theirs (fairness).
 pub const CMDS_PER_TURN_MAX: usize = 1024;

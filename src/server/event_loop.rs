@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::io;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use mio::{Events, Interest, Poll, Token};
 use tracing::{info, warn};
@@ -25,15 +25,12 @@ use crate::server::dispatch;
 use crate::server::listener::{Accepted, Listeners};
 use crate::server::protected_mode;
 use crate::server::state::{Parsed, ServerState, Slot};
+use crate::util::clock::now_ms;
 
 /// Events handled per poll.
 const EVENTS_MAX: usize = 1024;
 /// Parsed commands a client may have waiting; parsing stops there until they run.
 const PENDING_CMDS_MAX: usize = CMDS_PER_TURN_MAX;
-
-pub fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-}
 
 pub struct EventLoop {
     poll: Poll,

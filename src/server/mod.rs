@@ -37,14 +37,14 @@ use crate::config::Config;
 pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> {
     crate::memory::publish();
     banner::starting(config_file.as_deref());
-    let now = event_loop::now_ms();
+    let now = crate::util::clock::now_ms();
     let mut srv = state::ServerState::new(config, config_file, now);
     crate::commands::keyspace::sync_access_clock(&mut srv);
     signals::install();
     let mut el = event_loop::EventLoop::new(srv)?;
     banner::mode(&el.srv.config, el.srv.tcp_port);
     tracing::info!("Server initialized");
-    let now = event_loop::now_ms();
+    let now = crate::util::clock::now_ms();
     let loaded = if el.srv.config.appendonly {
         crate::persist::aof::startup::load_and_open(&mut el.srv, now)
     } else {

@@ -136,7 +136,7 @@ pub fn before_replies(srv: &mut ServerState) {
     if srv.aof.feed.buf.is_empty() {
         return;
     }
-    flush(srv, crate::server::event_loop::now_ms());
+    flush(srv, crate::util::clock::now_ms());
 }
 
 /// Writes the buffer and syncs as the policy says.
@@ -255,7 +255,7 @@ fn turn_off(srv: &mut ServerState, now_ms: i64) {
 
 /// Called once when the server shuts down: the last writes reach the file and the disk.
 pub fn on_shutdown(srv: &mut ServerState) {
-    let now = crate::server::event_loop::now_ms();
+    let now = crate::util::clock::now_ms();
     rewrite::kill_child(srv);
     if srv.aof.logging() && (!srv.aof.feed.buf.is_empty() || srv.aof.unsynced()) {
         tracing::info!("Calling fsync() on the AOF file.");
