@@ -144,10 +144,8 @@ fn apply_one(srv: &mut ServerState, name: &str) -> Result<(), ApplyFailure> {
             crate::commands::keyspace::sync_access_clock(srv)
         }
         "notify-keyspace-events" => srv.refresh_removal_log(),
-        "appendonly" => {
-            crate::persist::aof::config_changed(srv, crate::runtime::event_loop::now_ms())
-                .map_err(|_| ApplyFailure::Appendonly)?
-        }
+        "appendonly" => crate::persist::aof::config_changed(srv, crate::util::clock::now_ms())
+            .map_err(|_| ApplyFailure::Appendonly)?,
         "port" | "bind" => {
             // Existing connections stay; new ones come in where the config now says.
             let reopened = srv.listeners.rebind_tcp(&srv.config);

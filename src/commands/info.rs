@@ -95,7 +95,7 @@ fn info(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let sel = Selection::parse(&argv[1..]);
     let now = Now {
         ms: ctx.now_ms,
-        us: now_us(),
+        us: crate::util::clock::now_us(),
         own_qbuf: ctx.client.qbuf_len,
         own_out: ctx.out.len(),
         own_mem: evict::client_memory_bytes(ctx.client, ctx.out),
@@ -124,13 +124,6 @@ macro_rules! fields {
     ($s:expr, $( $name:literal => $value:expr ),* $(,)?) => {
         $( let _ = write!($s, concat!($name, ":{}\r\n"), $value); )*
     };
-}
-
-fn now_us() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0)
 }
 
 /// A first line of a file under /proc, trimmed ("" when unreadable).
@@ -378,7 +371,7 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "rdb_current_bgsave_time_sec" => bgsave
             .child
             .as_ref()
-            .map_or(-1, |c| (crate::runtime::event_loop::now_ms() - c.fork.started_ms) / 1000),
+            .map_or(-1, |c| (crate::util::clock::now_ms() - c.fork.started_ms) / 1000),
         "rdb_saves" => bgsave.saves,
         "rdb_last_cow_size" => bgsave.last_cow_bytes,
         "rdb_last_load_keys_expired" => bgsave.last_load_keys_expired,
@@ -387,7 +380,7 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "aof_rewrite_in_progress" => u8::from(aof.rewrite.in_progress()),
         "aof_rewrite_scheduled" => u8::from(aof.rewrite.scheduled),
         "aof_last_rewrite_time_sec" => aof.rewrite.last_time_secs,
-        "aof_current_rewrite_time_sec" => aof.rewrite.current_secs(crate::runtime::event_loop::now_ms()),
+        "aof_current_rewrite_time_sec" => aof.rewrite.current_secs(crate::util::clock::now_ms()),
         "aof_last_bgrewrite_status" => if aof.rewrite.last_ok { "ok" } else { "err" },
         "aof_rewrites" => aof.rewrite.rewrites,
         "aof_rewrites_consecutive_failures" => aof.rewrite.consecutive_failures,

@@ -3,7 +3,7 @@
 //!
 //! Also the server's name and version as HELLO and INFO report them.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -108,7 +108,7 @@ pub fn subcommand_syntax(argv: &[Bytes]) -> CmdError {
 
 /// TIME reads the clock itself: it needs microseconds, and `ctx.now_ms` has milliseconds.
 fn time(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let now = crate::util::clock::since_epoch();
     ctx.out.array(2);
     ctx.out.bulk_int(now.as_secs() as i64);
     ctx.out.bulk_int(now.subsec_micros() as i64);

@@ -1,5 +1,6 @@
-//! Reading configuration text: the `sdssplitargs` tokenizer, valkey.conf line rules,
-//! `include`, merging `--name value` command-line options, and the fatal start-up error.
+//! Reading configuration text: valkey.conf line rules (split by `util::quote`'s
+//! `sdssplitargs`), `include`, merging `--name value` command-line options, and the fatal
+//! start-up error.
 //!
 //! As in Valkey, the config file, then stdin (`-`), then the command-line options rendered as
 //! config lines, are concatenated and parsed as one text, so a line number in an error counts
@@ -14,6 +15,7 @@ use super::directives::{file_only, lookup};
 use super::glob::glob_match;
 use super::kind::{Arity, Directive, Support, Value};
 use super::Config;
+use crate::util::quote::{repr, split_args};
 use crate::util::strerror;
 
 /// Deepest chain of `include`s followed; deeper is almost certainly an include loop.
@@ -73,110 +75,6 @@ impl fmt::Display for Origin {
             Origin::Text => write!(f, "(from a configuration string)"),
         }
     }
-}
-
-/// Splits a line into arguments as Valkey's `sdssplitargs`: blanks separate arguments;
-/// `"double quotes"` understand `\n \r \t \b \a \\ \" \xHH`; `'single quotes'` understand
-/// `\'`; a closing quote must be followed by a blank or the end. `None` on unbalanced quotes.
-pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
-    // C stops at a NUL byte.
-    let line = &line[..line.iter().position(|&b| b == 0).unwrap_or(line.len())];
-    let mut args = Vec::new();
-    let mut i = 0;
-    loop {
-        while i < line.len() && is_c_space(line[i]) {
-            i += 1;
-        }
-        if i == line.len() {
-            return Some(args);
-        }
-        let mut current = Vec::new();
-        let mut quote = None;
-        loop {
-            let c = line.get(i).copied();
-            match (quote, c) {
-                (Some(_), None) => return None,
-                (Some(b'"'), Some(b'\\')) => {
-                    let (byte, used) = unescape(&line[i + 1..]);
-                    current.push(byte);
-                    i += used;
-                }
-                (Some(b'\''), Some(b'\\')) if line.get(i + 1) == Some(&b'\'') => {
-                    current.push(b'\'');
-                    i += 1;
-                }
-                (Some(q), Some(c)) if c == q => {
-                    if line.get(i + 1).is_some_and(|n| !is_c_space(*n)) {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                }
-                (Some(_), Some(c)) => current.push(c),
-                (None, None | Some(b' ' | b'\n' | b'\r' | b'\t')) => break,
-                (None, Some(q @ (b'"' | b'\''))) => quote = Some(q),
-                (None, Some(c)) => current.push(c),
-            }
-            i += 1;
-        }
-        args.push(current);
-    }
-}
-
-/// Decodes the escape after a backslash inside double quotes. Returns the byte and how many
-/// input bytes after the backslash it used, minus one (the caller's loop steps once more).
-fn unescape(rest: &[u8]) -> (u8, usize) {
-    match rest {
-        [b'x', h, l, ..] if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() => {
-            (hex_value(*h) * 16 + hex_value(*l), 3)
-        }
-        [] => (b'\\', 0),
-        [c, ..] => {
-            let byte = match c {
-                b'n' => b'\n',
-                b'r' => b'\r',
-                b't' => b'\t',
-                b'b' => 0x08,
-                b'a' => 0x07,
-                other => *other,
-            };
-            (byte, 1)
-        }
-    }
-}
-
-fn hex_value(h: u8) -> u8 {
-    match h {
-        b'0'..=b'9' => h - b'0',
-        b'a'..=b'f' => h - b'a' + 10,
-        _ => h - b'A' + 10,
-    }
-}
-
-/// C's `isspace` in the "C" locale.
-fn is_c_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
-
-/// Quotes bytes as Valkey's `sdscatrepr`, so that [`split_args`] reads them back unchanged.
-pub fn repr(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() + 2);
-    out.push('"');
-    for &b in bytes {
-        match b {
-            b'\\' => out.push_str("\\\\"),
-            b'"' => out.push_str("\\\""),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            0x07 => out.push_str("\\a"),
-            0x08 => out.push_str("\\b"),
-            0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Why one line was rejected: a message to wrap with its location, or an error from a file

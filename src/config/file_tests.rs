@@ -1,7 +1,8 @@
-//! Tests of the tokenizer, file parsing, `include` and the command line.
+//! Tests of file parsing, `include` and the command line.
 
 use super::super::values::{Appendfsync, EnableDebugCommand, LogLevel, MaxmemoryPolicy};
 use super::*;
+use crate::util::quote::repr;
 
 /// A fresh directory under the system temp dir, removed when dropped.
 pub(crate) struct TempDir(pub PathBuf);
@@ -29,63 +30,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn split(line: &str) -> Option<Vec<String>> {
-    split_args(line.as_bytes())
-        .map(|args| args.into_iter().map(|a| String::from_utf8(a).unwrap()).collect())
-}
-
-fn strings(items: &[&str]) -> Option<Vec<String>> {
-    Some(items.iter().map(|s| s.to_string()).collect())
-}
-
-#[test]
-fn tokenizer_plain_words() {
-    assert_eq!(split(""), strings(&[]));
-    assert_eq!(split("   \t "), strings(&[]));
-    assert_eq!(split("port 6379"), strings(&["port", "6379"]));
-    assert_eq!(split("  save\t900   1 \r\n"), strings(&["save", "900", "1"]));
-    assert_eq!(split("\x0bport 1"), strings(&["port", "1"]));
-    assert_eq!(split("a\0b c"), strings(&["a"]));
-}
-
-#[test]
-fn tokenizer_double_quotes() {
-    assert_eq!(split(r#"requirepass "a b""#), strings(&["requirepass", "a b"]));
-    assert_eq!(split(r#"x """#), strings(&["x", ""]));
-    assert_eq!(split(r#""\n\r\t\b\a\\\"\q""#), strings(&["\n\r\t\x08\x07\\\"q"]));
-    assert_eq!(split(r#""\x41\x7a""#), strings(&["Az"]));
-    // `\x` without two hex digits is a plain escaped `x`.
-    assert_eq!(split(r#""\xZZ""#), strings(&["xZZ"]));
-    assert_eq!(split(r#"foo"bar baz" next"#), strings(&["foobar baz", "next"]));
-    assert_eq!(split_args(br#""\xff""#), Some(vec![vec![0xff]]));
-}
-
-#[test]
-fn tokenizer_single_quotes() {
-    assert_eq!(split(r"'a b' 'it\'s'"), strings(&["a b", "it's"]));
-    assert_eq!(split(r"'no\nescape'"), strings(&[r"no\nescape"]));
-    assert_eq!(split("''"), strings(&[""]));
-}
-
-#[test]
-fn tokenizer_unbalanced() {
-    for bad in [r#""abc"#, "'abc", r#""abc"def"#, "'abc'def", r#""abc\"#, r#"a "b"#] {
-        assert_eq!(split(bad), None, "{bad:?}");
-    }
-}
-
-#[test]
-fn repr_round_trips() {
-    let samples: [&[u8]; 5] =
-        [b"", b"plain", b"a \"quoted\" \\ path", b"\n\r\t\x07\x08", b"\x00\xff\x7f"];
-    for bytes in samples {
-        let quoted = repr(bytes);
-        assert_eq!(split_args(quoted.as_bytes()), Some(vec![bytes.to_vec()]), "{quoted}");
-    }
-    assert_eq!(repr(b"dump.rdb"), "\"dump.rdb\"");
-    assert_eq!(repr(b"\x01"), "\"\\x01\"");
 }
 
 fn err(text: &str) -> ConfigError {

@@ -8,10 +8,10 @@
 
 use std::path::PathBuf;
 
-use super::file::repr;
 use super::units;
 use super::values::{KeyspaceEvents, MaxmemoryClients, ObufClass, ObufLimit, ShutdownFlags};
 use super::Config;
+use crate::util::quote::repr;
 
 /// Whether CONFIG SET may change a directive while the server runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,8 @@
 //!   CONFIG SET and CONFIG REWRITE all read this table and nothing else.
 //! - `kind.rs`: what a table row is, and the generic parse / show / rewrite per value kind.
 //! - `special.rs`: directives that fit no generic kind (`save`, `bind`, `dir`, ...).
-//! - `file.rs`: the `sdssplitargs` tokenizer, `include`, command-line merging, fatal errors.
+//! - `file.rs`: line rules, `include`, command-line merging, fatal errors (the `sdssplitargs`
+//!   tokenizer and `sdscatrepr` quoting are `util::quote`'s).
 //! - `command.rs`: CONFIG GET (glob patterns) and CONFIG SET (all-or-nothing).
 //! - `rewrite.rs`: CONFIG REWRITE, keeping comments and order, written atomically.
 //! - `glob.rs`: Valkey's `stringmatchlen`, shared with KEYS / SCAN MATCH.
@@ -36,7 +37,7 @@ pub use command::Caller;
 pub use directives::{
     all as all_directives, lookup, Cluster, General, Memory, Network, Persistence, Replication, Tls,
 };
-pub use file::{from_args, repr, split_args, ConfigError, Origin};
+pub use file::{from_args, ConfigError, Origin};
 pub use glob::glob_match;
 pub use kind::{Arity, Base, Directive, Feature, Mutability, Support};
 pub use values::{
@@ -286,7 +287,7 @@ mod tests {
     }
 
     fn split_for(d: &Directive, text: &str) -> Vec<String> {
-        let args = split_args(text.as_bytes()).unwrap();
+        let args = crate::util::quote::split_args(text.as_bytes()).unwrap();
         let args: Vec<String> = args.into_iter().map(|a| String::from_utf8(a).unwrap()).collect();
         match d.arity() {
             Arity::Single => vec![args.into_iter().next().unwrap_or_default()],

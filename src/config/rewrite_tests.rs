@@ -1,8 +1,8 @@
 //! Tests of CONFIG REWRITE.
 
-use super::super::file::repr;
 use super::super::file::tests::TempDir;
 use super::*;
+use crate::util::quote::repr;
 
 /// The `dir` line every rewrite writes.
 fn dir_line() -> String {

@@ -7,11 +7,11 @@
 
 use std::path::PathBuf;
 
-use super::file::repr;
 use super::kind::{Arity, Special, Value};
 use super::units;
 use super::values::{KeyspaceEvents, MaxmemoryClients, ObufClass, ObufLimit, ShutdownFlags};
 use super::Config;
+use crate::util::quote::repr;
 use crate::util::strerror;
 
 /// `CONFIG_BINDADDR_MAX`.

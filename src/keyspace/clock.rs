@@ -50,16 +50,6 @@ pub fn lfu_decayed(lru: u32, now_ms: i64, decay_time_mins: u32) -> u32 {
     counter.saturating_sub(periods)
 }
 
-/// Advance the LFU counter's generator and return a uniform number in [0, 1) (splitmix64).
-pub fn lfu_random(state: &mut u64) -> f64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
-}
-
 /// An LRU clock value for an object idle for `idle_secs` (RESTORE IDLETIME, RDB idle).
 pub fn lru_clock_idle_for(idle_secs: u64, now_ms: i64) -> u32 {
     let clock = i64::from(lru_clock(now_ms)) - idle_secs.min(i64::MAX as u64) as i64;

@@ -5,7 +5,7 @@
 //! of one-allocation entries plus the expire index). A key is hashed once per call.
 //! Time is passed in (`now_ms`), never read here, so expiry is deterministic under test.
 
-use crate::keyspace::clock::{accessed_clock, lfu_random, new_clock};
+use crate::keyspace::clock::{accessed_clock, new_clock};
 pub use crate::keyspace::clock::{idle_ms, lfu_decayed, lru_clock, AccessClock, LFU_INIT_VAL};
 pub use crate::keyspace::entry::StrEdit;
 use crate::keyspace::entry::{KeyEntry, NewValue, Rebuild, RebuiltValue};
@@ -15,6 +15,7 @@ pub use crate::keyspace::value::{is_expired, Obj, ObjView, Value, ValueRef, Wron
 use crate::table::hash_key;
 use crate::types::agg::Typed;
 use crate::types::string::{StrRef, StrValue};
+use crate::util::rng::Rng;
 
 /// What to do with an existing TTL when a key is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,8 +77,8 @@ pub struct Db {
     keys: Keys,
     pub stats: DbStats,
     access: AccessClock,
-    /// State of the generator behind the LFU counter's probabilistic increment.
-    lfu_rng: u64,
+    /// The generator behind the LFU counter's probabilistic increment.
+    lfu_rng: Rng,
     /// While true, keys the keyspace removes on its own are recorded in `removals` for the
     /// server (WATCH, client tracking and keyspace notifications need them); the server sets
     /// it and drains the log after every command and time event.
@@ -156,7 +157,7 @@ impl Db {
         if access == Access::Read {
             let draw = match self.access {
                 AccessClock::Lru => 0.0,
-                AccessClock::Lfu { .. } => lfu_random(&mut self.lfu_rng),
+                AccessClock::Lfu { .. } => self.lfu_rng.next_f64(),
             };
             let clock = self.access;
             let e = self.keys.get_mut(h, key).expect("found above");
@@ -502,10 +503,10 @@ impl Db {
     /// A random key that has not expired, or None when the db is empty or (after some
     /// tries) only expired keys were found, as Valkey does.
     pub fn random_key(&mut self, seed: u64, now_ms: i64) -> Option<Vec<u8>> {
-        let mut seed = seed;
+        let mut rng = Rng::new(seed);
         for _ in 0..100 {
             let (key, expired) = {
-                let e = self.keys.random(seed)?;
+                let e = self.keys.random(rng.next_u64())?;
                 (e.key().to_vec(), !e.is_live(now_ms))
             };
             if !expired {
@@ -514,7 +515,6 @@ impl Db {
             self.keys.remove(hash_key(&key), &key);
             self.stats.expired_keys += 1;
             self.log_removal(&key, Removal::Expired);
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         }
         None
     }

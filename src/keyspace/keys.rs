@@ -8,6 +8,7 @@
 use crate::keyspace::entry::{KeyEntry, NewValue};
 use crate::keyspace::expire_index::ExpireIndex;
 use crate::table::{hash_key, Drained, Table};
+use crate::util::rng::Rng;
 
 #[derive(Default)]
 pub struct Keys {
@@ -46,14 +47,6 @@ const BUCKET_SLOTS: usize = 7;
 const BUCKET_BYTES: usize = 64;
 const GROW_FILL_PERCENT: usize = 77;
 const GROWN_FILL_PERCENT: usize = 50;
-
-/// One step of xorshift64 (never 0 from a non-zero state).
-fn xorshift(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
 
 impl Keys {
     pub fn len(&self) -> usize {
@@ -215,9 +208,9 @@ impl Keys {
             return (0, out);
         }
         let draws = n.min(len);
-        let mut s = seed | 1;
+        let mut rng = Rng::new(seed);
         for _ in 0..draws {
-            let p = self.expires.random(xorshift(&mut s)).expect("index is not empty");
+            let p = self.expires.random(rng.next_u64()).expect("index is not empty");
             // SAFETY: every pointer in the index is a live entry of this table, and `&self`
             // keeps the table from changing while the view is used.
             let e = unsafe { KeyEntry::view(p) };
@@ -269,9 +262,9 @@ impl Keys {
                 picked.into_iter().for_each(f);
             }
             KeySet::Volatile => {
-                let mut s = seed | 1;
+                let mut rng = Rng::new(seed);
                 for _ in 0..n.min(self.expires.len()) {
-                    let p = self.expires.random(xorshift(&mut s)).expect("index is not empty");
+                    let p = self.expires.random(rng.next_u64()).expect("index is not empty");
                     // SAFETY: every pointer in the index is a live entry of this table, and
                     // `&self` keeps the table from changing while the view is used.
                     f(&*unsafe { KeyEntry::view(p) });
@@ -291,7 +284,7 @@ impl Keys {
         match set {
             KeySet::All => self.table.random(seed).map(f),
             KeySet::Volatile => {
-                let p = self.expires.random(xorshift(&mut (seed | 1)))?;
+                let p = self.expires.random(Rng::new(seed).next_u64())?;
                 // SAFETY: as in `sample`.
                 Some(f(&*unsafe { KeyEntry::view(p) }))
             }
@@ -384,13 +377,6 @@ mod tests {
     use super::*;
     use crate::types::string::StrRef;
 
-    fn xorshift(s: &mut u64) -> u64 {
-        *s ^= *s << 13;
-        *s ^= *s >> 7;
-        *s ^= *s << 17;
-        *s
-    }
-
     /// `table_growth` restates the table's growth rule; this holds it to the table: the
     /// insert it predicts starts the resize it predicts, and no other insert starts one.
     #[test]
@@ -417,14 +403,14 @@ mod tests {
     fn random_operations_match_a_model() {
         let mut keys = Keys::default();
         let mut model: std::collections::HashMap<Vec<u8>, (i64, Option<i64>)> = Default::default();
-        let mut s = 0x9E3779B97F4A7C15u64;
+        let mut rng = Rng::new(0x9E3779B97F4A7C15);
         for step in 0..20_000 {
-            let k = format!("k{}", xorshift(&mut s) % 500).into_bytes();
+            let k = format!("k{}", rng.next_u64() % 500).into_bytes();
             let h = hash_key(&k);
-            match xorshift(&mut s) % 6 {
+            match rng.next_u64() % 6 {
                 0 | 1 => {
-                    let v = (xorshift(&mut s) % 1000) as i64;
-                    let exp = match xorshift(&mut s) % 3 {
+                    let v = (rng.next_u64() % 1000) as i64;
+                    let exp = match rng.next_u64() % 3 {
                         0 => None,
                         1 => Some(v),
                         _ => Some(1i64 << 50),
@@ -436,7 +422,7 @@ mod tests {
                     assert_eq!(keys.remove(h, &k).is_some(), model.remove(&k).is_some());
                 }
                 3 => {
-                    let exp = match xorshift(&mut s) % 3 {
+                    let exp = match rng.next_u64() % 3 {
                         0 => None,
                         1 => Some(5),
                         _ => Some(i64::MAX),

@@ -21,6 +21,8 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 
+use crate::util::quote;
+
 /// PROTO_INLINE_MAX_SIZE: the longest inline request, or `*`/`$` header line, that may be
 /// pending without its end-of-line before the request is refused.
 const LINE_PENDING_BYTES_MAX: usize = 64 * 1024;
@@ -395,124 +397,18 @@ fn plain_header(buf: &[u8], pos: usize, prefix: u8) -> Option<(i64, usize)> {
     plain.then_some((value, pos + at))
 }
 
-/// C `isspace` in the "C" locale: what `sdssplitargs` skips between arguments and accepts after
-/// a closing quote.
-fn is_c_space(byte: u8) -> bool {
-    matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
-}
-
-/// What ends an unquoted part of an argument in `sdssplitargs` (note: not `\v` or `\f`).
-fn ends_unquoted(byte: u8) -> bool {
-    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
-}
-
 /// Splits an inline line (which holds no NUL: see `inline_command`) into arguments with
 /// `sdssplitargs` semantics. A plain argument is a slice of `line`; one with quotes is built.
 fn split_inline_args(line: &Bytes) -> Result<Vec<Bytes>, ProtoError> {
-    let bytes = &line[..];
     let mut argv = Vec::new();
-    let mut at = 0;
-    loop {
-        while at < bytes.len() && is_c_space(bytes[at]) {
-            at += 1;
-        }
-        if at == bytes.len() {
-            return Ok(argv);
-        }
-        let start = at;
-        while at < bytes.len() && !ends_unquoted(bytes[at]) && !matches!(bytes[at], b'"' | b'\'') {
-            at += 1;
-        }
-        match bytes.get(at) {
-            Some(&quote @ (b'"' | b'\'')) => {
-                // The unquoted prefix joins the quoted part: a"b c" is the one argument `ab c`.
-                let mut arg = bytes[start..at].to_vec();
-                at = if quote == b'"' {
-                    double_quoted(bytes, at + 1, &mut arg)?
-                } else {
-                    single_quoted(bytes, at + 1, &mut arg)?
-                };
-                argv.push(Bytes::from(arg));
-            }
-            _ => argv.push(line.slice(start..at)),
-        }
-    }
-}
-
-/// A closing quote must be followed by a space or the end of the line; returns the index after
-/// the quote at `at`.
-fn after_closing_quote(bytes: &[u8], at: usize) -> Result<usize, ProtoError> {
-    match bytes.get(at + 1) {
-        Some(&next) if !is_c_space(next) => Err(ProtoError::UnbalancedQuotes),
-        _ => Ok(at + 1),
-    }
-}
-
-/// Appends the body of a "double quoted" argument that starts at `at` (after the quote) to
-/// `arg`, decoding `\xHH`, `\n`, `\r`, `\t`, `\b`, `\a` and `\<any>`; returns the index after
-/// the closing quote.
-fn double_quoted(bytes: &[u8], mut at: usize, arg: &mut Vec<u8>) -> Result<usize, ProtoError> {
-    loop {
-        match bytes.get(at) {
-            None => return Err(ProtoError::UnbalancedQuotes),
-            Some(b'"') => return after_closing_quote(bytes, at),
-            Some(b'\\') => {
-                if let (Some(b'x'), Some(high), Some(low)) = (
-                    bytes.get(at + 1),
-                    bytes.get(at + 2).and_then(|&b| hex_value(b)),
-                    bytes.get(at + 3).and_then(|&b| hex_value(b)),
-                ) {
-                    arg.push(high * 16 + low);
-                    at += 4;
-                } else if let Some(&escaped) = bytes.get(at + 1) {
-                    arg.push(match escaped {
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'b' => 0x08,
-                        b'a' => 0x07,
-                        other => other,
-                    });
-                    at += 2;
-                } else {
-                    // A backslash at the end: kept, and the quote is left unterminated.
-                    return Err(ProtoError::UnbalancedQuotes);
-                }
-            }
-            Some(&byte) => {
-                arg.push(byte);
-                at += 1;
-            }
-        }
-    }
-}
-
-/// Appends the body of a 'single quoted' argument that starts at `at` (after the quote) to
-/// `arg`; only `\'` is an escape. Returns the index after the closing quote.
-fn single_quoted(bytes: &[u8], mut at: usize, arg: &mut Vec<u8>) -> Result<usize, ProtoError> {
-    loop {
-        match bytes.get(at) {
-            None => return Err(ProtoError::UnbalancedQuotes),
-            Some(b'\\') if bytes.get(at + 1) == Some(&b'\'') => {
-                arg.push(b'\'');
-                at += 2;
-            }
-            Some(b'\'') => return after_closing_quote(bytes, at),
-            Some(&byte) => {
-                arg.push(byte);
-                at += 1;
-            }
-        }
-    }
-}
-
-fn hex_value(byte: u8) -> Option<u8> {
-    match byte {
-        b'0'..=b'9' => Some(byte - b'0'),
-        b'a'..=b'f' => Some(byte - b'a' + 10),
-        b'A'..=b'F' => Some(byte - b'A' + 10),
-        _ => None,
-    }
+    let split = quote::split_args_each(line, |arg| {
+        argv.push(match arg {
+            quote::Arg::Plain(range) => line.slice(range),
+            quote::Arg::Quoted(bytes) => Bytes::from(bytes),
+        })
+    });
+    split.map_err(|quote::Unbalanced| ProtoError::UnbalancedQuotes)?;
+    Ok(argv)
 }
 
 /// Valkey's `string2ll`: an optional `-`, then digits without a leading zero (only "0" itself
@@ -544,6 +440,7 @@ fn parse_i64_strict(text: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::rng::Rng;
 
     const AUTHED: ParseLimits =
         ParseLimits { bulk_len_max: 512 * 1024 * 1024, authenticated: true };
@@ -886,25 +783,9 @@ mod tests {
         }
     }
 
-    /// xorshift64: a seeded generator, so a failure reproduces.
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, bound: usize) -> usize {
-            (self.next() % bound as u64) as usize
-        }
-    }
-
     /// Random bytes built from protocol fragments (headers with small or odd counts, line
     /// ends, quotes, escapes) and random bytes, so that parsing gets deep before it fails.
-    fn garbage(rng: &mut XorShift) -> Vec<u8> {
+    fn garbage(rng: &mut Rng) -> Vec<u8> {
         const FRAGMENTS: &[&[u8]] = &[
             b"*", b"$", b"\r\n", b"\r", b"\n", b"-", b"0", b"1", b"3", b"9", b"17", b"abc", b" ",
             b"\t", b"\"", b"'", b"\\", b"\\x4", b"\0", b"+", b"16385", b"11",
@@ -912,7 +793,7 @@ mod tests {
         let mut out = Vec::new();
         for _ in 0..rng.below(80) {
             match rng.below(5) {
-                0 => out.push(rng.next() as u8),
+                0 => out.push(rng.next_u64() as u8),
                 1 => out.extend_from_slice(format!("*{}\r\n", rng.below(5)).as_bytes()),
                 2 => out.extend_from_slice(format!("${}\r\n", rng.below(5)).as_bytes()),
                 _ => out.extend_from_slice(FRAGMENTS[rng.below(FRAGMENTS.len())]),
@@ -923,7 +804,7 @@ mod tests {
 
     #[test]
     fn garbage_never_panics_and_splits_do_not_matter() {
-        let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+        let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
         for _ in 0..10_000 {
             let input = garbage(&mut rng);
             let bulk_len_max = if rng.below(2) == 0 { rng.below(64) } else { 1 << 20 };

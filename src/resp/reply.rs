@@ -33,6 +33,8 @@ use std::io::IoSlice;
 
 use bytes::Bytes;
 
+use crate::util::fmt::{fmt_i64, itoa_buf};
+
 /// The protocol version a client speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Proto {
@@ -402,32 +404,6 @@ impl Reply {
     }
 }
 
-/// A stack buffer for integer formatting.
-pub fn itoa_buf() -> [u8; 20] {
-    [0u8; 20]
-}
-
-/// Format `n` in decimal into `buf`, returning the used tail.
-pub fn fmt_i64(buf: &mut [u8; 20], n: i64) -> &[u8] {
-    let mut i = buf.len();
-    let neg = n < 0;
-    let mut v = n.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    if neg {
-        // i64::MIN has 19 digits plus the sign: 20 bytes fit exactly.
-        i -= 1;
-        buf[i] = b'-';
-    }
-    &buf[i..]
-}
-
 /// Format a double the way Valkey 8+'s `d2string` does for `addReplyDouble`: `inf`, `-inf`,
 /// `nan`, `0` / `-0`; an integral value within ±`i64::MAX / 2` as an integer; anything else
 /// in its shortest round-trip digits ([`format_shortest`]).
@@ -615,15 +591,6 @@ mod tests {
         want.bulk(b"msg");
         assert_eq!(stream(&r, usize::MAX, 8), want.buf);
         assert_eq!(r.shared_bytes(), 300);
-    }
-
-    #[test]
-    fn integers_format_like_c() {
-        let mut b = itoa_buf();
-        assert_eq!(fmt_i64(&mut b, 0), b"0");
-        assert_eq!(fmt_i64(&mut b, -42), b"-42");
-        assert_eq!(fmt_i64(&mut b, i64::MIN), b"-9223372036854775808");
-        assert_eq!(fmt_i64(&mut b, i64::MAX), b"9223372036854775807");
     }
 
     #[test]

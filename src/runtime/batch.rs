@@ -23,13 +23,13 @@
 //! it, in order, for a later turn; a client being closed has its remaining commands dropped.
 
 use crate::runtime::dispatch::{self, Flow};
-use crate::runtime::event_loop::now_ms;
 use crate::runtime::io_slots::IoSlots;
 use crate::runtime::parsed::Parsed;
 use crate::server::obuf;
 use crate::server::state::ServerState;
 use crate::spec::table::{key_positions, KeyBuf};
 use crate::table::hash_key;
+use crate::util::clock::now_ms;
 
 /// Commands executed for one client per turn before others get theirs (fairness).
 pub const CMDS_PER_TURN_MAX: usize = 1024;

@@ -392,7 +392,7 @@ fn feed_monitors(srv: &mut ServerState, token: usize, slot: &Slot, argv: &[Bytes
     );
     for a in argv {
         line.push(' ');
-        line.push_str(&quote_repr(a));
+        line.push_str(&crate::util::quote::repr(a));
     }
     let monitors = srv.monitors.clone();
     for m in monitors {
@@ -404,25 +404,4 @@ fn feed_monitors(srv: &mut ServerState, token: usize, slot: &Slot, argv: &[Bytes
             srv.to_write.push(m);
         }
     }
-}
-
-/// Valkey's `sdscatrepr`: a double-quoted, escaped representation.
-pub fn quote_repr(a: &[u8]) -> String {
-    let mut s = String::with_capacity(a.len() + 2);
-    s.push('"');
-    for &c in a {
-        match c {
-            b'\\' => s.push_str("\\\\"),
-            b'"' => s.push_str("\\\""),
-            b'\n' => s.push_str("\\n"),
-            b'\r' => s.push_str("\\r"),
-            b'\t' => s.push_str("\\t"),
-            7 => s.push_str("\\a"),
-            8 => s.push_str("\\b"),
-            c if c.is_ascii_graphic() || c == b' ' => s.push(c as char),
-            c => s.push_str(&format!("\\x{c:02x}")),
-        }
-    }
-    s.push('"');
-    s
 }

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::io;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use mio::{Events, Interest, Poll, Token};
 use tracing::{info, warn};
@@ -26,15 +26,12 @@ use crate::runtime::protected_mode;
 use crate::server::client::Client;
 use crate::server::state::{ServerState, Slot};
 use crate::spec::table::KeyBuf;
+use crate::util::clock::now_ms;
 
 /// Events handled per poll.
 const EVENTS_MAX: usize = 1024;
 /// Parsed commands a client may have waiting; parsing stops there until they run.
 const PENDING_CMDS_MAX: usize = CMDS_PER_TURN_MAX;
-
-pub fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-}
 
 pub struct EventLoop {
     poll: Poll,

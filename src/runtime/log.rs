@@ -64,7 +64,7 @@ where
             Level::DEBUG => '-',
             Level::TRACE => '.',
         };
-        let now = crate::runtime::event_loop::now_ms();
+        let now = crate::util::clock::now_ms();
         write!(writer, "{}:M {} {} ", self.pid, timestamp(now), mark)?;
         ctx.field_format().format_fields(writer.by_ref(), event)?;
         writeln!(writer)

@@ -30,14 +30,14 @@ use crate::config::Config;
 pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> {
     crate::memory::publish();
     banner::starting(config_file.as_deref());
-    let now = event_loop::now_ms();
+    let now = crate::util::clock::now_ms();
     let mut srv = crate::server::state::ServerState::new(config, config_file, now);
     crate::commands::keyspace::sync_access_clock(&mut srv);
     signals::install();
     let mut el = event_loop::EventLoop::new(srv)?;
     banner::mode(&el.srv.config, el.srv.tcp_port);
     tracing::info!("Server initialized");
-    let now = event_loop::now_ms();
+    let now = crate::util::clock::now_ms();
     let loaded = if el.srv.config.appendonly {
         let mut replayer = crate::commands::aof_replay::Replayer::new(now);
         crate::persist::aof::startup::load_and_open(&mut el.srv, &mut replayer, now)

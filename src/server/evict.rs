@@ -85,6 +85,7 @@ use crate::keyspace::entry::KeyEntry;
 use crate::keyspace::lazyfree::{self, LAZYFREE_THRESHOLD};
 use crate::memory::{publish, thread_allocated, used_memory};
 use crate::server::state::ServerState;
+use crate::util::rng::Rng;
 
 /// What a call concluded (Valkey's `EVICT_OK`, `EVICT_RUNNING`, `EVICT_FAIL`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -356,7 +357,7 @@ impl Evictor {
             self.pool_rule = Some(rule);
         }
         let started = Instant::now();
-        let mut rng = seed | 1;
+        let mut rng = Rng::new(seed);
         let mut freed = 0usize;
         let mut evicted = 0u64;
         while freed < budget.bytes_to_free {
@@ -394,7 +395,7 @@ impl Evictor {
         seed: u64,
         now_ms: i64,
     ) -> usize {
-        let mut rng = seed | 1;
+        let mut rng = Rng::new(seed);
         let mut evicted = 0;
         for i in 0..dbs.len() {
             let Some(growth) = dbs[i].table_growth() else { continue };
@@ -431,7 +432,7 @@ impl Evictor {
         dbs: &[Db],
         rule: Rule,
         samples: usize,
-        rng: &mut u64,
+        rng: &mut Rng,
         now_ms: i64,
         only: Option<usize>,
     ) -> Option<usize> {
@@ -450,7 +451,7 @@ impl Evictor {
                 }
                 candidates += n;
                 let pool = &mut self.pool;
-                db.eviction_sample(rule.from, next_random(rng), samples, |e| {
+                db.eviction_sample(rule.from, rng.next_u64(), samples, |e| {
                     pool.offer(rule.score(e, now_ms), i, e.key());
                 });
             }
@@ -483,11 +484,11 @@ impl Evictor {
         &mut self,
         dbs: &[Db],
         rule: Rule,
-        rng: &mut u64,
+        rng: &mut Rng,
         only: Option<usize>,
     ) -> Option<usize> {
         let mut pick = |i: usize, victim: &mut Vec<u8>| {
-            let found = dbs[i].eviction_random(rule.from, next_random(rng), |e| {
+            let found = dbs[i].eviction_random(rule.from, rng.next_u64(), |e| {
                 victim.clear();
                 victim.extend_from_slice(e.key());
             });
@@ -520,14 +521,6 @@ fn free_evicted(entry: KeyEntry, free_on: FreeOn) {
     } else {
         drop(entry);
     }
-}
-
-/// xorshift64 step: seeds for the samplers.
-fn next_random(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
 }
 
 #[cfg(test)]

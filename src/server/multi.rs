@@ -357,7 +357,7 @@ pub fn db_modified(srv: &mut ServerState, db: Option<usize>) {
     };
     match srv.watches.pending_flush.take() {
         Some((first, _)) if first != db => {
-            let now_ms = crate::runtime::event_loop::now_ms();
+            let now_ms = crate::util::clock::now_ms();
             swap_watched(srv, first, db, now_ms);
             swap_watched(srv, db, first, now_ms);
         }

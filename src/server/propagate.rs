@@ -32,6 +32,7 @@ use bytes::Bytes;
 
 use crate::server::state::ServerState;
 use crate::spec::table::Command;
+use crate::util::fmt::{fmt_u64, itoa_buf};
 
 /// Appends `argv` as a RESP array of bulk strings.
 pub fn append_command<A: AsRef<[u8]>>(buf: &mut Vec<u8>, argv: &[A]) {
@@ -46,18 +47,7 @@ pub fn append_command<A: AsRef<[u8]>>(buf: &mut Vec<u8>, argv: &[A]) {
 
 fn push_header(buf: &mut Vec<u8>, kind: u8, n: usize) {
     buf.push(kind);
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&digits[i..]);
+    buf.extend_from_slice(fmt_u64(&mut itoa_buf(), n as u64));
     buf.extend_from_slice(b"\r\n");
 }
 

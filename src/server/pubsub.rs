@@ -412,7 +412,7 @@ impl Delivery<'_> {
             s.client.obuf_soft_since_ms = 0;
             return;
         }
-        let now = *self.now_ms.get_or_insert_with(crate::runtime::event_loop::now_ms);
+        let now = *self.now_ms.get_or_insert_with(crate::util::clock::now_ms);
         if obuf::output_over_limit(self.config, &mut s.client, pending, now) {
             close_for_output_limit(&mut s.client, slot, self.to_close);
             *self.outbuf_disconnections += 1;

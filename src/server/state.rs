@@ -12,6 +12,7 @@ use crate::keyspace::db::Db;
 use crate::resp::reply::Reply;
 use crate::server::client::Client;
 use crate::server::slowlog::SlowLog;
+use crate::util::rng::{random_hex, Rng};
 
 /// Per-command counters for INFO commandstats.
 #[derive(Default, Debug, Clone, Copy)]
@@ -256,7 +257,7 @@ pub struct ServerState {
     pub next_client_id: u64,
     pub pause: Pause,
     pub shutdown: Option<ShutdownMode>,
-    pub rng: u64,
+    pub rng: Rng,
     /// The TCP port actually listened on (when `port 0` lets the OS choose, the chosen one).
     pub tcp_port: u16,
     /// The listening sockets (opened by the event loop, which owns them; [`NotListening`] in
@@ -324,7 +325,7 @@ impl ServerState {
             next_client_id: 1,
             pause: Pause::default(),
             shutdown: None,
-            rng: seed | 1,
+            rng: Rng::new(seed | 1),
             tcp_port: 0,
             listeners: Box::new(NotListening),
             executable: std::env::current_exe()
@@ -358,12 +359,7 @@ impl ServerState {
 
     /// A pseudo-random number (xorshift64*), for sampling.
     pub fn random(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545F4914F6CDD1D)
+        self.rng.next_u64()
     }
 
     /// Whether commands of `is_write` kind are paused at `now_ms`.
@@ -374,19 +370,6 @@ impl ServerState {
             None => false,
         }
     }
-}
-
-/// `n` hex digits from a seed (run_id).
-pub fn random_hex(seed: u64, n: usize) -> String {
-    let mut x = seed | 1;
-    let mut s = String::with_capacity(n);
-    for _ in 0..n {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s.push(char::from_digit((x % 16) as u32, 16).expect("digit"));
-    }
-    s
 }
 
 /// Per-second rate over the sample ring.

@@ -365,7 +365,7 @@ impl Sink<'_> {
             slot.client.obuf_soft_since_ms = 0;
             return;
         }
-        let now = crate::runtime::event_loop::now_ms();
+        let now = crate::util::clock::now_ms();
         if obuf::output_over_limit(self.config, &mut slot.client, pending, now) {
             tracing::warn!(
                 "Client id={} addr={} scheduled to be closed ASAP for overcoming of output \
@@ -774,11 +774,9 @@ mod tests {
     fn key_table_model() {
         let mut t = KeyTable::default();
         let mut model: HashMap<Vec<u8>, BTreeSet<u64>> = HashMap::new();
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rng = crate::util::rng::Rng::new(0x9e37_79b9_7f4a_7c15);
         for step in 0..20_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             let key = format!("k{}", x % 97).into_bytes();
             match x % 5 {
                 0..=2 => {

@@ -415,9 +415,9 @@ mod tests {
 
     #[test]
     fn matches_agrees_with_a_byte_loop() {
-        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut rng = crate::util::rng::Rng::new(0x1234_5678_9abc_def0);
         for _ in 0..20_000 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let state = rng.next_u64();
             let mut b: Bucket<K> = Bucket::EMPTY;
             // Random secondary hashes from a small alphabet, so bytes repeat and are often 0.
             for i in 0..SLOTS {

@@ -4,25 +4,13 @@
 //! deterministic.
 
 use super::{Entry, Table};
+use crate::util::rng::{below, splitmix64};
 
 /// Random head buckets `random` draws before it settles for walking forward from the last one.
 /// Rejecting empty heads (rather than walking past them) keeps runs of empty heads from
 /// favouring the element after them; such runs are long in the half-filled new table of a
 /// resize (its filled heads are clustered) and in the sparse old table of a shrink.
 const RANDOM_HEAD_TRIES: usize = 8;
-
-/// SplitMix64: a full-period mixer; turns any seed (even 0, 1, 2 ...) into well-spread bits.
-fn splitmix64(seed: u64) -> u64 {
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// A uniform value in `0..n` (n > 0) from 64 random bits, by multiply-shift.
-fn below(bits: u64, n: usize) -> usize {
-    ((u128::from(bits) * n as u128) >> 64) as usize
-}
 
 impl<E: Entry> Table<E> {
     /// A random element, or `None` if the table is empty: the first non-empty one of up to

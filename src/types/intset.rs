@@ -337,18 +337,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            // xorshift64*
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-    }
+    use crate::util::rng::Rng;
 
     #[test]
     fn golden_bytes_and_upgrades() {
@@ -394,20 +383,20 @@ mod tests {
 
     #[test]
     fn random_operations_match_btreeset() {
-        let mut rng = Rng(0x1D5E_7A11_0000_0001);
+        let mut rng = Rng::new(0x1D5E_7A11_0000_0001);
         for round in 0..40 {
             let mut s = Intset::new();
             let mut model = BTreeSet::new();
             // Later rounds reach for wider values, so upgrades happen at different sizes.
             let span: u64 = [100, 70_000, 5_000_000_000, u64::MAX][round % 4];
             for _ in 0..400 {
-                let raw = rng.next();
+                let raw = rng.next_u64();
                 let v = if span == u64::MAX {
                     raw as i64
                 } else {
                     (raw % span) as i64 - (span / 2) as i64
                 };
-                if rng.next().is_multiple_of(3) {
+                if rng.next_u64().is_multiple_of(3) {
                     assert_eq!(s.remove(v), model.remove(&v));
                 } else {
                     assert_eq!(s.insert(v), model.insert(v));
@@ -428,19 +417,19 @@ mod tests {
 
     #[test]
     fn garbage_is_rejected_without_panics() {
-        let mut rng = Rng(0xFEED_F00D);
+        let mut rng = Rng::new(0xFEED_F00D);
         let mut valid = Intset::new();
         for v in [-5, 0, 7, 1000, 70000] {
             valid.insert(v);
         }
         for _ in 0..20_000 {
-            let mut b: Vec<u8> = match rng.next() % 2 {
-                0 => (0..rng.next() % 40).map(|_| rng.next() as u8).collect(),
-                _ => valid.as_bytes()[..(rng.next() as usize % 29)].to_vec(),
+            let mut b: Vec<u8> = match rng.next_u64() % 2 {
+                0 => (0..rng.next_u64() % 40).map(|_| rng.next_u64() as u8).collect(),
+                _ => valid.as_bytes()[..(rng.next_u64() as usize % 29)].to_vec(),
             };
-            if !b.is_empty() && rng.next().is_multiple_of(2) {
-                let i = rng.next() as usize % b.len();
-                b[i] ^= 1 << (rng.next() % 8);
+            if !b.is_empty() && rng.next_u64().is_multiple_of(2) {
+                let i = rng.next_u64() as usize % b.len();
+                b[i] ^= 1 << (rng.next_u64() % 8);
             }
             if let Ok(s) = Intset::from_bytes(&b) {
                 assert_eq!(s.as_bytes(), &b[..]);

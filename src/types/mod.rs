@@ -5,7 +5,6 @@ pub mod hash;
 pub mod intset;
 pub mod list;
 pub mod listpack;
-pub mod rng;
 pub mod set;
 pub mod string;
 pub mod zset;

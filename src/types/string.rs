@@ -84,7 +84,7 @@ impl<'a> StrRef<'a> {
         'a: 's,
     {
         match *self {
-            StrRef::Int(n) => crate::resp::reply::fmt_i64(scratch, n),
+            StrRef::Int(n) => crate::util::fmt::fmt_i64(scratch, n),
             StrRef::Raw(b) => b,
         }
     }
@@ -122,7 +122,7 @@ impl<'a> StrRef<'a> {
 /// Number of bytes of the decimal text of `n`.
 pub fn int_len(n: i64) -> usize {
     let mut b = [0u8; 20];
-    crate::resp::reply::fmt_i64(&mut b, n).len()
+    crate::util::fmt::fmt_i64(&mut b, n).len()
 }
 
 /// Valkey's `string2ll`: optional '-', digits, no leading zeros (except "0"), no '+', no

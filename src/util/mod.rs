@@ -1,5 +1,17 @@
-//! Small utilities that every layer may use and that use nothing of the crate: today the
-//! text of an OS error as C's `strerror` writes it.
+//! Small utilities that every layer may use and that use nothing of the crate (only std):
+//!
+//! - `clock.rs`: the wall clock as Unix time (`now_ms`, `now_us`, `since_epoch`).
+//! - `rng.rs`: the crate's one seeded generator (`Rng`, xorshift64*), the `splitmix64` seed
+//!   mixer and `random_hex` (run ids).
+//! - `quote.rs`: Valkey's `sdssplitargs` (`split_args`) and `sdscatrepr` (`repr`): the syntax of
+//!   config lines, the AOF manifest, MONITOR lines and inline commands.
+//! - `fmt.rs`: integers formatted into a stack buffer (`fmt_i64`, `fmt_u64`).
+//! - here: the text of an OS error as C's `strerror` writes it.
+
+pub mod clock;
+pub mod fmt;
+pub mod quote;
+pub mod rng;
 
 /// An OS error as C's `strerror` writes it (`No such file or directory`), without the
 /// ` (os error N)` that Rust's `Display` appends, so texts match Valkey's.

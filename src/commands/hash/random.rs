@@ -15,7 +15,8 @@ use crate::commands::reply_limit::ReplyLimit;
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::resp::reply::Reply;
 use crate::types::agg::AggType;
-use crate::types::hash::{HashObj, Pair, Rng};
+use crate::types::hash::{HashObj, Pair};
+use crate::util::rng::Rng;
 
 use super::reply_elem;
 

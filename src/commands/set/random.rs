@@ -15,7 +15,8 @@ use bytes::Bytes;
 use crate::commands::args::{negatable_int_arg, pop_count_arg};
 use crate::commands::reply_limit::ReplyLimit;
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::types::set::{SetObj, SetRng};
+use crate::types::set::SetObj;
+use crate::util::rng::Rng;
 
 use super::{limits, notify_removed, reply_elem};
 
@@ -29,7 +30,7 @@ pub fn srandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn srandmember_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
-    let mut rng = SetRng::new(ctx.srv.random());
+    let mut rng = Rng::new(ctx.srv.random());
     let now = ctx.now_ms;
     let Some(set) = ctx.srv.dbs[ctx.client.db].read_agg::<SetObj>(key, now)? else {
         ctx.out.null();
@@ -46,7 +47,7 @@ fn srandmember_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
 fn srandmember_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
     let count = negatable_int_arg(count)?;
     let (n, distinct) = (count.unsigned_abs(), count >= 0);
-    let mut rng = SetRng::new(ctx.srv.random());
+    let mut rng = Rng::new(ctx.srv.random());
     let mut limit = ReplyLimit::new(ctx);
     let now = ctx.now_ms;
     let Some(set) = ctx.srv.dbs[ctx.client.db].read_agg::<SetObj>(key, now)? else {
@@ -92,7 +93,7 @@ pub fn spop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
-    let mut rng = SetRng::new(ctx.srv.random());
+    let mut rng = Rng::new(ctx.srv.random());
     let now = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
     let Some(set) = db.write_agg::<SetObj>(key, now)? else {
@@ -111,7 +112,7 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
 
 fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
     let n = pop_count_arg(count)?;
-    let mut rng = SetRng::new(ctx.srv.random());
+    let mut rng = Rng::new(ctx.srv.random());
     let lim = limits(ctx);
     let now = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];

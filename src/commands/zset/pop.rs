@@ -14,6 +14,7 @@ use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::resp::reply::{format_double, format_g17};
 use crate::server::blocking::{BlockRequest, TimeoutReply};
 use crate::types::zset::{End, ZSetObj};
+use crate::util::rng::Rng;
 
 /// How a pop answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,22 +198,10 @@ pub fn bzmpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     block_or_serve(ctx, keys, timeout, end, count, PopShape::KeyNested)
 }
 
-/// A small xorshift generator seeded from the server's.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        ((u128::from(self.0) * n as u128) >> 64) as usize
-    }
-}
-
 /// ZRANDMEMBER key [count [WITHSCORES]]. A negative count's reply stops where
 /// [`ReplyLimit`] says, like HRANDFIELD's and SRANDMEMBER's.
 pub fn zrandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let mut rng = Rng(ctx.srv.random() | 1);
+    let mut rng = Rng::new(ctx.srv.random());
     let mut limit = ReplyLimit::new(ctx);
     if argv.len() == 2 {
         let now = ctx.now_ms;

@@ -32,7 +32,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-use crate::config::{repr, split_args};
+use crate::util::quote::{is_c_space, needs_repr, repr, split_args};
 use crate::util::strerror;
 
 /// Valkey's `MANIFEST_MAX_LINE`: the longest manifest line read, newline included.
@@ -234,7 +234,7 @@ impl Manifest {
             out.extend_from_slice(b"file ");
             let name = info.name.as_bytes();
             if needs_repr(name) {
-                write_repr(&mut out, name);
+                out.extend_from_slice(repr(name).as_bytes());
             } else {
                 out.extend_from_slice(name);
             }
@@ -458,27 +458,6 @@ fn atoll(s: &[u8]) -> i64 {
         i += 1;
     }
     n
-}
-
-/// C's `isspace` in the C locale.
-fn is_c_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
-
-/// C's `isprint` in the C locale.
-fn is_c_print(b: u8) -> bool {
-    (0x20..=0x7e).contains(&b)
-}
-
-/// `sdsneedsrepr`: whether a name must be written quoted to survive `split_args`.
-pub fn needs_repr(s: &[u8]) -> bool {
-    s.iter().any(|&b| matches!(b, b'\\' | b'"') || !is_c_print(b) || is_c_space(b))
-}
-
-/// `sdscatrepr`, appended to `out`: the config file's [`repr`], which [`split_args`] (also the
-/// config file's) reads back unchanged.
-pub fn write_repr(out: &mut Vec<u8>, s: &[u8]) {
-    out.extend_from_slice(repr(s).as_bytes());
 }
 
 #[cfg(test)]

@@ -203,41 +203,6 @@ fn names_that_need_quoting_are_written_quoted_and_read_back() {
 }
 
 #[test]
-fn repr_matches_sdscatrepr() {
-    let mut out = Vec::new();
-    write_repr(&mut out, b"\x07\n\x00foo\r");
-    assert_eq!(out, b"\"\\a\\n\\x00foo\\r\"");
-    let mut out = Vec::new();
-    write_repr(&mut out, b"a\"b\\c\td\x08\xAB");
-    assert_eq!(out, b"\"a\\\"b\\\\c\\td\\b\\xab\"");
-    assert!(!needs_repr(b"appendonly.aof.1.incr.aof"));
-    for s in [&b" "[..], b"\"", b"\\", b"\x7f", b"\x80", b"\x0b"] {
-        assert!(needs_repr(s), "{s:?}");
-    }
-}
-
-#[test]
-fn split_args_follows_sdssplitargs() {
-    let words = |s: &str| {
-        split_args(s.as_bytes()).map(|v| {
-            v.into_iter().map(|w| String::from_utf8_lossy(&w).into_owned()).collect::<Vec<_>>()
-        })
-    };
-    assert_eq!(words("  a  b\tc "), Some(vec!["a".into(), "b".into(), "c".into()]));
-    assert_eq!(words("\"a b\" 'c d'"), Some(vec!["a b".into(), "c d".into()]));
-    assert_eq!(words("\"\\x41\\n\\q\""), Some(vec!["A\nq".into()]));
-    assert_eq!(words("'it\\'s' '\\n'"), Some(vec!["it's".into(), "\\n".into()]));
-    assert_eq!(words("ab\"cd\" e"), Some(vec!["abcd".into(), "e".into()]));
-    assert_eq!(words("\"\""), Some(vec![String::new()]));
-    assert_eq!(words(""), Some(vec![]));
-    assert_eq!(words("\"abc"), None);
-    assert_eq!(words("'abc"), None);
-    assert_eq!(words("\"a\"b"), None);
-    assert_eq!(words("'a'b"), None);
-    assert_eq!(words("\"\\x4\""), Some(vec!["x4".into()]));
-}
-
-#[test]
 fn names_follow_valkeys_rules() {
     assert_eq!(base_name("appendonly.aof", 3, true), "appendonly.aof.3.base.rdb");
     assert_eq!(base_name("appendonly.aof", 3, false), "appendonly.aof.3.base.aof");

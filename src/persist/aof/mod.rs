@@ -108,7 +108,7 @@ pub fn before_replies(srv: &mut ServerState) {
     if srv.feed.buf.is_empty() {
         return;
     }
-    flush(srv, crate::runtime::event_loop::now_ms());
+    flush(srv, crate::util::clock::now_ms());
 }
 
 /// Writes the buffer and syncs as the policy says.
@@ -228,7 +228,7 @@ fn turn_off(srv: &mut ServerState, now_ms: i64) {
 
 /// Called once when the server shuts down: the last writes reach the file and the disk.
 pub fn on_shutdown(srv: &mut ServerState) {
-    let now = crate::runtime::event_loop::now_ms();
+    let now = crate::util::clock::now_ms();
     rewrite::kill_child(srv);
     if aof_in(&mut srv.persist).logging()
         && (!srv.feed.buf.is_empty() || aof_in(&mut srv.persist).unsynced())

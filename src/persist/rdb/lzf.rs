@@ -174,6 +174,7 @@ pub fn decompress(input: &[u8], len: usize) -> Result<Vec<u8>, &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::rng::Rng;
 
     fn round_trip(data: &[u8]) {
         if let Some(c) = compress(data, data.len() + 64) {
@@ -200,12 +201,8 @@ mod tests {
         round_trip(b"a");
         round_trip(b"abcabcabcabcabcabcabcabcabcabcabcabcabc");
         round_trip(&vec![b'x'; 10_000]);
-        let mut state = 7u64;
-        let mut noisy = Vec::new();
-        for _ in 0..50_000 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
-            noisy.push(b"abcd"[(state >> 60) as usize & 3]);
-        }
+        let mut rng = Rng::new(7);
+        let noisy: Vec<u8> = (0..50_000).map(|_| b"abcd"[rng.below(4)]).collect();
         round_trip(&noisy);
     }
 
@@ -214,13 +211,8 @@ mod tests {
         let data = vec![b'x'; 1000];
         let c = compress(&data, data.len() - 4).expect("compressible");
         assert!(c.len() < 20, "{}", c.len());
-        let mut state = 1u64;
-        let random: Vec<u8> = (0..1000)
-            .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                (state >> 56) as u8
-            })
-            .collect();
+        let mut rng = Rng::new(1);
+        let random: Vec<u8> = (0..1000).map(|_| (rng.next_u64() >> 56) as u8).collect();
         assert!(compress(&random, random.len() - 4).is_none());
     }
 
@@ -266,14 +258,9 @@ mod tests {
 
     #[test]
     fn garbage_is_refused_without_panicking() {
-        let mut state = 3u64;
+        let mut rng = Rng::new(3);
         for n in 0..2000 {
-            let bytes: Vec<u8> = (0..n % 40)
-                .map(|_| {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
-                    (state >> 56) as u8
-                })
-                .collect();
+            let bytes: Vec<u8> = (0..n % 40).map(|_| (rng.next_u64() >> 56) as u8).collect();
             let _ = decompress(&bytes, n % 97);
         }
     }

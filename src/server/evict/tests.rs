@@ -73,7 +73,7 @@ fn a_pooled_key_that_was_read_since_is_not_evicted() {
     let lru = rule(MaxmemoryPolicy::AllkeysLru);
     let mut ev = Evictor::new();
     // Fill the pool with old scores, then read every pooled key.
-    let mut rng = 5;
+    let mut rng = Rng::new(5);
     ev.pool_rule = Some(lru);
     for (i, db) in dbs.iter().enumerate() {
         let pool = &mut ev.pool;

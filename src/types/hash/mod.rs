@@ -29,7 +29,6 @@ mod random;
 mod tests;
 
 pub use entry::HashEntry;
-pub use random::Rng;
 
 use crate::config::Config;
 use crate::table::{hash_key, Table};

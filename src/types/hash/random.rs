@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use super::{HashObj, Pair, Repr};
 
-pub use crate::types::rng::Rng;
+use crate::util::rng::Rng;
 
 /// An endless stream of random pairs, repetitions allowed (see [`HashObj::random_pairs`]).
 pub struct RandomPairs<'a> {

@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::*;
+use crate::util::rng::Rng;
 
 /// Limits that keep a hash a listpack for everything the tests write.
 const ROOMY: Limits = Limits { entries_max: 100_000, value_bytes_max: 100_000 };

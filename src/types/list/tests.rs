@@ -5,27 +5,7 @@
 use std::collections::VecDeque;
 
 use super::*;
-
-/// splitmix64: a small deterministic generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
+use crate::util::rng::Rng;
 
 /// Elements: a small pool (so LREM and LINSERT find matches), integers in every listpack
 /// width and non-canonical ones, binary bytes, and now and then a long string.
@@ -55,7 +35,7 @@ fn contents(l: &ListObj) -> Vec<Vec<u8>> {
 }
 
 fn end(rng: &mut Rng) -> End {
-    if rng.chance(50) {
+    if rng.below(2) == 0 {
         End::Head
     } else {
         End::Tail
@@ -116,7 +96,7 @@ fn step(rng: &mut Rng, l: &mut ListObj, m: &mut VecDeque<Vec<u8>>, limit: NodeLi
         7 => {
             let pivot = element(rng);
             let v = element(rng);
-            let place = if rng.chance(50) { Place::Before } else { Place::After };
+            let place = if rng.below(2) == 0 { Place::Before } else { Place::After };
             l.grow_check(v.len(), 1, limit);
             let ok = l.insert(&pivot, &v, place, limit);
             match m.iter().position(|x| *x == pivot) {
@@ -165,7 +145,7 @@ fn step(rng: &mut Rng, l: &mut ListObj, m: &mut VecDeque<Vec<u8>>, limit: NodeLi
         }
         _ => {
             let start = rng.below(len + 1);
-            let dir = if rng.chance(50) { Dir::Forward } else { Dir::Backward };
+            let dir = if rng.below(2) == 0 { Dir::Forward } else { Dir::Backward };
             let k = rng.below(len + 2);
             let got: Vec<Vec<u8>> = l.walk(start, dir).take(k).map(to_vec).collect();
             let want: Vec<Vec<u8>> = match dir {
@@ -179,7 +159,7 @@ fn step(rng: &mut Rng, l: &mut ListObj, m: &mut VecDeque<Vec<u8>>, limit: NodeLi
 }
 
 fn run(seed: u64, steps: usize, limits: &[NodeLimit], fixed: bool, shrinks: bool) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut l = ListObj::new();
     let mut m: VecDeque<Vec<u8>> = VecDeque::new();
     let mut saw_quicklist = false;

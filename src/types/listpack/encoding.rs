@@ -7,6 +7,10 @@
 //! does not fit or its first byte is not an encoding, so garbage can never make it read out of
 //! bounds; the validator and the accessors share these same functions.
 
+use crate::util::fmt::fmt_i64;
+/// Longest decimal an `i64` can be written as ("-9223372036854775808").
+pub use crate::util::fmt::INT_DECIMAL_BYTES_MAX;
+
 /// The header: total bytes (u32 LE) and element count (u16 LE).
 pub const HEADER_BYTES: usize = 6;
 /// The byte after the last entry, and an invalid first byte for any entry.
@@ -22,9 +26,6 @@ const ENC_16BIT_INT: u8 = 0xF1;
 const ENC_24BIT_INT: u8 = 0xF2;
 const ENC_32BIT_INT: u8 = 0xF3;
 const ENC_64BIT_INT: u8 = 0xF4;
-
-/// Longest decimal an `i64` can be written as ("-9223372036854775808").
-pub const INT_DECIMAL_BYTES_MAX: usize = 20;
 
 /// What an entry holds: an integer, or a string borrowed from the listpack it was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +63,7 @@ impl<'a> LpEntry<'a> {
         'a: 'b,
     {
         match *self {
-            LpEntry::Int(v) => format_int(v, buf),
+            LpEntry::Int(v) => fmt_i64(buf, v),
             LpEntry::Str(s) => s,
         }
     }
@@ -102,25 +103,6 @@ pub fn parse_canonical_int(s: &[u8]) -> Option<i64> {
     } else {
         i64::try_from(magnitude).ok()
     }
-}
-
-/// Write `v` in decimal at the end of `buf`; returns the written tail.
-pub fn format_int(v: i64, buf: &mut [u8; INT_DECIMAL_BYTES_MAX]) -> &[u8] {
-    let mut magnitude = v.unsigned_abs();
-    let mut start = buf.len();
-    loop {
-        start -= 1;
-        buf[start] = b'0' + (magnitude % 10) as u8;
-        magnitude /= 10;
-        if magnitude == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        start -= 1;
-        buf[start] = b'-';
-    }
-    &buf[start..]
 }
 
 /// The encoding bytes of an integer (the data is part of them), narrowest width first, as
@@ -354,7 +336,7 @@ mod tests {
     fn canonical_int_rules() {
         for ok in ["0", "1", "-1", "127", "9223372036854775807", "-9223372036854775808"] {
             let v = parse_canonical_int(ok.as_bytes()).unwrap();
-            assert_eq!(format_int(v, &mut [0; 20]), ok.as_bytes());
+            assert_eq!(fmt_i64(&mut [0; 20], v), ok.as_bytes());
         }
         for bad in [
             "",

@@ -4,23 +4,7 @@
 use std::collections::VecDeque;
 
 use super::*;
-
-/// splitmix64: a deterministic generator for the model and garbage tests.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::util::rng::Rng;
 
 fn hex(s: &str) -> Vec<u8> {
     let digits: Vec<u8> = s.bytes().filter(|c| c.is_ascii_hexdigit()).collect();
@@ -175,10 +159,10 @@ fn more_than_65534_entries() {
 /// header boundary.
 fn element(rng: &mut Rng) -> Vec<u8> {
     match rng.below(12) {
-        0 => (rng.next() as i64 % 200 - 50).to_string().into_bytes(),
-        1 => (rng.next() as i64 % 10000).to_string().into_bytes(),
-        2 => (rng.next() as i64 % 20_000_000).to_string().into_bytes(),
-        3 => (rng.next() as i64).to_string().into_bytes(),
+        0 => (rng.next_u64() as i64 % 200 - 50).to_string().into_bytes(),
+        1 => (rng.next_u64() as i64 % 10000).to_string().into_bytes(),
+        2 => (rng.next_u64() as i64 % 20_000_000).to_string().into_bytes(),
+        3 => (rng.next_u64() as i64).to_string().into_bytes(),
         4 => format!("0{}", rng.below(100)).into_bytes(),
         5 => b"-0".to_vec(),
         6 => vec![b'z'; [63, 64, 125, 126, 4095, 4096][rng.below(6)]],
@@ -207,7 +191,7 @@ fn check(lp: &Listpack, model: &VecDeque<Vec<u8>>) {
 
 #[test]
 fn random_operations_match_vecdeque() {
-    let mut rng = Rng(0x5EED_115C_0FFE_E000);
+    let mut rng = Rng::new(0x5EED_115C_0FFE_E000);
     for _round in 0..20 {
         let mut lp = Listpack::new();
         let mut model: VecDeque<Vec<u8>> = VecDeque::new();
@@ -277,11 +261,11 @@ fn random_operations_match_vecdeque() {
 
 #[test]
 fn garbage_is_rejected_without_panics() {
-    let mut rng = Rng(0xBAD_BAD_BAD);
+    let mut rng = Rng::new(0xBAD_BAD_BAD);
     let valid = build(&[b"a", b"12", b"-300", &[b'q'; 70], b"99999999999", &[b'r'; 5000]]);
     for _ in 0..20_000 {
         let mut b = match rng.below(3) {
-            0 => (0..rng.below(40)).map(|_| rng.next() as u8).collect::<Vec<u8>>(),
+            0 => (0..rng.below(40)).map(|_| rng.next_u64() as u8).collect::<Vec<u8>>(),
             1 => valid.as_bytes()[..rng.below(valid.total_bytes())].to_vec(),
             _ => valid.as_bytes().to_vec(),
         };

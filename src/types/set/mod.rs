@@ -45,7 +45,7 @@ use crate::types::listpack::{
     self, entry_size_for, parse_canonical_int, Listpack, LpEntry, INT_DECIMAL_BYTES_MAX,
 };
 pub use member::Member;
-pub use random::{Popped, SetRng};
+pub use random::Popped;
 
 /// A member as a set hands it out: an integer (intset, listpack integer entries) or bytes.
 /// Integers stand for their canonical decimal form.

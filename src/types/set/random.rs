@@ -3,7 +3,7 @@
 //! is bounded by the count the client asked for (or by the set's size when the count is
 //! close to it).
 //!
-//! Randomness comes from the caller as a seed ([`SetRng`]), so tests are deterministic.
+//! Randomness comes from the caller as a seed ([`Rng`]), so tests are deterministic.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -11,6 +11,7 @@ use std::ops::ControlFlow;
 use super::{Elem, Member, Repr, SetLimits, SetObj};
 use crate::table::Table;
 use crate::types::listpack::{Listpack, Pos};
+use crate::util::rng::Rng;
 
 /// SPOP keeps the remaining members in a new set once it would pop more than this many times
 /// as many members as it leaves (Valkey's `SPOP_MOVE_STRATEGY_MUL`).
@@ -36,8 +37,6 @@ const GROUP_DRAWS_MAX: usize = 256;
 /// reached in practice: the set has at least 3 times the count) and take members in order.
 const REJECTION_DRAWS_PER_PICK: usize = 64;
 
-pub use crate::types::rng::Rng as SetRng;
-
 /// A member taken out of a set.
 #[derive(Debug)]
 pub enum Popped {
@@ -58,7 +57,7 @@ impl Popped {
 
 /// The positions of `k` distinct entries of `lp` chosen uniformly, in listpack order
 /// (selection sampling: one pass, each entry taken with probability wanted / left).
-fn sample_positions(lp: &Listpack, k: usize, rng: &mut SetRng) -> Vec<Pos> {
+fn sample_positions(lp: &Listpack, k: usize, rng: &mut Rng) -> Vec<Pos> {
     let mut out = Vec::with_capacity(k);
     let mut left = lp.len();
     let mut p = lp.first();
@@ -83,11 +82,7 @@ fn delete_positions(lp: &mut Listpack, positions: &[Pos]) {
 }
 
 /// Calls `f` on a uniformly random member of a non-empty table (see [`GROUP_MEMBERS`]).
-fn with_random_member<R>(
-    table: &Table<Member>,
-    rng: &mut SetRng,
-    f: impl FnOnce(&Member) -> R,
-) -> R {
+fn with_random_member<R>(table: &Table<Member>, rng: &mut Rng, f: impl FnOnce(&Member) -> R) -> R {
     debug_assert!(!table.is_empty(), "random member of an empty table");
     // Both arrays are powers of two of different sizes, so the smaller is the lowest set
     // bit of the total (the only one when the table is not resizing).
@@ -123,7 +118,7 @@ impl SetObj {
     pub fn for_each_random(
         &self,
         count: usize,
-        rng: &mut SetRng,
+        rng: &mut Rng,
         mut f: impl FnMut(Elem<'_>) -> ControlFlow<()>,
     ) {
         assert!(!self.is_empty(), "random members of an empty set");
@@ -158,7 +153,7 @@ impl SetObj {
     /// Calls `f` on `count` distinct members, `0 < count < len()`, in no particular order.
     /// The work is O(count) for a set much larger than the count, else O(len) (Valkey's
     /// cases 2.5, 3 and 4 of SRANDMEMBER).
-    pub fn pick_distinct(&self, count: usize, rng: &mut SetRng, mut f: impl FnMut(Elem<'_>)) {
+    pub fn pick_distinct(&self, count: usize, rng: &mut Rng, mut f: impl FnMut(Elem<'_>)) {
         let len = self.len();
         assert!(count > 0 && count < len, "pick_distinct wants 0 < count < len");
         if let Repr::Listpack(lp) = &self.repr {
@@ -179,7 +174,7 @@ impl SetObj {
 
     /// Draws until `count` distinct members are found (the set has at least 3 times as
     /// many, so about 1.2 draws per member).
-    fn pick_by_rejection(&self, count: usize, rng: &mut SetRng, mut f: impl FnMut(Elem<'_>)) {
+    fn pick_by_rejection(&self, count: usize, rng: &mut Rng, mut f: impl FnMut(Elem<'_>)) {
         // Identity of a drawn member: its index (intset) or its allocation's address (table).
         let mut seen: HashSet<usize> = HashSet::with_capacity(count);
         let mut draws_left = count.saturating_mul(REJECTION_DRAWS_PER_PICK);
@@ -218,7 +213,7 @@ impl SetObj {
     }
 
     /// Removes and returns one random member. The set must not be empty.
-    pub fn pop_random(&mut self, rng: &mut SetRng) -> Popped {
+    pub fn pop_random(&mut self, rng: &mut Rng) -> Popped {
         assert!(!self.is_empty(), "pop from an empty set");
         match &mut self.repr {
             Repr::Intset(is) => {
@@ -249,7 +244,7 @@ impl SetObj {
     pub fn pop_many(
         &mut self,
         count: usize,
-        rng: &mut SetRng,
+        rng: &mut Rng,
         lim: &SetLimits,
         mut f: impl FnMut(Elem<'_>),
     ) {
@@ -278,7 +273,7 @@ impl SetObj {
 
     /// Moves `n` random members out into a new set (SPOP's case 3): a listpack for members
     /// of a listpack or a table, an intset for members of an intset.
-    fn take_random_into_new_set(&mut self, n: usize, rng: &mut SetRng, lim: &SetLimits) -> SetObj {
+    fn take_random_into_new_set(&mut self, n: usize, rng: &mut Rng, lim: &SetLimits) -> SetObj {
         if let Repr::Listpack(lp) = &mut self.repr {
             let positions = sample_positions(lp, n, rng);
             let mut kept = SetObj::new_listpack();

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 use super::*;
+use crate::util::rng::Rng;
 
 /// Encodings in the order a set may move through them.
 fn rank(s: &SetObj) -> u8 {
@@ -37,7 +38,7 @@ fn check_encoding(s: &SetObj, lim: &SetLimits) {
 
 /// A member drawn from a pool mixing small and wide integers, non-canonical integer
 /// strings, short and long strings and binary bytes, so every conversion happens.
-fn random_member(rng: &mut SetRng) -> Vec<u8> {
+fn random_member(rng: &mut Rng) -> Vec<u8> {
     match rng.below(10) {
         0..=3 => (rng.below(40) as i64 - 20).to_string().into_bytes(),
         4 => [i64::MIN, i64::MAX, 70_000, -70_000, 1 << 40][rng.below(5)].to_string().into_bytes(),
@@ -49,7 +50,7 @@ fn random_member(rng: &mut SetRng) -> Vec<u8> {
 }
 
 fn run_model(seed: u64, lim: SetLimits, steps: usize) {
-    let mut rng = SetRng::new(seed);
+    let mut rng = Rng::new(seed);
     let mut set: Option<SetObj> = None;
     let mut model: BTreeSet<Vec<u8>> = BTreeSet::new();
     for step in 0..steps {
@@ -327,7 +328,7 @@ fn random_picks_cover_a_table_and_respect_distinctness() {
     for i in 0..300 {
         s.add(format!("e{i}").as_bytes(), &lim);
     }
-    let mut rng = SetRng::new(7);
+    let mut rng = Rng::new(7);
     let mut hits = std::collections::HashMap::new();
     s.for_each_random(60_000, &mut rng, |e| {
         *hits.entry(e.to_vec()).or_insert(0usize) += 1;
@@ -355,7 +356,7 @@ fn random_picks_stay_uniform_while_the_table_resizes() {
         assert!(i < 100_000, "no resize caught");
     }
     let n = s.len();
-    let mut rng = SetRng::new(99);
+    let mut rng = Rng::new(99);
     let mut hits = std::collections::HashMap::new();
     s.for_each_random(n * 200, &mut rng, |e| {
         *hits.entry(e.to_vec()).or_insert(0usize) += 1;

@@ -128,11 +128,8 @@ mod tests {
 
     #[test]
     fn length_agrees_with_the_table() {
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 60) as u8 % 4 + b'a'
-        };
+        let mut rng = crate::util::rng::Rng::new(7);
+        let mut next = || b"abcd"[rng.below(4)];
         for n in 0..40 {
             let a: Vec<u8> = (0..n).map(|_| next()).collect();
             let b: Vec<u8> = (0..(n * 7 % 23)).map(|_| next()).collect();

@@ -6,22 +6,7 @@ use std::collections::BTreeMap;
 use super::range::{parse_score, parse_score_bound, score_from_text, score_text, strtod};
 use super::tree::OsTree;
 use super::*;
-
-/// xorshift64*, seeded: deterministic runs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::util::rng::Rng;
 
 /// The reference: member -> score, and the sorted view derived from it.
 #[derive(Default)]
@@ -44,12 +29,12 @@ fn contents(z: &ZSetObj) -> Vec<(Vec<u8>, f64)> {
 }
 
 fn member(rng: &mut Rng, universe: u64) -> Vec<u8> {
-    let i = rng.below(universe);
+    let i = rng.below(universe as usize);
     match i % 4 {
         0 => i.to_string().into_bytes(), // integer-looking: listpack integers
         1 => format!("m{i}\0\r\n").into_bytes(), // binary
         2 => format!("member-{i:05}").into_bytes(),
-        _ => vec![b'x'; (i % 70) as usize], // long ones cross the value limit
+        _ => vec![b'x'; i % 70], // long ones cross the value limit
     }
 }
 
@@ -60,7 +45,7 @@ fn score(rng: &mut Rng) -> f64 {
         2 => (rng.below(5) as f64) - 2.0, // many ties
         3 => rng.below(1000) as f64 / 7.0,
         4 => -0.0,
-        _ => (rng.next() as i64 as f64) * 1e-3,
+        _ => (rng.next_u64() as i64 as f64) * 1e-3,
     }
 }
 
@@ -79,7 +64,7 @@ fn check_against(z: &ZSetObj, model: &Model, rng: &mut Rng) {
         if sorted.is_empty() {
             break;
         }
-        let r = rng.below(sorted.len() as u64) as usize;
+        let r = rng.below(sorted.len());
         let (m, s) = &sorted[r];
         assert_eq!(z.rank(m), Some((r, *s)));
         assert_eq!(z.score(m), Some(*s));
@@ -115,7 +100,7 @@ fn check_against(z: &ZSetObj, model: &Model, rng: &mut Rng) {
 }
 
 fn run_model(seed: u64, limits: Limits, ops: usize, universe: u64) -> ZSetObj {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut z = ZSetObj::with_hint(limits, 1, 1);
     let mut model = Model::default();
     for step in 0..ops {
@@ -138,8 +123,8 @@ fn run_model(seed: u64, limits: Limits, ops: usize, universe: u64) -> ZSetObj {
             8 => {
                 let n = z.len();
                 if n > 0 {
-                    let lo = rng.below(n as u64) as usize;
-                    let hi = (lo + 1 + rng.below(4) as usize).min(n);
+                    let lo = rng.below(n);
+                    let hi = (lo + 1 + rng.below(4)).min(n);
                     let sorted = model.sorted();
                     for (m, _) in &sorted[lo..hi] {
                         model.scores.remove(m);
@@ -247,23 +232,23 @@ fn lex_bounds_agree_between_encodings() {
 
 #[test]
 fn tree_matches_a_vec_with_invariants() {
-    let mut rng = Rng(99);
+    let mut rng = Rng::new(99);
     let mut t: OsTree<u32> = OsTree::new();
     let mut v: Vec<u32> = Vec::new();
     for step in 0..20_000u32 {
         let grow = v.len() < 3000 && rng.below(10) < 6;
         if grow || v.is_empty() {
-            let at = rng.below(v.len() as u64 + 1) as usize;
+            let at = rng.below(v.len() + 1);
             t.insert(at, step);
             v.insert(at, step);
         } else {
-            let at = rng.below(v.len() as u64) as usize;
+            let at = rng.below(v.len());
             assert_eq!(t.remove(at), v.remove(at));
         }
         if step % 500 == 0 {
             t.check_invariants(|a, b| a == b);
             for _ in 0..20 {
-                let r = rng.below(v.len() as u64) as usize;
+                let r = rng.below(v.len());
                 assert_eq!(t.get(r), v[r]);
             }
         }
