@@ -418,8 +418,8 @@ mod tests {
     fn generations_wrap_below_the_listener_tokens() {
         let mut c = Clients::default();
         let mut t = c.insert(slot(1));
-        c.gens[0] = GEN_LIMIT - 1;
         c.remove(t);
+        c.gens[0] = GEN_LIMIT - 1;
         t = c.insert(slot(1));
         assert_eq!(t, make_token(0, GEN_LIMIT - 1));
         c.remove(t);
