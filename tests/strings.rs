@@ -283,8 +283,7 @@ fn big_values_read_back_as_they_were_when_read() {
     pipeline.extend(Client::encode(&[b"GETDEL", b"big2"]));
     reader.send_raw(&pipeline);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !common::info_field(&mut writer, "commandstats", "cmdstat_getdel").starts_with("calls=1")
-    {
+    while !writer.cmd(&["INFO", "commandstats"]).as_str().contains("cmdstat_getdel:calls=1,") {
         assert!(std::time::Instant::now() < deadline, "the pipeline did not run");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
