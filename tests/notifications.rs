@@ -570,3 +570,225 @@ fn evicted_keys() {
         pair.script(&["GET a", "CONFIG SET maxmemory 0", "SET b 2"]);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Every write command of the table has all of a write's effects.
+// ---------------------------------------------------------------------------------------
+
+/// One invocation per write command of the table, after `setup`, that changes key `k` of
+/// database 0 (`watched` is the key whose effects are checked when it is not `k`).
+struct WriteCase {
+    setup: &'static [&'static [&'static str]],
+    cmd: &'static [&'static str],
+    watched: &'static str,
+}
+
+const fn case(
+    setup: &'static [&'static [&'static str]],
+    cmd: &'static [&'static str],
+) -> WriteCase {
+    WriteCase { setup, cmd, watched: "k" }
+}
+
+const LIST: &[&[&str]] = &[&["RPUSH", "k", "a", "b", "c"]];
+const ZSET: &[&[&str]] = &[&["ZADD", "k", "1", "a", "2", "b", "3", "c"]];
+const SET2: &[&[&str]] = &[&["SADD", "s1", "a", "b"], &["SADD", "s2", "b", "c"]];
+const ZSET2: &[&[&str]] = &[&["ZADD", "z1", "1", "a", "2", "b"], &["ZADD", "z2", "1", "b"]];
+const STR: &[&[&str]] = &[&["SET", "k", "10"]];
+const HASH: &[&[&str]] = &[&["HSET", "k", "f", "1"]];
+
+fn write_cases() -> Vec<WriteCase> {
+    vec![
+        case(STR, &["APPEND", "k", "x"]),
+        case(LIST, &["BLMOVE", "k", "k2", "LEFT", "RIGHT", "0"]),
+        case(LIST, &["BLMPOP", "0", "1", "k", "LEFT"]),
+        case(LIST, &["BLPOP", "k", "0"]),
+        case(LIST, &["BRPOP", "k", "0"]),
+        case(LIST, &["BRPOPLPUSH", "k", "k2", "0"]),
+        case(ZSET, &["BZMPOP", "0", "1", "k", "MIN"]),
+        case(ZSET, &["BZPOPMAX", "k", "0"]),
+        case(ZSET, &["BZPOPMIN", "k", "0"]),
+        WriteCase { setup: STR, cmd: &["COPY", "k", "k2"], watched: "k2" },
+        case(STR, &["DECR", "k"]),
+        case(STR, &["DECRBY", "k", "2"]),
+        case(STR, &["DEL", "k"]),
+        case(STR, &["EXPIRE", "k", "100"]),
+        case(STR, &["EXPIREAT", "k", "99999999999"]),
+        case(STR, &["FLUSHALL"]),
+        case(STR, &["FLUSHDB"]),
+        case(STR, &["GETDEL", "k"]),
+        case(STR, &["GETEX", "k", "EX", "100"]),
+        case(STR, &["GETSET", "k", "v"]),
+        case(HASH, &["HDEL", "k", "f"]),
+        case(HASH, &["HINCRBY", "k", "f", "1"]),
+        case(HASH, &["HINCRBYFLOAT", "k", "f", "1.5"]),
+        case(&[], &["HMSET", "k", "f", "v"]),
+        case(&[], &["HSET", "k", "f", "v"]),
+        case(&[], &["HSETNX", "k", "f", "v"]),
+        case(STR, &["INCR", "k"]),
+        case(STR, &["INCRBY", "k", "2"]),
+        case(STR, &["INCRBYFLOAT", "k", "0.5"]),
+        case(LIST, &["LINSERT", "k", "BEFORE", "b", "x"]),
+        case(LIST, &["LMOVE", "k", "k2", "LEFT", "RIGHT"]),
+        case(LIST, &["LMPOP", "1", "k", "RIGHT"]),
+        case(LIST, &["LPOP", "k"]),
+        case(&[], &["LPUSH", "k", "x"]),
+        case(LIST, &["LPUSHX", "k", "x"]),
+        case(LIST, &["LREM", "k", "0", "a"]),
+        case(LIST, &["LSET", "k", "0", "z"]),
+        case(LIST, &["LTRIM", "k", "0", "0"]),
+        case(STR, &["MOVE", "k", "1"]),
+        case(&[], &["MSET", "k", "1", "k3", "2"]),
+        case(&[], &["MSETNX", "k", "1", "k3", "2"]),
+        case(&[&["SET", "k", "v", "EX", "100"]], &["PERSIST", "k"]),
+        case(STR, &["PEXPIRE", "k", "100000"]),
+        case(STR, &["PEXPIREAT", "k", "99999999999000"]),
+        case(&[], &["PSETEX", "k", "100000", "v"]),
+        case(STR, &["RENAME", "k", "k2"]),
+        case(STR, &["RENAMENX", "k", "k2"]),
+        case(&[&["SET", "src", "payload"]], &["RESTORE", "k", "0", "<dump of src>"]),
+        case(LIST, &["RPOP", "k"]),
+        case(LIST, &["RPOPLPUSH", "k", "k2"]),
+        case(&[], &["RPUSH", "k", "x"]),
+        case(LIST, &["RPUSHX", "k", "x"]),
+        case(&[], &["SADD", "k", "x"]),
+        case(SET2, &["SDIFFSTORE", "k", "s1", "s2"]),
+        case(&[], &["SET", "k", "v"]),
+        case(&[], &["SETEX", "k", "100", "v"]),
+        case(&[], &["SETNX", "k", "v"]),
+        case(STR, &["SETRANGE", "k", "1", "x"]),
+        case(SET2, &["SINTERSTORE", "k", "s1", "s2"]),
+        case(&[&["SADD", "k", "a", "b"]], &["SMOVE", "k", "k2", "a"]),
+        case(LIST, &["SORT", "k", "ALPHA", "STORE", "k"]),
+        case(&[&["SADD", "k", "a", "b"]], &["SPOP", "k"]),
+        case(&[&["SADD", "k", "a", "b"]], &["SREM", "k", "a"]),
+        case(SET2, &["SUNIONSTORE", "k", "s1", "s2"]),
+        case(STR, &["SWAPDB", "0", "1"]),
+        case(STR, &["UNLINK", "k"]),
+        case(&[], &["ZADD", "k", "1", "a"]),
+        case(ZSET2, &["ZDIFFSTORE", "k", "2", "z1", "z2"]),
+        case(ZSET, &["ZINCRBY", "k", "1", "a"]),
+        case(ZSET2, &["ZINTERSTORE", "k", "2", "z1", "z2"]),
+        case(ZSET, &["ZMPOP", "1", "k", "MAX"]),
+        case(ZSET, &["ZPOPMAX", "k"]),
+        case(ZSET, &["ZPOPMIN", "k"]),
+        case(ZSET2, &["ZRANGESTORE", "k", "z1", "0", "-1"]),
+        case(ZSET, &["ZREM", "k", "a"]),
+        case(&[&["ZADD", "k", "0", "a", "0", "b"]], &["ZREMRANGEBYLEX", "k", "[a", "[a"]),
+        case(ZSET, &["ZREMRANGEBYRANK", "k", "0", "0"]),
+        case(ZSET, &["ZREMRANGEBYSCORE", "k", "1", "1"]),
+        case(ZSET2, &["ZUNIONSTORE", "k", "2", "z1", "z2"]),
+    ]
+}
+
+/// Reads what `c` has been sent up to the PONG of a PING sent now; returns what came before.
+fn drain_to_pong(c: &mut Client) -> Vec<Val> {
+    c.send(&[b"PING"]);
+    let mut got = Vec::new();
+    loop {
+        match c.read() {
+            Val::Simple(s) if s == "PONG" => return got,
+            v => got.push(v),
+        }
+    }
+}
+
+/// Every write command of the table, run once so that it changes a key, has each of the
+/// consequences of a write: the dirty counter of the save points moves, a keyspace event is
+/// published, a WATCH of the key fails EXEC, a client tracking the key is told to drop it,
+/// and the command reaches the propagation feed (the AOF grows). The test fails when the
+/// table gains a write command it has no case for.
+#[test]
+fn every_write_command_has_all_the_effects_of_a_write() {
+    let dir = common::unique_dir("effects");
+    let dir_s = dir.display().to_string();
+    let s = start(&["--appendonly", "yes", "--dir", &dir_s, "--notify-keyspace-events", "KEA"]);
+    let mut w = Client::connect(s.port);
+    let mut watcher = Client::connect(s.port);
+    let mut tracker = Client::connect(s.port);
+    assert!(matches!(tracker.cmd(&["HELLO", "3"]), Val::Map(_)));
+    assert_eq!(tracker.cmd(&["CLIENT", "TRACKING", "ON"]), Val::ok());
+    let mut sub = Client::connect(s.port);
+    sub.send(&[b"PSUBSCRIBE", b"__keyevent@*__:*", b"__keyspace@*__:*"]);
+    sub.read();
+    sub.read();
+    let cases = write_cases();
+    // Every command the table flags `write` has a case.
+    let mut writes = Vec::new();
+    for entry in w.cmd(&["COMMAND"]).as_array() {
+        let e = entry.as_array();
+        if e[2].as_array().iter().any(|f| f.as_str() == "write") {
+            writes.push(e[0].as_str());
+        }
+    }
+    for name in &writes {
+        assert!(
+            cases.iter().any(|c| c.cmd[0].eq_ignore_ascii_case(name)),
+            "no effects case for the write command {name}"
+        );
+    }
+    for c in &cases {
+        let what = c.cmd.join(" ");
+        assert_eq!(w.cmd(&["FLUSHALL"]), Val::ok());
+        for line in c.setup {
+            let r = w.cmd(line);
+            assert!(!matches!(r, Val::Err(_)), "{what}: setup {line:?}: {r:?}");
+        }
+        let mut cmd: Vec<Vec<u8>> = c.cmd.iter().map(|a| a.as_bytes().to_vec()).collect();
+        if c.cmd[0] == "RESTORE" {
+            let Val::Bulk(payload) = w.cmd(&["DUMP", "src"]) else { panic!("DUMP") };
+            cmd[3] = payload;
+        }
+        // The watcher watches the key, the tracker has read it: both after the setup.
+        assert_eq!(watcher.cmd(&["WATCH", c.watched]), Val::ok());
+        tracker.cmd(&["EXISTS", c.watched]);
+        drain_to_pong(&mut tracker);
+        let marker = |sub: &mut Client, w: &mut Client, tag: &str| {
+            let channel = format!("__keyspace@0__:~marker-{tag}~");
+            w.cmd(&["PUBLISH", &channel, "x"]);
+            let mut got = Vec::new();
+            loop {
+                let m = sub.read().as_array();
+                if m[2].as_str() == channel {
+                    return got;
+                }
+                got.push(m);
+            }
+        };
+        marker(&mut sub, &mut w, "before");
+        let dirty = common::info_int(&mut w, "persistence", "rdb_changes_since_last_save");
+        let aof = common::info_int(&mut w, "persistence", "aof_current_size");
+        let args: Vec<&[u8]> = cmd.iter().map(|a| a.as_slice()).collect();
+        let r = w.cmd_b(&args);
+        assert!(!matches!(r, Val::Err(_)), "{what}: {r:?}");
+        // The dirty counter of the save points.
+        let dirty_after = common::info_int(&mut w, "persistence", "rdb_changes_since_last_save");
+        assert!(dirty_after > dirty, "{what}: dirty {dirty} then {dirty_after}");
+        // The propagation feed, through its consumer.
+        let aof_after = common::info_int(&mut w, "persistence", "aof_current_size");
+        assert!(aof_after > aof, "{what}: AOF {aof} then {aof_after} bytes");
+        // A keyspace event (Valkey raises none for emptying or swapping whole databases).
+        let events = marker(&mut sub, &mut w, "after");
+        let whole_db = matches!(c.cmd[0], "FLUSHALL" | "FLUSHDB" | "SWAPDB");
+        assert!(whole_db || !events.is_empty(), "{what}: no keyspace event");
+        // WATCH.
+        assert_eq!(watcher.cmd(&["MULTI"]), Val::ok());
+        watcher.cmd(&["PING"]);
+        let exec = watcher.cmd(&["EXEC"]);
+        assert!(matches!(exec, Val::Nil | Val::NilArray), "{what}: EXEC after a write: {exec:?}");
+        // Client tracking (Valkey 9.1 tells tracking clients nothing on SWAPDB).
+        let pushes = drain_to_pong(&mut tracker);
+        let told = pushes.iter().any(|p| match p {
+            Val::Push(v) => v.len() == 2 && v[0].as_str() == "invalidate",
+            _ => false,
+        });
+        assert!(
+            told || c.cmd[0] == "SWAPDB",
+            "{what}: the tracking client was not told: {pushes:?}"
+        );
+        // Blocked clients are woken by the writes that add to a list or sorted set: their
+        // own tests (blocking.rs) cover each such command.
+    }
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
