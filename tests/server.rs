@@ -275,6 +275,33 @@ fn debug_object_sleep_and_active_expire() {
 
     let help = c.cmd(&["DEBUG", "HELP"]).as_array();
     assert!(help[0].as_str().starts_with("DEBUG <subcommand>"));
+    assert!(help.iter().any(|l| l.as_str() == "OBJECT <key> [fast]"), "{help:?}");
+}
+
+/// DEBUG OBJECT's `fast` leaves `serializedlength` out, as in Valkey 9.1; the same fields
+/// otherwise (the address differs), and the same error for more arguments.
+#[test]
+fn debug_object_fast_matches_valkey() {
+    let args = ["--enable-debug-command", "yes"];
+    let mut p = common::diff::Pair::start(2, &args);
+    let fields = |v: Val| -> Vec<String> {
+        v.as_str()
+            .split(' ')
+            .filter_map(|f| f.split_once(':'))
+            .map(|(k, _)| k.to_string())
+            .collect()
+    };
+    p.same(&["SET", "k", "hello"]);
+    p.same(&["RPUSH", "l", "a", "b"]);
+    for args in [&["k"][..], &["k", "fast"], &["l", "fast"], &["l"], &["k", "slow"]] {
+        let mut argv = vec!["DEBUG", "OBJECT"];
+        argv.extend_from_slice(args);
+        let ours = fields(p.a.cmd(&argv));
+        let theirs = fields(p.b.cmd(&argv));
+        assert_eq!(ours, theirs, "{argv:?}");
+    }
+    p.same(&["DEBUG", "OBJECT", "k", "fast", "x"]);
+    p.same(&["DEBUG", "OBJECT", "nosuchkey", "fast"]);
 }
 
 #[test]

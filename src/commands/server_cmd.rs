@@ -324,15 +324,16 @@ fn arity_ok(arity: i32, argc: usize) -> bool {
     (arity > 0 && argc == arity as usize) || (arity < 0 && argc >= arity.unsigned_abs() as usize)
 }
 
-/// DEBUG HELP: Valkey 9.1's entries, word for word, for the subcommands ferrokey has
-/// (DEBUG OBJECT without its `fast` option).
+/// DEBUG HELP: Valkey 9.1's entries, word for word, for the subcommands ferrokey has.
 fn debug_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     reply_help(
         ctx.out,
         "DEBUG",
         &[
-            "OBJECT <key>",
+            "OBJECT <key> [fast]",
             "    Show low level info about `key` and associated value.",
+            "    Some fields of the default behavior may be time consuming to fetch,",
+            "    and `fast` can be passed to avoid fetching them.",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>. If <prefix> is specified then",
             "    it is used instead of the 'key' prefix. These are not propagated to",
@@ -524,7 +525,14 @@ fn serialized_len(value: ValueRef<'_>) -> usize {
 }
 
 /// DEBUG OBJECT key, in Valkey's line format.
+/// DEBUG OBJECT key [fast]: `fast` leaves out `serializedlength` (the one field that costs
+/// a walk of the value); any other word there is ignored, and more arguments are refused, as
+/// in Valkey 9.1.
 fn debug_object(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    if argv.len() > 4 {
+        return Err(subcommand_syntax(argv));
+    }
+    let fast = argv.get(3).is_some_and(|a| is(a, "fast"));
     let now = ctx.now_ms;
     let obj = ctx.db().object(&argv[2], now).ok_or(CmdError::NoSuchKey)?;
     // No value is shared in Valkey 9.1 (each object embeds its key): the count is 1.
@@ -532,12 +540,17 @@ fn debug_object(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let clock = lru_clock(now);
     let lru = obj.lru();
     let idle_s = if clock >= lru { clock - lru } else { clock + (1 << 24) - lru };
+    let serialized = if fast {
+        String::new()
+    } else {
+        format!(" serializedlength:{}", serialized_len(obj.value_ref()))
+    };
     let line = format!(
-        "Value at:{:p} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+        "Value at:{:p} refcount:{} encoding:{}{} lru:{} lru_seconds_idle:{}",
         obj as *const KeyEntry,
         refcount,
         obj.encoding(),
-        serialized_len(obj.value_ref()),
+        serialized,
         lru,
         idle_s
     );

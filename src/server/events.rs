@@ -81,7 +81,12 @@ impl ServerState {
                 if matches!(why, Removal::Expired | Removal::Evicted) {
                     self.key_modified(db, &key);
                     if self.feed.on {
-                        crate::server::propagate::removed(self, db, &key);
+                        crate::server::propagate::removed(
+                            self,
+                            db,
+                            &key,
+                            matches!(why, Removal::Evicted),
+                        );
                     }
                 }
                 self.notify(db, class, event, &key);

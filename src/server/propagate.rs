@@ -9,7 +9,8 @@
 //! `dispatch::call` feeds a command when it raised a key event (every write that changed a
 //! key raises one, see `server::events`) or emptied or swapped databases, and the command
 //! is a write. Keys the keyspace removed on its own (lazily or actively expired, evicted)
-//! are fed as `DEL key` when their removal is drained, before the command that found them.
+//! are fed as `UNLINK key` (or `DEL key` when lazy freeing is off for them, see [`removed`])
+//! when their removal is drained, before the command that found them.
 //! A `SELECT` goes in whenever the database differs from the last command's.
 //!
 //! # Replaying the same thing
@@ -222,9 +223,14 @@ pub fn after_command<H: Copy>(
     }
 }
 
-/// A key the keyspace removed on its own (expired, evicted): fed as `DEL`.
-pub fn removed(srv: &mut ServerState, db: usize, key: &[u8]) {
-    srv.feed.command(db, &[b"DEL".as_slice(), key]);
+/// A key the keyspace removed on its own: fed as `UNLINK` when it is freed lazily
+/// (`lazyfree-lazy-expire` for an expired key, `lazyfree-lazy-eviction` for an evicted one,
+/// both `yes` by default), else as `DEL`, as Valkey 9.1 propagates them.
+pub fn removed(srv: &mut ServerState, db: usize, key: &[u8], evicted: bool) {
+    let lazy =
+        if evicted { srv.config.lazyfree_lazy_eviction } else { srv.config.lazyfree_lazy_expire };
+    let verb: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
+    srv.feed.command(db, &[verb, key]);
 }
 
 #[cfg(test)]
