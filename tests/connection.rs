@@ -685,3 +685,24 @@ fn config_set_bind_and_port_reopen_the_listeners_or_roll_back() {
     }
     assert!(ours.iter().all(|l| !l.ends_with("false")), "{ours:#?}");
 }
+
+/// CLIENT KILL ID takes several ids, up to the next option, as Valkey 9.1 (replies read from
+/// it: the count killed, `syntax error` for a first id that is no number, the client-id error
+/// for one below 1).
+#[test]
+fn client_kill_id_takes_several_ids() {
+    let s = start(&[]);
+    let mut conns: Vec<Client> = (0..4).map(|_| Client::connect(s.port)).collect();
+    let ids: Vec<String> =
+        conns.iter_mut().map(|c| c.cmd(&["CLIENT", "ID"]).as_int().to_string()).collect();
+    let a = &mut conns[0];
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", &ids[1], &ids[2]]), common::int(2));
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", &ids[3], "999", "SKIPME", "yes"]), common::int(1));
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", "999", "998"]), common::int(0));
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", "x"]), common::err("ERR syntax error"));
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", &ids[0], "x"]), common::err("ERR syntax error"));
+    let not_positive = common::err("ERR client-id should be greater than 0");
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", "0"]), not_positive);
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", &ids[0], "-1"]), not_positive);
+    assert_eq!(a.cmd(&["PING"]), Val::Simple("PONG".into()), "the caller was skipped");
+}

@@ -506,7 +506,8 @@ fn client_list(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 struct KillFilter<'a> {
     addr: Option<&'a [u8]>,
     laddr: Option<&'a [u8]>,
-    id: Option<u64>,
+    /// Kill only these ids (any of them); empty: any id.
+    ids: Vec<u64>,
     kind: Option<ClientType>,
     /// Kill the executing client too when it matches.
     include_self: bool,
@@ -527,7 +528,7 @@ fn parse_kill(argv: &[Bytes]) -> Result<(KillFilter<'_>, KillReply), CmdError> {
     let mut f = KillFilter {
         addr: None,
         laddr: None,
-        id: None,
+        ids: Vec::new(),
         kind: None,
         include_self: false,
         min_age_s: None,
@@ -544,12 +545,17 @@ fn parse_kill(argv: &[Bytes]) -> Result<(KillFilter<'_>, KillReply), CmdError> {
             None => return Err(CmdError::Syntax),
         };
         if is(opt, "ID") {
-            // Valkey 9.1: a word that is not a number is no id (syntax error); a number
-            // below 1 is refused as such.
-            let id = parse_i64(value).ok_or(CmdError::Syntax)?;
-            f.id = Some(
-                u64::try_from(id).ok().filter(|&n| n >= 1).ok_or(CmdError::ClientIdNotPositive)?,
-            );
+            // Valkey 9.1: `ID <id> [<id> ...]`, the ids running until a word that is not a
+            // number (the next option). The first must be a number (else a syntax error);
+            // any number below 1 is refused as such.
+            parse_i64(value).ok_or(CmdError::Syntax)?;
+            while let Some(id) = argv.get(i + 1).and_then(|a| parse_i64(a)) {
+                let id = u64::try_from(id).ok().filter(|&n| n >= 1);
+                f.ids.push(id.ok_or(CmdError::ClientIdNotPositive)?);
+                i += 1;
+            }
+            i += 1;
+            continue;
         } else if is(opt, "MAXAGE") {
             let age = parse_i64(value).ok_or(CmdError::MaxAgeNotInteger)?;
             if age <= 0 {
@@ -592,7 +598,7 @@ impl KillFilter<'_> {
     fn matches(&self, c: &Client, now_ms: i64) -> bool {
         self.addr.is_none_or(|a| a == c.peer_id().as_bytes())
             && self.laddr.is_none_or(|a| a == c.sock_name().as_bytes())
-            && self.id.is_none_or(|id| id == c.id)
+            && (self.ids.is_empty() || self.ids.contains(&c.id))
             && self.kind.is_none_or(|t| t == c.client_type())
             && self.min_age_s.is_none_or(|age| now_ms / 1000 - c.created_ms / 1000 >= age)
     }
@@ -723,8 +729,11 @@ mod tests {
         let a = argv(&["client", "kill", "skipme", "no", "id", "7"]);
         let (f, reply) = parse_kill(&a).unwrap();
         assert!(f.include_self);
-        assert_eq!(f.id, Some(7));
+        assert_eq!(f.ids, [7]);
         assert_eq!(reply, KillReply::Count);
+        let a = argv(&["client", "kill", "id", "7", "8", "9", "skipme", "no"]);
+        let (f, _) = parse_kill(&a).unwrap();
+        assert_eq!((f.ids, f.include_self), (vec![7, 8, 9], true));
         let a = argv(&["client", "kill", "1.2.3.4:5"]);
         let (f, reply) = parse_kill(&a).unwrap();
         assert!(f.include_self);
