@@ -85,14 +85,7 @@ fn every_write_command_of_the_table_replays_from_the_feed() {
     fill(&mut c, s.port, "a");
     fill_rest(&mut c, s.port, "a");
     // Every command the table flags `write`, from COMMAND's own answer.
-    let mut writes = Vec::new();
-    for entry in c.cmd(&["COMMAND"]).as_array() {
-        let e = entry.as_array();
-        let flags: Vec<String> = e[2].as_array().iter().map(Val::as_str).collect();
-        if flags.iter().any(|f| f == "write") {
-            writes.push(e[0].as_str());
-        }
-    }
+    let writes = common::write_commands(&mut c);
     assert!(writes.len() >= 79, "{} write commands", writes.len());
     let sent = harness::sent_commands();
     let missing: Vec<&String> = writes.iter().filter(|n| !sent.contains(*n)).collect();

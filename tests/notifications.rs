@@ -714,14 +714,7 @@ fn every_write_command_has_all_the_effects_of_a_write() {
     sub.read();
     let cases = write_cases();
     // Every command the table flags `write` has a case.
-    let mut writes = Vec::new();
-    for entry in w.cmd(&["COMMAND"]).as_array() {
-        let e = entry.as_array();
-        if e[2].as_array().iter().any(|f| f.as_str() == "write") {
-            writes.push(e[0].as_str());
-        }
-    }
-    for name in &writes {
+    for name in &common::write_commands(&mut w) {
         assert!(
             cases.iter().any(|c| c.cmd[0].eq_ignore_ascii_case(name)),
             "no effects case for the write command {name}"

@@ -23,7 +23,7 @@ use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VAR
 use crate::commands::table::{acl, flag, range, specs, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
-use crate::keyspace::db::{Db, Ttl, ValueRef};
+use crate::keyspace::db::{Db, Ttl};
 use crate::keyspace::entry::KeyEntry;
 use crate::resp::reply::Reply;
 use crate::types::string::StrRef;
@@ -184,11 +184,7 @@ fn read_str_entry<'d>(
 /// Look `key` up for reading (counts a hit or a miss): None when missing, WRONGTYPE when it
 /// holds another type.
 fn read_str<'d>(db: &'d mut Db, key: &[u8], now_ms: i64) -> Result<Option<StrRef<'d>>, CmdError> {
-    match db.get(key, now_ms) {
-        None => Ok(None),
-        Some(ValueRef::Str(s)) => Ok(Some(s)),
-        Some(_) => Err(CmdError::WrongType),
-    }
+    Ok(read_str_entry(db, key, now_ms)?.map(KeyEntry::value))
 }
 
 /// When a SET-like write happens.
@@ -650,15 +646,7 @@ mod tests {
         for _ in 0..3 {
             want.bulk(big.as_bytes());
         }
-        let mut got = Vec::new();
-        let mut slices = [std::io::IoSlice::new(&[]); 16];
-        loop {
-            let n = out.gather(got.len(), usize::MAX, &mut slices);
-            if n == 0 {
-                break;
-            }
-            slices[..n].iter().for_each(|s| got.extend_from_slice(s));
-        }
+        let got = out.stream_bytes();
         assert!(got == want.buf, "the referenced stream differs from the copied one");
     }
 

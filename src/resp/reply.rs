@@ -125,6 +125,20 @@ impl Reply {
         self.buf.extend_from_slice(b"\r\n");
     }
 
+    /// The whole stream as one vector (for tests: the bytes a copy would have made).
+    #[cfg(test)]
+    pub fn stream_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        let mut slices = [IoSlice::new(&[]); 16];
+        loop {
+            let n = self.gather(out.len(), usize::MAX, &mut slices);
+            if n == 0 {
+                return out;
+            }
+            slices[..n].iter().for_each(|s| out.extend_from_slice(s));
+        }
+    }
+
     /// The buffer offset of stream position `pos`, which must not lie inside a reference.
     fn buf_offset(&self, pos: usize) -> usize {
         let before = self.shared.partition_point(|s| s.start < pos);

@@ -82,8 +82,6 @@ pub struct Conn {
     pub sock: Sock,
     pub qbuf: BytesMut,
     pub parser: Parser,
-    /// Whether WRITABLE interest is registered.
-    pub want_write: bool,
     /// The last write attempt stopped at [`WRITE_BYTES_PER_ATTEMPT_MAX`] with the socket still
     /// writable: no readiness event will come for it, so the caller retries next turn.
     pub write_yielded: bool,
@@ -91,13 +89,7 @@ pub struct Conn {
 
 impl Conn {
     pub fn new(sock: Sock) -> Conn {
-        Conn {
-            sock,
-            qbuf: BytesMut::new(),
-            parser: Parser::new(),
-            want_write: false,
-            write_yielded: false,
-        }
+        Conn { sock, qbuf: BytesMut::new(), parser: Parser::new(), write_yielded: false }
     }
 
     /// Read what the socket has, up to a fairness cap, without letting the query buffer

@@ -506,10 +506,11 @@ impl EventLoop {
             // loop does not sleep while writes are queued).
             self.srv.to_write.push(t);
         }
+        // `Slot::want_write` says whether WRITABLE interest is registered (CLIENT LIST shows
+        // it too).
         let want_write = !done && !close;
-        slot.want_write = want_write;
-        if want_write != conn.want_write {
-            conn.want_write = want_write;
+        if want_write != slot.want_write {
+            slot.want_write = want_write;
             let interest = if want_write {
                 Interest::READABLE | Interest::WRITABLE
             } else {

@@ -40,25 +40,24 @@ impl IoSlots {
         self.slots[i] = Some((token, slot));
     }
 
+    /// The index of `token`'s entry, if it holds that very token.
+    fn current(&self, token: usize) -> Option<usize> {
+        let i = slot_index(token);
+        matches!(self.slots.get(i)?, Some((t, _)) if *t == token).then_some(i)
+    }
+
     pub fn remove(&mut self, token: usize) -> Option<IoSlot> {
-        let entry = self.slots.get_mut(slot_index(token))?;
-        match entry {
-            Some((t, _)) if *t == token => entry.take().map(|(_, s)| s),
-            _ => None,
-        }
+        let i = self.current(token)?;
+        self.slots[i].take().map(|(_, s)| s)
     }
 
     pub fn get_mut(&mut self, token: usize) -> Option<&mut IoSlot> {
-        match self.slots.get_mut(slot_index(token))? {
-            Some((t, s)) if *t == token => Some(s),
-            _ => None,
-        }
+        let i = self.current(token)?;
+        self.slots[i].as_mut().map(|(_, s)| s)
     }
 
     pub fn get(&self, token: usize) -> Option<&IoSlot> {
-        match self.slots.get(slot_index(token))? {
-            Some((t, s)) if *t == token => Some(s),
-            _ => None,
-        }
+        let i = self.current(token)?;
+        self.slots[i].as_ref().map(|(_, s)| s)
     }
 }

@@ -123,10 +123,6 @@ impl crate::server::state::Listening for Listeners {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// The event loop's listeners, inside the server state.

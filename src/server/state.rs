@@ -90,8 +90,8 @@ pub struct Slot {
     pub out: Reply,
     /// Bytes of `out` already written to the socket (a stream position, see `resp::reply`).
     pub sent: usize,
-    /// The connection waits for writability: a write left replies pending (CLIENT LIST's
-    /// `events=rw`).
+    /// The connection waits for writability (WRITABLE interest is registered): a write left
+    /// replies pending (CLIENT LIST's `events=rw`). The runtime keeps it.
     pub want_write: bool,
 }
 
@@ -217,7 +217,6 @@ pub trait Listening: std::any::Any {
     /// The TCP port listened on, if any (the one the OS chose for `port 0`).
     fn tcp_port(&self) -> Option<u16>;
     fn as_any(&self) -> &dyn std::any::Any;
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 /// No sockets: a server state without an event loop (unit tests). Rebinding does nothing.
@@ -233,10 +232,6 @@ impl Listening for NotListening {
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }
 }

@@ -445,6 +445,18 @@ pub fn assert_same_as_valkey(lines: &[&str]) {
     diff::same_as_valkey_with(2, &[], lines);
 }
 
+/// The names of the commands the server's COMMAND reply flags `write`.
+pub fn write_commands(c: &mut Client) -> Vec<String> {
+    let mut writes = Vec::new();
+    for entry in c.cmd(&["COMMAND"]).as_array() {
+        let e = entry.as_array();
+        if e[2].as_array().iter().any(|f| f.as_str() == "write") {
+            writes.push(e[0].as_str());
+        }
+    }
+    writes
+}
+
 /// A field of INFO `section`, as text.
 pub fn info_field(c: &mut Client, section: &str, field: &str) -> String {
     let text = c.cmd(&["INFO", section]).as_str();
