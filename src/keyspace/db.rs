@@ -9,7 +9,7 @@ use crate::keyspace::clock::{accessed_clock, new_clock};
 pub use crate::keyspace::clock::{idle_ms, lfu_decayed, lru_clock, AccessClock, LFU_INIT_VAL};
 pub use crate::keyspace::entry::StrEdit;
 use crate::keyspace::entry::{KeyEntry, NewValue, Rebuild, RebuiltValue};
-use crate::keyspace::keys::{Detached, Keys};
+use crate::keyspace::keys::{Detached, FoundKey, KeyProbe, Keys};
 pub use crate::keyspace::keys::{KeySet, TableGrowth};
 pub use crate::keyspace::value::{is_expired, Obj, ObjView, Value, ValueRef, WrongType};
 use crate::table::hash_key;
@@ -92,6 +92,48 @@ pub struct Db {
     /// as present, as Valkey expires nothing while loading: a logged write to a key that
     /// expired while the server was down must find it, TTL and all.
     pub expiry_paused: bool,
+    /// The hashes of the running command's keys, computed when it was parsed (on an I/O
+    /// thread where there are some): dispatch sets them before the handler and clears them
+    /// after, so that a key is hashed once per command.
+    pub hashed: HashedKeys,
+}
+
+/// Up to [`HASHED_KEYS_MAX`] keys of the running command with their hashes.
+///
+/// A key is known by the address and length of its bytes: the command's arguments, which
+/// stay alive and unchanged while it runs (and until dispatch clears this), so a slice with
+/// the same address and length while they do is those same bytes, and has that hash. (Two
+/// empty slices may share an address and differ in nothing.) Nothing is dereferenced: a
+/// mistake here would cost a lookup its key, never memory safety, and the debug builds'
+/// check in the table (`hash does not match key`) would catch it.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct HashedKeys {
+    len: usize,
+    keys: [(usize, usize, u64); HASHED_KEYS_MAX],
+}
+
+/// Keys a [`HashedKeys`] holds.
+pub const HASHED_KEYS_MAX: usize = 4;
+
+impl HashedKeys {
+    /// Adds `key` (one of the running command's arguments) with its hash; beyond
+    /// [`HASHED_KEYS_MAX`] keys, the rest are hashed where they are looked up.
+    pub fn push(&mut self, key: &[u8], hash: u64) {
+        if self.len < HASHED_KEYS_MAX {
+            self.keys[self.len] = (key.as_ptr() as usize, key.len(), hash);
+            self.len += 1;
+        }
+    }
+
+    /// The hash of `key` when it is one of these keys.
+    #[inline]
+    pub fn hash_of(&self, key: &[u8]) -> Option<u64> {
+        let addr = key.as_ptr() as usize;
+        self.keys[..self.len]
+            .iter()
+            .find(|&&(a, n, _)| a == addr && n == key.len())
+            .map(|&(_, _, h)| h)
+    }
 }
 
 impl Db {
@@ -124,83 +166,124 @@ impl Db {
         self.keys.expires_len()
     }
 
+    /// The keys, apart from what a probe's bookkeeping updates beside them, so that a
+    /// probe's borrow of the keys leaves the rest free.
+    fn split(&mut self) -> (&mut Keys, Beside<'_>) {
+        let beside = Beside {
+            paused: self.expiry_paused,
+            log_removals: self.log_removals,
+            log_created: self.log_created,
+            log_misses: self.log_misses,
+            stats: &mut self.stats,
+            removals: &mut self.removals,
+            lfu_rng: &mut self.lfu_rng,
+        };
+        (&mut self.keys, beside)
+    }
+
     /// The live entry of `key`, expiring it lazily first; counts and touches per `access`.
-    fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64, access: Access) -> Option<&KeyEntry> {
-        let paused = self.expiry_paused;
-        let expired = self
-            .keys
-            .get(h, key)
-            .map(|e| !paused && e.expire_at().is_some_and(|at| is_expired(at, now_ms)));
-        let found = match expired {
-            Some(true) => {
-                self.keys.remove(h, key);
-                self.stats.expired_keys += 1;
-                self.log_removal(key, Removal::Expired);
-                false
-            }
-            Some(false) => true,
-            None => false,
+    /// One table probe.
+    fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64, access: Access) -> Option<&mut KeyEntry> {
+        let clock = self.access;
+        let (keys, mut b) = self.split();
+        let found = match probe_live(keys, &mut b, h, key, now_ms) {
+            KeyProbe::Found(f) => Some(f.into_mut()),
+            KeyProbe::Absent(_) => None,
         };
         if access != Access::Quiet {
-            if found {
-                self.stats.keyspace_hits += 1;
+            if found.is_some() {
+                b.stats.keyspace_hits += 1;
             } else {
-                self.stats.keyspace_misses += 1;
-                if self.log_misses && access != Access::ReadNoNotify {
-                    self.removals.push((key.into(), Removal::Missed));
+                b.stats.keyspace_misses += 1;
+                if b.log_misses && access != Access::ReadNoNotify {
+                    b.removals.push((key.into(), Removal::Missed));
                 }
             }
         }
-        if !found {
-            return None;
-        }
+        let e = found?;
         if access == Access::Read {
-            let draw = match self.access {
+            let draw = match clock {
                 AccessClock::Lru => 0.0,
-                AccessClock::Lfu { .. } => self.lfu_rng.next_f64(),
+                AccessClock::Lfu { .. } => b.lfu_rng.next_f64(),
             };
-            let clock = self.access;
-            let e = self.keys.get_mut(h, key).expect("found above");
             e.set_lru(accessed_clock(clock, e.lru(), now_ms, draw));
-            return Some(&*e);
         }
-        self.keys.get(h, key)
+        Some(e)
+    }
+
+    /// Writes a new value at `key` (replacing any), one table probe: the expire time per
+    /// `ttl`, the `raw` encoding flag when asked; logged as created unless it replaced a live
+    /// key.
+    fn write(&mut self, key: &[u8], value: NewValue<'_>, ttl: Ttl, raw: bool, now_ms: i64) {
+        let h = self.hash(key);
+        let lru = new_clock(self.access, now_ms);
+        let (keys, mut b) = self.split();
+        let (probe, kept) = match probe_live(keys, &mut b, h, key, now_ms) {
+            KeyProbe::Found(f) => {
+                let kept = f.get().expire_at();
+                (KeyProbe::Found(f), kept)
+            }
+            absent => (absent, None),
+        };
+        let expire = match ttl {
+            Ttl::Clear => None,
+            Ttl::At(at) => Some(at),
+            Ttl::Keep => kept,
+        };
+        let mut e = KeyEntry::new(key, value, expire, lru);
+        if raw {
+            e.set_raw();
+        }
+        match probe {
+            KeyProbe::Found(f) => f.replace(e),
+            KeyProbe::Absent(a) => {
+                a.insert(e);
+                b.created(key);
+            }
+        }
+    }
+
+    /// The key's hash: the one computed with the running command (see [`HashedKeys`]) when
+    /// `key` is one of its keys, else computed here.
+    #[inline]
+    fn hash(&self, key: &[u8]) -> u64 {
+        self.hashed.hash_of(key).unwrap_or_else(|| hash_key(key))
     }
 
     /// Look a key up for reading: counts a hit or miss and updates its access clock.
     pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<ValueRef<'_>> {
-        self.lookup(hash_key(key), key, now_ms, Access::Read).map(|e| e.value_ref())
+        self.lookup(self.hash(key), key, now_ms, Access::Read).map(|e| e.value_ref())
     }
 
     /// Look an entry up for reading: counts a hit or miss and records the access (TOUCH,
     /// the source of COPY).
     pub fn read_obj(&mut self, key: &[u8], now_ms: i64) -> Option<&KeyEntry> {
-        self.lookup(hash_key(key), key, now_ms, Access::Read)
+        self.lookup(self.hash(key), key, now_ms, Access::Read).map(|e| &*e)
     }
 
     /// Look an entry up for its metadata: counts a hit or miss but leaves its access clock
     /// alone (EXISTS, TYPE, TTL, OBJECT, as Valkey's `LOOKUP_NOTOUCH`).
     pub fn read_obj_notouch(&mut self, key: &[u8], now_ms: i64) -> Option<&KeyEntry> {
-        self.lookup(hash_key(key), key, now_ms, Access::ReadNoTouch)
+        self.lookup(self.hash(key), key, now_ms, Access::ReadNoTouch).map(|e| &*e)
     }
 
     /// As [`Db::read_obj_notouch`], but a miss raises no `keymiss` event (OBJECT).
     pub fn read_obj_nonotify(&mut self, key: &[u8], now_ms: i64) -> Option<&KeyEntry> {
-        self.lookup(hash_key(key), key, now_ms, Access::ReadNoNotify)
+        self.lookup(self.hash(key), key, now_ms, Access::ReadNoNotify).map(|e| &*e)
     }
 
     /// Look a key up without counting a hit or touching its access clock (writes).
     pub fn peek(&mut self, key: &[u8], now_ms: i64) -> Option<ValueRef<'_>> {
-        self.lookup(hash_key(key), key, now_ms, Access::Quiet).map(|e| e.value_ref())
+        self.lookup(self.hash(key), key, now_ms, Access::Quiet).map(|e| e.value_ref())
     }
 
     /// The stored entry, for OBJECT and DEBUG OBJECT; counts nothing, touches nothing.
     pub fn object(&mut self, key: &[u8], now_ms: i64) -> Option<&KeyEntry> {
-        self.lookup(hash_key(key), key, now_ms, Access::Quiet)
+        self.lookup(self.hash(key), key, now_ms, Access::Quiet).map(|e| &*e)
     }
 
     pub fn contains(&mut self, key: &[u8], now_ms: i64) -> bool {
-        self.lookup(hash_key(key), key, now_ms, Access::Quiet).is_some()
+        self.lookup(self.hash(key), key, now_ms, Access::Quiet).is_some()
     }
 
     /// Edit the string at `key`: `f` reads the current value (borrowed, never copied) and
@@ -214,43 +297,39 @@ impl Db {
         now_ms: i64,
         f: impl FnOnce(StrRef<'_>) -> Result<(StrEdit<'a>, R), E>,
     ) -> Result<Option<R>, E> {
-        let (h, access) = (hash_key(key), self.access);
-        let Some(e) = self.lookup(h, key, now_ms, Access::Quiet) else { return Ok(None) };
-        let ValueRef::Str(current) = e.value_ref() else { return Err(WrongType.into()) };
+        let (h, access) = (self.hash(key), self.access);
+        let (keys, mut b) = self.split();
+        let KeyProbe::Found(mut at) = probe_live(keys, &mut b, h, key, now_ms) else {
+            return Ok(None);
+        };
+        let ValueRef::Str(current) = at.get().value_ref() else { return Err(WrongType.into()) };
         let (edit, r) = f(current)?;
+        let e = at.get_mut();
         let clock = accessed_clock(access, e.lru(), now_ms, 0.0);
-        let e = self.keys.get_mut(h, key).expect("found above");
         e.set_lru(clock);
         if let Err(Rebuild { value, raw }) = e.edit_str(edit) {
             let expire = e.expire_at();
-            match value {
-                RebuiltValue::Str(v) => self.keys.insert(h, key, NewValue::from(&v), expire, clock),
-                RebuiltValue::Heap(v) => self.keys.insert(h, key, NewValue::Heap(v), expire, clock),
-            }
+            let mut n = match value {
+                RebuiltValue::Str(v) => KeyEntry::new(key, NewValue::from(&v), expire, clock),
+                RebuiltValue::Heap(v) => KeyEntry::new(key, NewValue::Heap(v), expire, clock),
+            };
             if raw {
-                self.keys.get_mut(h, key).expect("just inserted").set_raw();
+                n.set_raw();
             }
+            at.replace(n);
         }
         Ok(Some(r))
     }
 
     /// Write `value` at `key` with the given TTL rule.
     pub fn set(&mut self, key: &[u8], mut value: Value, ttl: Ttl, now_ms: i64) {
-        let h = hash_key(key);
-        let expire_at_ms = match ttl {
-            Ttl::Clear => None,
-            Ttl::At(at) => Some(at),
-            Ttl::Keep => self.lookup(h, key, now_ms, Access::Quiet).and_then(|e| e.expire_at()),
-        };
-        self.note_write(h, key, now_ms);
-        let lru = new_clock(self.access, now_ms);
-        self.keys.insert(h, key, Obj::new_value(&mut value), expire_at_ms, lru);
+        self.write(key, Obj::new_value(&mut value), ttl, false, now_ms);
     }
 
     /// The aggregate of type `T` at `key`, for reading: counts a hit or miss and touches the
     /// access clock. `Err(WrongType)` when the key holds another type.
     pub fn read_agg<T: Typed>(&mut self, key: &[u8], now_ms: i64) -> Result<Option<&T>, WrongType> {
-        match self.lookup(hash_key(key), key, now_ms, Access::Read) {
+        match self.lookup(self.hash(key), key, now_ms, Access::Read) {
             None => Ok(None),
             Some(e) => e.agg().and_then(T::from_ref).map(Some).ok_or(WrongType),
         }
@@ -263,13 +342,12 @@ impl Db {
         key: &[u8],
         now_ms: i64,
     ) -> Result<Option<&mut T>, WrongType> {
-        let h = hash_key(key);
+        let h = self.hash(key);
         let Some(e) = self.lookup(h, key, now_ms, Access::Quiet) else { return Ok(None) };
-        if e.agg().is_none_or(|a| T::from_ref(a).is_none()) {
-            return Err(WrongType);
+        match e.agg_mut().and_then(T::from_mut) {
+            Some(t) => Ok(Some(t)),
+            None => Err(WrongType),
         }
-        let e = self.keys.get_mut(h, key).expect("found above");
-        Ok(e.agg_mut().and_then(T::from_mut))
     }
 
     /// As [`Db::write_agg`], creating the key with `create()` when it does not exist.
@@ -279,29 +357,67 @@ impl Db {
         now_ms: i64,
         create: impl FnOnce() -> T,
     ) -> Result<&mut T, WrongType> {
-        let h = hash_key(key);
-        match self.lookup(h, key, now_ms, Access::Quiet) {
-            Some(e) if e.agg().is_none_or(|a| T::from_ref(a).is_none()) => return Err(WrongType),
-            Some(_) => {}
-            None => {
-                let lru = new_clock(self.access, now_ms);
-                self.keys.insert(h, key, NewValue::Agg(create().wrap()), None, lru);
-                self.log_created(key);
+        Ok(self.agg_entry(key, now_ms, Some(create))?.expect("created").into_mut())
+    }
+
+    /// The aggregate of type `T` at `key` for a write that may create it (`create`) and may
+    /// leave it empty, found with one probe: the handle changes it and removes the key if
+    /// the write emptied it ([`AggMut::remove_if_empty`]) without another lookup. `None`
+    /// when the key does not exist and there is nothing to create it with.
+    pub fn agg_entry<T: Typed>(
+        &mut self,
+        key: &[u8],
+        now_ms: i64,
+        create: Option<impl FnOnce() -> T>,
+    ) -> Result<Option<AggMut<'_, T>>, WrongType> {
+        let h = self.hash(key);
+        let lru = new_clock(self.access, now_ms);
+        let (keys, mut b) = self.split();
+        let at = match (probe_live(keys, &mut b, h, key, now_ms), create) {
+            (KeyProbe::Found(f), _) => f,
+            (KeyProbe::Absent(_), None) => return Ok(None),
+            (KeyProbe::Absent(a), Some(create)) => {
+                b.created(key);
+                a.insert(KeyEntry::new(key, NewValue::Agg(create().wrap()), None, lru))
             }
+        };
+        if at.get().agg().and_then(T::from_ref).is_none() {
+            return Err(WrongType);
         }
-        let e = self.keys.get_mut(h, key).expect("present");
-        Ok(e.agg_mut().and_then(T::from_mut).expect("checked above"))
+        Ok(Some(AggMut { at, _type: std::marker::PhantomData }))
+    }
+
+    /// [`Db::agg_entry`] for a write that creates nothing (it removes elements or changes
+    /// them in place): `None` when the key does not exist.
+    pub fn agg_existing<T: Typed>(
+        &mut self,
+        key: &[u8],
+        now_ms: i64,
+    ) -> Result<Option<AggMut<'_, T>>, WrongType> {
+        self.agg_entry(key, now_ms, None::<fn() -> T>)
+    }
+
+    /// The live entry of `key` for a write that reads it first, found with one probe (no
+    /// hit or miss counted: a write's lookup).
+    pub fn live(&mut self, key: &[u8], now_ms: i64) -> Option<LiveKey<'_>> {
+        let h = self.hash(key);
+        let (keys, mut b) = self.split();
+        match probe_live(keys, &mut b, h, key, now_ms) {
+            KeyProbe::Found(at) => Some(LiveKey { at }),
+            KeyProbe::Absent(_) => None,
+        }
     }
 
     /// Deletes `key` if it holds an empty aggregate (after a command removed elements).
     /// Returns whether it did.
     pub fn remove_if_empty(&mut self, key: &[u8]) -> bool {
-        let h = hash_key(key);
-        let empty = self.keys.get(h, key).and_then(|e| e.agg()).is_some_and(|a| a.is_empty());
-        if empty {
-            self.keys.remove(h, key);
+        match self.keys.probe(self.hash(key), key) {
+            KeyProbe::Found(f) if f.get().agg().is_some_and(|a| a.is_empty()) => {
+                f.remove();
+                true
+            }
+            _ => false,
         }
-        empty
     }
 
     /// Write a string value.
@@ -312,27 +428,13 @@ impl Db {
     /// Write a string value from a borrowed one (SET: the argument is copied once, into the
     /// entry).
     pub fn set_str_ref(&mut self, key: &[u8], value: StrRef<'_>, ttl: Ttl, now_ms: i64) {
-        let h = hash_key(key);
-        let expire_at_ms = match ttl {
-            Ttl::Clear => None,
-            Ttl::At(at) => Some(at),
-            Ttl::Keep => self.lookup(h, key, now_ms, Access::Quiet).and_then(|e| e.expire_at()),
-        };
-        self.note_write(h, key, now_ms);
-        let lru = new_clock(self.access, now_ms);
-        self.keys.insert(h, key, NewValue::from(value), expire_at_ms, lru);
+        self.write(key, NewValue::from(value), ttl, false, now_ms);
     }
 
     /// Write a string built by an edit (SETRANGE on a missing key): `raw` for OBJECT ENCODING.
     pub fn set_str_edited(&mut self, key: &[u8], value: NewValue<'_>, now_ms: i64) {
-        let h = hash_key(key);
-        self.note_write(h, key, now_ms);
-        let lru = new_clock(self.access, now_ms);
         let raw = matches!(value, NewValue::Str(_) | NewValue::Heap(_));
-        self.keys.insert(h, key, value, None, lru);
-        if raw {
-            self.keys.get_mut(h, key).expect("just inserted").set_raw();
-        }
+        self.write(key, value, Ttl::Clear, raw, now_ms);
     }
 
     /// Remove a key; true when it existed (and had not expired).
@@ -341,7 +443,7 @@ impl Db {
     }
 
     fn take_entry(&mut self, key: &[u8], now_ms: i64) -> Option<KeyEntry> {
-        let h = hash_key(key);
+        let h = self.hash(key);
         let e = self.keys.remove(h, key)?;
         if !self.expiry_paused && e.expire_at().is_some_and(|at| is_expired(at, now_ms)) {
             self.stats.expired_keys += 1;
@@ -422,16 +524,20 @@ impl Db {
 
     /// The key's expire time, if it exists and has one.
     pub fn expire_at(&mut self, key: &[u8], now_ms: i64) -> Option<i64> {
-        self.lookup(hash_key(key), key, now_ms, Access::Quiet).and_then(|e| e.expire_at())
+        self.lookup(self.hash(key), key, now_ms, Access::Quiet).and_then(|e| e.expire_at())
     }
 
     /// Set or clear the expire time of an existing key; false when the key does not exist.
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>, now_ms: i64) -> bool {
-        let h = hash_key(key);
-        if self.lookup(h, key, now_ms, Access::Quiet).is_none() {
-            return false;
+        let h = self.hash(key);
+        let (keys, mut b) = self.split();
+        match probe_live(keys, &mut b, h, key, now_ms) {
+            KeyProbe::Found(f) => {
+                f.set_expire(key, at);
+                true
+            }
+            KeyProbe::Absent(_) => false,
         }
-        self.keys.set_expire(h, key, at)
     }
 
     /// Drop every key; returns how many there were.
@@ -530,19 +636,6 @@ impl Db {
         }
         self.stats.expired_keys += expired as u64;
         (sampled, expired)
-    }
-
-    /// Before a write that may create `key`: while creations are logged, finds out whether
-    /// it exists (expiring it lazily first, as Valkey's lookup before `dbAdd` does) and logs
-    /// it as created if not. Only looks while someone listens, so plain writes stay one
-    /// hash-table operation.
-    fn note_write(&mut self, h: u64, key: &[u8], now_ms: i64) {
-        if !self.log_created && !self.log_removals {
-            return;
-        }
-        if self.lookup(h, key, now_ms, Access::Quiet).is_none() {
-            self.log_created(key);
-        }
     }
 
     fn log_created(&mut self, key: &[u8]) {
@@ -656,6 +749,99 @@ impl Db {
     /// Check the storage invariants (tests).
     pub fn check_invariants(&self) {
         self.keys.check_invariants();
+    }
+}
+
+/// What a probe's bookkeeping updates beside the keys (see `Db::split`).
+struct Beside<'a> {
+    paused: bool,
+    log_removals: bool,
+    log_created: bool,
+    log_misses: bool,
+    stats: &'a mut DbStats,
+    removals: &'a mut Vec<(Box<[u8]>, Removal)>,
+    lfu_rng: &'a mut Rng,
+}
+
+impl Beside<'_> {
+    /// Logs `key` as created, while creations are logged.
+    fn created(&mut self, key: &[u8]) {
+        if self.log_created {
+            self.removals.push((key.into(), Removal::Created));
+        }
+    }
+}
+
+/// Where `key` stands, in one table probe: a key past its expire time is removed first (lazy
+/// expiry: counted, and logged for the server), leaving it absent.
+fn probe_live<'k>(
+    keys: &'k mut Keys,
+    b: &mut Beside<'_>,
+    h: u64,
+    key: &[u8],
+    now_ms: i64,
+) -> KeyProbe<'k> {
+    match keys.probe(h, key) {
+        KeyProbe::Found(f)
+            if !b.paused && f.get().expire_at().is_some_and(|at| is_expired(at, now_ms)) =>
+        {
+            let (_expired, gap) = f.remove_leaving_gap();
+            b.stats.expired_keys += 1;
+            if b.log_removals {
+                b.removals.push((key.into(), Removal::Expired));
+            }
+            KeyProbe::Absent(gap)
+        }
+        p => p,
+    }
+}
+
+/// An aggregate of type `T` in the keyspace, located (see [`Db::agg_entry`]).
+pub struct AggMut<'a, T> {
+    at: FoundKey<'a>,
+    _type: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'a, T: Typed> AggMut<'a, T> {
+    /// The aggregate.
+    pub fn get(&mut self) -> &mut T {
+        self.at.get_mut().agg_mut().and_then(T::from_mut).expect("type checked when found")
+    }
+
+    /// The aggregate, for as long as the keyspace's borrow lasts.
+    pub fn into_mut(self) -> &'a mut T {
+        self.at.into_mut().agg_mut().and_then(T::from_mut).expect("type checked when found")
+    }
+
+    /// Removes the key when its aggregate is empty (after a write removed elements); returns
+    /// whether it did.
+    pub fn remove_if_empty(self) -> bool {
+        let empty = self.at.get().agg().is_some_and(|a| a.is_empty());
+        if empty {
+            self.at.remove();
+        }
+        empty
+    }
+}
+
+/// A live key, located (see [`Db::live`]).
+pub struct LiveKey<'a> {
+    at: FoundKey<'a>,
+}
+
+impl LiveKey<'_> {
+    pub fn get(&self) -> &KeyEntry {
+        self.at.get()
+    }
+
+    /// The key's expire time, if it has one.
+    pub fn expire_at(&self) -> Option<i64> {
+        self.at.get().expire_at()
+    }
+
+    /// Sets or clears the expire time of the key (`key`, the one looked up).
+    pub fn set_expire(self, key: &[u8], at: Option<i64>) {
+        self.at.set_expire(key, at);
     }
 }
 

@@ -7,7 +7,7 @@
 
 use crate::keyspace::entry::{KeyEntry, NewValue};
 use crate::keyspace::expire_index::ExpireIndex;
-use crate::table::{hash_key, Drained, Table};
+use crate::table::{hash_key, Absent, Drained, Found, Probe, Table};
 use crate::util::rng::Rng;
 
 #[derive(Default)]
@@ -115,24 +115,23 @@ impl Keys {
 
     /// Insert or replace the entry for `key` with `e`, already built for `key` (and not in
     /// the expire index: fresh from `KeyEntry::new` or `rebuilt`).
-    pub fn insert_entry(&mut self, hash: u64, key: &[u8], mut e: KeyEntry) {
-        let expire_at_ms = e.expire_at();
-        match self.table.find_mut(hash, key) {
-            Some(slot) => {
-                let old_slot = slot.expire_at().map(|_| slot.expire_slot());
-                match (old_slot, expire_at_ms.is_some()) {
-                    (Some(s), true) => {
-                        e.set_expire_slot(s);
-                        self.expires.replace(&e);
-                    }
-                    (Some(s), false) => self.expires.remove(s),
-                    (None, true) => self.expires.insert(&mut e),
-                    (None, false) => {}
-                }
-                // The old entry drops here, after the index stopped pointing at it.
-                *slot = e;
+    pub fn insert_entry(&mut self, hash: u64, key: &[u8], e: KeyEntry) {
+        match self.probe(hash, key) {
+            KeyProbe::Found(f) => f.replace(e),
+            KeyProbe::Absent(a) => {
+                a.insert(e);
             }
-            None => self.insert_new(hash, e),
+        }
+    }
+
+    /// Looks `key` up once for a read-modify-write (see `table::probe`): the answer reads,
+    /// changes, replaces or removes the entry, or inserts the absent key, keeping the expire
+    /// index in step, without a second lookup.
+    pub fn probe(&mut self, hash: u64, key: &[u8]) -> KeyProbe<'_> {
+        let Keys { table, expires } = self;
+        match table.probe(hash, key) {
+            Probe::Found(at) => KeyProbe::Found(FoundKey { at, expires }),
+            Probe::Absent(at) => KeyProbe::Absent(AbsentKey { at, expires }),
         }
     }
 
@@ -147,27 +146,13 @@ impl Keys {
 
     /// Set or clear the expire time of an existing key. False when the key is absent.
     pub fn set_expire(&mut self, hash: u64, key: &[u8], at: Option<i64>) -> bool {
-        let Some(e) = self.table.find_mut(hash, key) else { return false };
-        match (e.expire_at(), at) {
-            (None, None) => {}
-            (Some(_), Some(t)) if e.expire_fits(t) => e.write_expire(t),
-            _ => {
-                // The layout changes: rebuild the entry with the same key, value and clock.
-                let mut n = e.rebuilt(key, at);
-                let old_slot = e.expire_at().map(|_| e.expire_slot());
-                match (old_slot, at.is_some()) {
-                    (Some(s), true) => {
-                        n.set_expire_slot(s);
-                        self.expires.replace(&n);
-                    }
-                    (Some(s), false) => self.expires.remove(s),
-                    (None, true) => self.expires.insert(&mut n),
-                    (None, false) => {}
-                }
-                *e = n;
+        match self.probe(hash, key) {
+            KeyProbe::Found(f) => {
+                f.set_expire(key, at);
+                true
             }
+            KeyProbe::Absent(_) => false,
         }
-        true
     }
 
     /// One step of a SCAN over the table.
@@ -369,6 +354,103 @@ impl Keys {
             let found = self.table.find(hash_key(e.key()), e.key()).expect("indexed key in table");
             assert_eq!(found.addr(), p, "index points at the live entry");
         }
+    }
+}
+
+/// Where a key stands in a database's storage (see [`Keys::probe`]).
+pub enum KeyProbe<'a> {
+    Found(FoundKey<'a>),
+    Absent(AbsentKey<'a>),
+}
+
+/// A present key, located.
+pub struct FoundKey<'a> {
+    at: Found<'a, KeyEntry>,
+    expires: &'a mut ExpireIndex,
+}
+
+/// An absent key, ready to be inserted.
+pub struct AbsentKey<'a> {
+    at: Absent<'a, KeyEntry>,
+    expires: &'a mut ExpireIndex,
+}
+
+impl<'a> FoundKey<'a> {
+    pub fn get(&self) -> &KeyEntry {
+        self.at.get()
+    }
+
+    /// Mutable access for in-place changes that keep the layout (LRU clock, raw flag, an
+    /// expire time that fits): [`FoundKey::replace`] and [`FoundKey::set_expire`] do the rest.
+    pub fn get_mut(&mut self) -> &mut KeyEntry {
+        self.at.get_mut()
+    }
+
+    /// As [`FoundKey::get_mut`], for as long as the storage's borrow lasts.
+    pub fn into_mut(self) -> &'a mut KeyEntry {
+        self.at.into_mut()
+    }
+
+    /// Puts `e` (built for this key, not in the expire index) in the entry's place.
+    pub fn replace(mut self, mut e: KeyEntry) {
+        let old = self.at.get_mut();
+        let old_slot = old.expire_at().map(|_| old.expire_slot());
+        match (old_slot, e.expire_at().is_some()) {
+            (Some(s), true) => {
+                e.set_expire_slot(s);
+                self.expires.replace(&e);
+            }
+            (Some(s), false) => self.expires.remove(s),
+            (None, true) => self.expires.insert(&mut e),
+            (None, false) => {}
+        }
+        // The old entry drops here, after the index stopped pointing at it.
+        self.at.replace(e);
+    }
+
+    /// Removes the entry (it leaves the expire index) and returns it.
+    pub fn remove(self) -> KeyEntry {
+        let e = self.at.remove();
+        if e.expire_at().is_some() {
+            self.expires.remove(e.expire_slot());
+        }
+        e
+    }
+
+    /// Removes the entry and returns it with the gap it leaves (see
+    /// `table::Found::remove_leaving_gap`).
+    pub fn remove_leaving_gap(self) -> (KeyEntry, AbsentKey<'a>) {
+        let (e, at) = self.at.remove_leaving_gap();
+        if e.expire_at().is_some() {
+            self.expires.remove(e.expire_slot());
+        }
+        (e, AbsentKey { at, expires: self.expires })
+    }
+
+    /// Sets or clears the expire time of the entry (of `key`), rebuilding it when the layout
+    /// must change.
+    pub fn set_expire(mut self, key: &[u8], at: Option<i64>) {
+        let e = self.at.get_mut();
+        match (e.expire_at(), at) {
+            (None, None) => {}
+            (Some(_), Some(t)) if e.expire_fits(t) => e.write_expire(t),
+            _ => {
+                // The layout changes: rebuild the entry with the same key, value and clock.
+                let n = e.rebuilt(key, at);
+                self.replace(n);
+            }
+        }
+    }
+}
+
+impl<'a> AbsentKey<'a> {
+    /// Inserts `e`, built for the probed key (and indexes its expire time if it has one);
+    /// returns it, located.
+    pub fn insert(self, mut e: KeyEntry) -> FoundKey<'a> {
+        if e.expire_at().is_some() {
+            self.expires.insert(&mut e);
+        }
+        FoundKey { at: self.at.insert(e), expires: self.expires }
     }
 }
 

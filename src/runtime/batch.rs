@@ -22,6 +22,7 @@
 //! A client whose command is held back by CLIENT PAUSE keeps that command and the ones after
 //! it, in order, for a later turn; a client being closed has its remaining commands dropped.
 
+use crate::keyspace::db::HashedKeys;
 use crate::runtime::dispatch::{self, Flow};
 use crate::runtime::io_slots::IoSlots;
 use crate::runtime::parsed::Parsed;
@@ -116,7 +117,12 @@ impl Batcher {
             go_on = false;
         } else {
             let now = now_ms();
-            let flow = dispatch::execute_looked_up(srv, t, &mut slot, cmd.cmd, &cmd.argv, now);
+            let mut hashed = HashedKeys::default();
+            for (h, key) in cmd.hashed_keys() {
+                hashed.push(key, h);
+            }
+            let flow =
+                dispatch::execute_looked_up(srv, t, &mut slot, cmd.cmd, &cmd.argv, hashed, now);
             if flow == Flow::Paused {
                 self.requeue.push((t, cmd));
                 go_on = false;

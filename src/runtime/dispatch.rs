@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use crate::commands::error::MultiError;
 use crate::commands::{self, table::flag, CmdError, Command, Ctx};
+use crate::keyspace::db::HashedKeys;
 use crate::server::blocking::Blocked;
 use crate::server::calls::{record_call, reply_error_text, CallOf};
 use crate::server::client::ReplyMode;
@@ -104,17 +105,20 @@ pub fn execute(
     argv: &[Bytes],
     now_ms: i64,
 ) -> Flow {
-    execute_looked_up(srv, token, slot, commands::lookup(&argv[0]), argv, now_ms)
+    let top = commands::lookup(&argv[0]);
+    execute_looked_up(srv, token, slot, top, argv, HashedKeys::default(), now_ms)
 }
 
-/// As [`execute`], with `argv[0]` already looked up in the command table (`top`), as the
-/// parser does: the name is looked up once per command.
+/// As [`execute`], with `argv[0]` already looked up in the command table (`top`) and the
+/// first keys hashed (`hashed`), as the parser does: the name is looked up once and each key
+/// hashed once per command.
 pub fn execute_looked_up(
     srv: &mut ServerState,
     token: usize,
     slot: &mut Slot,
     top: Option<&'static Command>,
     argv: &[Bytes],
+    hashed: HashedKeys,
     now_ms: i64,
 ) -> Flow {
     debug_assert!(!argv.is_empty());
@@ -200,19 +204,21 @@ pub fn execute_looked_up(
         finish_reply_mode(slot, reply_mark);
         return Flow::Continue;
     }
-    call(srv, token, slot, cmd, argv, now_ms, reply_mark)
+    call(srv, token, slot, cmd, argv, hashed, now_ms, reply_mark)
 }
 
 /// Run a command that passed the checks (Valkey's `call()`): the handler, then key events,
 /// statistics, the slow log, the MONITOR feed, CLIENT REPLY modes and blocking. EXEC runs
 /// its queued commands through here (`server::multi`); `reply_mark` is where the command's
-/// reply starts in the client's output.
+/// reply starts in the client's output. `hashed`: hashes of keys of `argv` computed ahead.
+#[allow(clippy::too_many_arguments)]
 pub fn call(
     srv: &mut ServerState,
     token: usize,
     slot: &mut Slot,
     cmd: &'static Command,
     argv: &[Bytes],
+    hashed: HashedKeys,
     now_ms: i64,
     reply_mark: usize,
 ) -> Flow {
@@ -220,6 +226,9 @@ pub fn call(
     crate::server::tracking::begin(srv, token, slot);
     let (db_before, changes_before) = (slot.client.db, srv.changes);
     let started = Instant::now();
+    // The keys' hashes serve the handler's lookups in its database while `argv` lives.
+    let hashed_db = slot.client.db;
+    srv.dbs[hashed_db].hashed = hashed;
     let result = {
         let mut ctx = Ctx {
             srv: &mut *srv,
@@ -233,6 +242,7 @@ pub fn call(
             None => Err(CmdError::WrongArity(cmd.name.to_string())),
         }
     };
+    srv.dbs[hashed_db].hashed = HashedKeys::default();
     // EXEC's queued commands run here, inside its reply and its duration.
     multi::after_handler(srv);
     if slot.client.multi.as_deref().is_some_and(|t| t.exec_ready) {
@@ -335,7 +345,7 @@ fn run_queued(srv: &mut ServerState, token: usize, slot: &mut Slot, now_ms: i64)
         let mark = slot.out.len();
         // Queued only after the same lookup succeeded: it finds the same command.
         let Ok(cmd) = resolve(&q.argv) else { unreachable!("a queued command resolves") };
-        let flow = call(srv, token, slot, cmd, &q.argv, now_ms, mark);
+        let flow = call(srv, token, slot, cmd, &q.argv, HashedKeys::default(), now_ms, mark);
         debug_assert_eq!(flow, Flow::Continue, "blocked inside EXEC");
     }
     srv.feed.exec_end();
@@ -405,3 +415,7 @@ fn feed_monitors(srv: &mut ServerState, token: usize, slot: &Slot, argv: &[Bytes
         }
     }
 }
+
+#[cfg(test)]
+#[path = "dispatch_tests.rs"]
+mod tests;

@@ -9,7 +9,7 @@ use crate::commands::Command;
 
 /// Key hashes computed with a parsed command (up to this many keys; the rest are hashed
 /// when prefetched).
-pub const PARSED_HASHES_MAX: usize = 4;
+pub const PARSED_HASHES_MAX: usize = crate::keyspace::db::HASHED_KEYS_MAX;
 
 /// A parsed command: its arguments (slices of the query buffer) and the hashes of its first
 /// keys, computed where it was parsed (an I/O thread, with io-threads > 1) for prefetching.

@@ -301,13 +301,20 @@ impl<E: Entry> Bucket<E> {
     /// Appends `e` at the end of the chain (no duplicate check). Returns whether a child
     /// bucket was allocated.
     pub(super) fn push(&mut self, h2: u8, e: E) -> bool {
+        self.push_at(h2, e).0
+    }
+
+    /// As [`Bucket::push`], also saying where the element went: (depth in the chain, slot).
+    pub(super) fn push_at(&mut self, h2: u8, e: E) -> (bool, (usize, usize)) {
         let mut b = self;
+        let mut depth = 0;
         while b.is_full() && b.is_chained() {
             b = b.child_mut().expect("chained");
+            depth += 1;
         }
         if let Some(i) = b.free_slot() {
             b.put(i, h2, e);
-            return false;
+            return (false, (depth, i));
         }
         // `b` is the full, unchained last bucket: move its slot 6 into a new child.
         let mut child = Box::new(Bucket::EMPTY);
@@ -315,7 +322,7 @@ impl<E: Entry> Bucket<E> {
         child.put(0, moved_h2, moved);
         child.put(1, h2, e);
         b.set_child(child);
-        true
+        (true, (depth + 1, 1))
     }
 
     /// Takes every element out of the chain, handing each to `f`, and frees the children.

@@ -9,7 +9,7 @@ use super::{bucket_index, secondary_hash, Entry, Table};
 
 /// Where an element sits: table, head bucket, depth in the chain, slot.
 #[derive(Clone, Copy, Debug)]
-struct Loc {
+pub(super) struct Loc {
     table: usize,
     head: usize,
     depth: usize,
@@ -48,6 +48,8 @@ impl<E: Entry> Table<E> {
     #[inline]
     pub fn find(&self, hash: u64, key: &[u8]) -> Option<&E> {
         debug_assert_eq!(hash, E::key_hash(key), "hash does not match key");
+        #[cfg(test)]
+        super::counters::count(&super::counters::PROBES);
         match self.single_head(hash) {
             Ok(head) => find_in_chain(head?, secondary_hash(hash), key).map(|(_, _, e)| e),
             Err(()) => self.find_rehashing(hash, key),
@@ -99,13 +101,25 @@ impl<E: Entry> Table<E> {
         debug_assert_eq!(hash, E::key_hash(key), "hash does not match key");
         self.rehash_step_for_write();
         let loc = self.locate(hash, key)?;
+        Some(self.remove_at(loc))
+    }
+
+    /// Removes the element at `loc`.
+    pub(super) fn remove_at(&mut self, loc: Loc) -> E {
         // The head's filter word keeps the removed element's bits (see "The miss filter").
         let head = &mut self.tables[loc.table][loc.head];
         let (_, e) = head.chain_at_mut(loc.depth).take(loc.slot);
         self.child_buckets -= head.repair_chain(loc.depth, loc.slot);
         self.used[loc.table] -= 1;
         self.after_remove();
-        Some(e)
+        e
+    }
+
+    /// Inserts `e`, known absent (found so by a probe), and returns where it went.
+    pub(super) fn insert_new_located(&mut self, hash: u64, e: E) -> Loc {
+        self.prefetch_filter_words(hash);
+        self.rehash_step_for_write();
+        self.insert_absent(hash, e)
     }
 
     /// Rebuilds the miss-filter words of up to `max_heads` head buckets, continuing from where
@@ -125,21 +139,26 @@ impl<E: Entry> Table<E> {
         self.filter_sweep = idx;
     }
 
-    /// Places an element known to be absent, growing first if the table is full.
-    fn insert_absent(&mut self, hash: u64, e: E) {
+    /// Places an element known to be absent, growing first if the table is full; returns
+    /// where it went.
+    fn insert_absent(&mut self, hash: u64, e: E) -> Loc {
         self.grow_if_needed(self.len() + 1);
         let t = usize::from(self.is_rehashing());
         let buckets = &mut self.tables[t];
         let idx = bucket_index(hash, buckets.len());
         let h2 = secondary_hash(hash);
-        if buckets[idx].push(h2, e) {
+        let (chained, (depth, slot)) = buckets[idx].push_at(h2, e);
+        if chained {
             self.child_buckets += 1;
         }
         buckets.note_added(idx, h2);
         self.used[t] += 1;
+        Loc { table: t, head: idx, depth, slot }
     }
 
     fn locate(&self, hash: u64, key: &[u8]) -> Option<Loc> {
+        #[cfg(test)]
+        super::counters::count(&super::counters::PROBES);
         let h2 = secondary_hash(hash);
         for (table, head) in self.heads(hash).into_iter().enumerate() {
             let Some(head) = head else { continue };
@@ -164,5 +183,33 @@ impl<E: Entry> Table<E> {
 
     fn bucket_mut(&mut self, loc: Loc) -> &mut Bucket<E> {
         self.tables[loc.table][loc.head].chain_at_mut(loc.depth)
+    }
+
+    pub(super) fn elem_at(&self, loc: Loc) -> &E {
+        self.tables[loc.table][loc.head].chain_at(loc.depth).elem(loc.slot)
+    }
+
+    pub(super) fn elem_at_mut(&mut self, loc: Loc) -> &mut E {
+        self.bucket_mut(loc).elem_mut(loc.slot)
+    }
+
+    /// As `locate`, skipping heads whose miss filter rules the key out (a probe that is
+    /// usually a read).
+    #[inline(always)]
+    pub(super) fn locate_filtered(&self, hash: u64, key: &[u8]) -> Option<Loc> {
+        #[cfg(test)]
+        super::counters::count(&super::counters::PROBES);
+        let h2 = secondary_hash(hash);
+        let heads = self.head_indices(hash);
+        for (table, head) in heads.into_iter().enumerate() {
+            let Some(head) = head else { continue };
+            if !self.tables[table].may_hold(head, h2) {
+                continue;
+            }
+            if let Some((depth, slot, _)) = find_in_chain(&self.tables[table][head], h2, key) {
+                return Some(Loc { table, head, depth, slot });
+            }
+        }
+        None
     }
 }

@@ -219,6 +219,7 @@ mod filter;
 mod invariants;
 mod iter;
 mod prefetch;
+mod probe;
 mod random;
 mod rehash;
 mod scan;
@@ -234,6 +235,7 @@ use bucket::Bucket;
 use filter::Heads;
 pub use iter::{Drained, Iter};
 pub use prefetch::prefetch_read;
+pub use probe::{Absent, Found, Probe};
 
 /// An element of a [`Table`]: a pointer-sized handle that can show its key.
 ///
@@ -249,7 +251,7 @@ pub trait Entry: Sized {
     /// every method; the table calls it when it rehashes. The default is [`hash_key`]; tests
     /// override it to force collisions.
     fn key_hash(key: &[u8]) -> u64 {
-        hash_key(key)
+        hash_uncounted(key)
     }
 
     /// An address worth prefetching before `key()` is called (usually the entry's allocation),
@@ -263,6 +265,15 @@ pub trait Entry: Sized {
 /// of the key within one process, so the I/O threads can hash keys off the main thread.
 #[inline]
 pub fn hash_key(key: &[u8]) -> u64 {
+    #[cfg(test)]
+    counters::count(&counters::HASHES);
+    hash_uncounted(key)
+}
+
+/// [`hash_key`], not counted by the tests' [`counters`] (the table's own rehashing and
+/// checks).
+#[inline]
+fn hash_uncounted(key: &[u8]) -> u64 {
     static STATE: OnceLock<ahash::RandomState> = OnceLock::new();
     STATE.get_or_init(ahash::RandomState::new).hash_one(key)
 }
@@ -465,5 +476,28 @@ impl<E: Entry> Drop for Table<E> {
                 bucket::drop_chain(&mut self.tables[t][idx]);
             }
         }
+    }
+}
+
+/// How many keys this thread hashed ([`hash_key`]) and looked up (one walk of a key's
+/// chains: a find, a probe, the lookup of an insert or a removal), for tests that check what
+/// a command costs.
+#[cfg(test)]
+pub mod counters {
+    use std::cell::Cell;
+    use std::thread::LocalKey;
+
+    thread_local! {
+        pub(super) static HASHES: Cell<u64> = const { Cell::new(0) };
+        pub(super) static PROBES: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub(super) fn count(c: &'static LocalKey<Cell<u64>>) {
+        c.with(|c| c.set(c.get() + 1));
+    }
+
+    /// (hashes, probes) since the last call, on this thread.
+    pub fn take() -> (u64, u64) {
+        (HASHES.with(|c| c.replace(0)), PROBES.with(|c| c.replace(0)))
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::{hash_key, Entry, Table};
+use super::{hash_key, Entry, Probe, Table};
 
 /// A test element. `COLLIDE` selects `colliding_hash` instead of the real hash.
 pub(super) struct Item<const COLLIDE: bool> {
@@ -205,11 +205,41 @@ fn one_op<const C: bool>(
             _ if !model.keys.is_empty() => model.keys[rng.below(model.keys.len() as u64) as usize],
             _ => 0,
         };
-        let removed = table.remove(hash_of::<C>(n), &key_of(n)).map(|e| e.value);
+        let removed = if rng.below(2) == 0 {
+            table.remove(hash_of::<C>(n), &key_of(n)).map(|e| e.value)
+        } else {
+            match table.probe(hash_of::<C>(n), &key_of(n)) {
+                Probe::Found(f) => Some(f.remove().value),
+                Probe::Absent(_) => None,
+            }
+        };
         assert_eq!(removed, model.remove(n), "remove {n}");
+    } else if roll < insert_pct + remove_pct + 5 {
+        // Read-modify-write through one probe: bump a present value, insert an absent key.
+        let n = rng.below(*fresh + 1);
+        *fresh += u64::from(n == *fresh);
+        match table.probe(hash_of::<C>(n), &key_of(n)) {
+            Probe::Found(mut f) => {
+                let v = f.get().value.wrapping_add(1);
+                f.get_mut().value = v;
+                assert_eq!(f.get().value, v);
+                let old = if value.is_multiple_of(2) { f.replace(item(n, v)).value } else { v };
+                assert_eq!(model_bump(model, n), Some(old - 1));
+            }
+            Probe::Absent(a) => {
+                assert_eq!(a.insert(item(n, value)).get().value, value);
+                assert_eq!(model.insert(n, value), None, "probe found {n} absent");
+            }
+        }
     } else {
         read_op(rng, table, model, *fresh);
     }
+}
+
+/// Adds one to the model's value of `n`, returning the old value.
+fn model_bump(model: &mut Model, n: u64) -> Option<u64> {
+    let old = model.get(n)?;
+    model.insert(n, old.wrapping_add(1))
 }
 
 /// Operations that do not change the set of keys.

@@ -180,12 +180,13 @@ fn hmget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn hdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let key = &argv[1];
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let Some(h) = db.write_agg::<HashObj>(key, ctx.now_ms)? else {
+    let Some(mut h) = db.agg_existing::<HashObj>(key, ctx.now_ms)? else {
         ctx.out.int(0);
         return Ok(());
     };
-    let deleted = argv[2..].iter().filter(|f| h.remove(f)).count();
-    let emptied = db.remove_if_empty(key);
+    let fields = h.get();
+    let deleted = argv[2..].iter().filter(|f| fields.remove(f)).count();
+    let emptied = h.remove_if_empty();
     ctx.srv.dirty += deleted as u64;
     if deleted > 0 {
         ctx.notify(KeyspaceEvents::HASH, "hdel", key);

@@ -148,20 +148,20 @@ fn set_expire(ctx: &mut Ctx, argv: &[Bytes], unit: Unit, base: Base, name: &str)
     let when_ms =
         absolute_ms(n, unit, base, now).ok_or_else(|| CmdError::InvalidExpire(name.into()))?;
     let key = &argv[1];
-    let db = &mut ctx.srv.dbs[ctx.client.db];
-    if !db.contains(key, now) {
+    let past = when_ms <= now && !ctx.srv.loading;
+    let Some(live) = ctx.srv.dbs[ctx.client.db].live(key, now) else {
+        ctx.out.int(0);
+        return Ok(());
+    };
+    if !condition.allows(live.expire_at(), when_ms) {
         ctx.out.int(0);
         return Ok(());
     }
-    if !condition.allows(db.expire_at(key, now), when_ms) {
-        ctx.out.int(0);
-        return Ok(());
-    }
-    if when_ms <= now && !ctx.srv.loading {
+    if past {
         // A time already past expires the key at once (Valkey 9.1: `expired`, not `del`).
         ctx.expire_now(key);
     } else {
-        db.set_expire(key, Some(when_ms), now);
+        live.set_expire(key, Some(when_ms));
         ctx.srv.dirty += 1;
         ctx.notify(KeyspaceEvents::GENERIC, "expire", key);
     }
@@ -213,10 +213,10 @@ fn reply_expire(ctx: &mut Ctx, key: &[u8], unit: Unit, base: Base) -> CmdResult 
 
 pub fn persist(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
-    let db = ctx.db();
-    let had_ttl = db.expire_at(&argv[1], now).is_some();
-    if had_ttl {
-        db.set_expire(&argv[1], None, now);
+    let live = ctx.db().live(&argv[1], now);
+    let had_ttl = live.as_ref().is_some_and(|l| l.expire_at().is_some());
+    if let Some(live) = live.filter(|_| had_ttl) {
+        live.set_expire(&argv[1], None);
         ctx.srv.dirty += 1;
         ctx.notify(KeyspaceEvents::GENERIC, "persist", &argv[1]);
     }

@@ -41,12 +41,12 @@ fn bpop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> CmdResult {
     let limit = super::limit(ctx);
     let db = &mut ctx.srv.dbs[ctx.client.db];
     for key in keys {
-        let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else { continue };
-        debug_assert!(!list.is_empty());
+        let Some(mut list) = db.agg_existing::<ListObj>(key, ctx.now_ms)? else { continue };
+        debug_assert!(!list.get().is_empty());
         ctx.out.array(2);
         ctx.out.bulk(key);
-        pop_one(ctx.out, list, end, limit);
-        let emptied = db.remove_if_empty(key);
+        pop_one(ctx.out, list.get(), end, limit);
+        let emptied = list.remove_if_empty();
         ctx.srv.dirty += 1;
         notify_pop(ctx, key, end, emptied);
         return Ok(());

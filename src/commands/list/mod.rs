@@ -318,7 +318,7 @@ fn pop_generic(ctx: &mut Ctx, argv: &[Bytes], end: End, name: &str) -> CmdResult
     let limit = limit(ctx);
     let key = &argv[1];
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else {
+    let Some(mut list) = db.agg_existing::<ListObj>(key, ctx.now_ms)? else {
         match count {
             Some(_) => ctx.out.null_array(),
             None => ctx.out.null(),
@@ -331,13 +331,13 @@ fn pop_generic(ctx: &mut Ctx, argv: &[Bytes], end: End, name: &str) -> CmdResult
             ctx.out.array(0);
             return Ok(());
         }
-        Some(n) => pop_range(ctx.out, list, end, n, limit),
+        Some(n) => pop_range(ctx.out, list.get(), end, n, limit),
         None => {
-            pop_one(ctx.out, list, end, limit);
+            pop_one(ctx.out, list.get(), end, limit);
             1
         }
     };
-    let emptied = db.remove_if_empty(key);
+    let emptied = list.remove_if_empty();
     ctx.srv.dirty += popped as u64;
     notify_pop(ctx, key, end, emptied);
     Ok(())
@@ -357,11 +357,11 @@ fn mpop(ctx: &mut Ctx, keys: &[Bytes], end: End, count: usize) -> Result<bool, C
     let limit = limit(ctx);
     let db = &mut ctx.srv.dbs[ctx.client.db];
     for key in keys {
-        let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else { continue };
+        let Some(mut list) = db.agg_existing::<ListObj>(key, ctx.now_ms)? else { continue };
         ctx.out.array(2);
         ctx.out.bulk(key);
-        let popped = pop_range(ctx.out, list, end, count, limit);
-        let emptied = db.remove_if_empty(key);
+        let popped = pop_range(ctx.out, list.get(), end, count, limit);
+        let emptied = list.remove_if_empty();
         ctx.srv.dirty += popped as u64;
         notify_pop(ctx, key, end, emptied);
         return Ok(true);
@@ -533,19 +533,19 @@ fn ltrim(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let limit = limit(ctx);
     let key = &argv[1];
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else {
+    let Some(mut list) = db.agg_existing::<ListObj>(key, ctx.now_ms)? else {
         ctx.out.ok();
         return Ok(());
     };
-    let len = list.len();
+    let len = list.get().len();
     let (left, right) = match clamp_range(start, stop, len) {
         None => (len, 0),
         Some((first, n)) => (first, len - first - n),
     };
-    list.delete_range(0, left, limit);
-    list.delete_range(len - left - right, right, limit);
-    list.shrink_check(limit);
-    let emptied = db.remove_if_empty(key);
+    list.get().delete_range(0, left, limit);
+    list.get().delete_range(len - left - right, right, limit);
+    list.get().shrink_check(limit);
+    let emptied = list.remove_if_empty();
     ctx.srv.dirty += (left + right) as u64;
     // Raised even when nothing was trimmed, as Valkey does.
     notify_edit(ctx, key, "ltrim", emptied);
@@ -558,16 +558,16 @@ fn lrem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let limit = limit(ctx);
     let key = &argv[1];
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else {
+    let Some(mut list) = db.agg_existing::<ListObj>(key, ctx.now_ms)? else {
         ctx.out.int(0);
         return Ok(());
     };
     let from = if count < 0 { End::Tail } else { End::Head };
     let want = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
-    let removed = list.remove(&argv[3], want, from, limit);
+    let removed = list.get().remove(&argv[3], want, from, limit);
     if removed > 0 {
-        list.shrink_check(limit);
-        let emptied = db.remove_if_empty(key);
+        list.get().shrink_check(limit);
+        let emptied = list.remove_if_empty();
         notify_edit(ctx, key, "lrem", emptied);
     }
     ctx.srv.dirty += removed as u64;

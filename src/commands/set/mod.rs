@@ -170,20 +170,21 @@ fn sadd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn srem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
     let db = ctx.db();
-    let Some(set) = db.write_agg::<SetObj>(&argv[1], now)? else {
+    let Some(mut set) = db.agg_existing::<SetObj>(&argv[1], now)? else {
         ctx.out.int(0);
         return Ok(());
     };
     let mut removed = 0;
+    let members = set.get();
     for m in &argv[2..] {
-        if set.remove(m) {
+        if members.remove(m) {
             removed += 1;
-            if set.is_empty() {
+            if members.is_empty() {
                 break;
             }
         }
     }
-    let emptied = db.remove_if_empty(&argv[1]);
+    let emptied = set.remove_if_empty();
     ctx.srv.dirty += removed;
     if removed > 0 {
         notify_removed(ctx, "srem", &argv[1], emptied);

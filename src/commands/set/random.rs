@@ -96,12 +96,12 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
     let mut rng = Rng::new(ctx.srv.random());
     let now = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let Some(set) = db.write_agg::<SetObj>(key, now)? else {
+    let Some(mut set) = db.agg_existing::<SetObj>(key, now)? else {
         ctx.out.null();
         return Ok(());
     };
-    let popped = set.pop_random(&mut rng);
-    let emptied = db.remove_if_empty(key);
+    let popped = set.get().pop_random(&mut rng);
+    let emptied = set.remove_if_empty();
     reply_elem(ctx.out, popped.as_elem());
     // The AOF logs what was popped, not another random pick.
     ctx.propagate_as(|| vec![srem(key, vec![popped.as_elem().to_vec()])]);

@@ -296,13 +296,13 @@ fn remove_span(
 ) -> CmdResult {
     let now = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let Some(z) = db.write_agg::<ZSetObj>(key, now)? else {
+    let Some(mut z) = db.agg_existing::<ZSetObj>(key, now)? else {
         ctx.out.int(0);
         return Ok(());
     };
-    let (lo, hi) = span(z);
-    z.remove_ranks(lo, hi);
-    let emptied = db.remove_if_empty(key);
+    let (lo, hi) = span(z.get());
+    z.get().remove_ranks(lo, hi);
+    let emptied = z.remove_if_empty();
     let n = hi - lo;
     ctx.srv.dirty += n as u64;
     if n > 0 {

@@ -177,17 +177,17 @@ fn add_generic(
     let lim = limits(ctx);
     let now = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let exists = db.write_agg::<ZSetObj>(key, now)?.is_some();
-    if !exists && o.presence == Presence::OnlyExisting {
+    let max_member = members.iter().map(|m| m.len()).max().unwrap_or(0);
+    let create = (o.presence != Presence::OnlyExisting)
+        .then_some(|| ZSetObj::with_hint(lim, members.len(), max_member));
+    let Some(mut entry) = db.agg_entry(key, now, create)? else {
         match o.answer {
             Answer::NewScore => ctx.out.null(),
             _ => ctx.out.int(0),
         }
         return Ok(());
-    }
-    let max_member = members.iter().map(|m| m.len()).max().unwrap_or(0);
-    let z =
-        db.write_agg_or_create(key, now, || ZSetObj::with_hint(lim, members.len(), max_member))?;
+    };
+    let z = entry.get();
     let (mut added, mut updated) = (0, 0);
     let mut last = Outcome::Refused;
     let mut failed = None;
@@ -207,7 +207,7 @@ fn add_generic(
             }
         }
     }
-    db.remove_if_empty(key);
+    entry.remove_if_empty();
     if added + updated > 0 {
         ctx.srv.dirty += (added + updated) as u64;
         ctx.signal_ready(key);
@@ -239,20 +239,20 @@ pub fn zincrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 pub fn zrem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
     let db = &mut ctx.srv.dbs[ctx.client.db];
-    let Some(z) = db.write_agg::<ZSetObj>(&argv[1], now)? else {
+    let Some(mut z) = db.agg_existing::<ZSetObj>(&argv[1], now)? else {
         ctx.out.int(0);
         return Ok(());
     };
     let mut removed = 0;
     for m in &argv[2..] {
-        if z.remove(m).is_some() {
+        if z.get().remove(m).is_some() {
             removed += 1;
-            if z.is_empty() {
+            if z.get().is_empty() {
                 break;
             }
         }
     }
-    let emptied = db.remove_if_empty(&argv[1]);
+    let emptied = z.remove_if_empty();
     ctx.srv.dirty += removed;
     if removed > 0 {
         super::notify_removed(ctx, "zrem", &argv[1], emptied);
