@@ -123,8 +123,7 @@ fn restore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     if expire_at_ms.is_some_and(|at| is_expired(at, now)) && !ctx.srv.loading {
         // Already expired: the key is not created (a replaced one is deleted), as Valkey.
         if exists && ctx.db().remove(key, now) {
-            ctx.srv.dirty += 1;
-            ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+            ctx.changed(key, 1, KeyspaceEvents::GENERIC, "del");
         }
         ctx.out.ok();
         return Ok(());
@@ -136,12 +135,10 @@ fn restore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         _ => crate::keyspace::clock::new_clock(access, now),
     };
     if exists && ctx.db().remove(key, now) {
-        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+        ctx.changed(key, 0, KeyspaceEvents::GENERIC, "del");
     }
     ctx.db().put(key, Obj { value, expire_at_ms, lru, raw: false });
-    ctx.srv.dirty += 1;
-    ctx.signal_ready(key);
-    ctx.notify(KeyspaceEvents::GENERIC, "restore", key);
+    ctx.changed(key, 1, KeyspaceEvents::GENERIC, "restore");
     ctx.out.ok();
     Ok(())
 }

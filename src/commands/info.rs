@@ -363,7 +363,7 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "current_fork_perc" => "0.00",
         "current_save_keys_processed" => 0,
         "current_save_keys_total" => bgsave.child.as_ref().map_or(0, |c| c.keys_total),
-        "rdb_changes_since_last_save" => srv.dirty,
+        "rdb_changes_since_last_save" => srv.dirty.count(),
         "rdb_bgsave_in_progress" => u8::from(bgsave.child.is_some()),
         "rdb_last_save_time" => srv.lastsave_s,
         "rdb_last_bgsave_status" => if bgsave.last_ok { "ok" } else { "err" },

@@ -88,15 +88,22 @@ impl Ctx<'_> {
         self.client.block_request = Some(req);
     }
 
-    /// Raises keyspace event `event` of `class` (a `config::values::KeyspaceEvents` bit:
-    /// GENERIC, STRING, LIST, SET, HASH, ZSET...) for `key` of the client's db, as Valkey's
-    /// `notifyKeyspaceEvent`. Call it once per event, after the change, with Valkey's event
-    /// name (`set`, `del`, `expire`, `lpush`, `hset`, `zadd`, `rename_from`...).
-    pub fn notify(&mut self, class: u32, event: &str, key: &[u8]) {
+    /// Every change a command makes to the dataset is reported here, once per keyspace
+    /// event, after the change: `key` of the client's database changed as event `event` of
+    /// `class` (a `KeyspaceEvents` bit: GENERIC, STRING, LIST, SET, HASH, ZSET...; Valkey's
+    /// event name: `set`, `del`, `expire`, `lpush`, `hset`, `zadd`, `rename_from`...), with
+    /// `dirty` changes toward the save points (one per element added or removed, 0 for a
+    /// second event of the same change). Every consequence follows from this one call
+    /// (`server::events`): the dirty counter, notifications, WATCH, tracking, blocked
+    /// clients and the propagation feed.
+    pub fn changed(&mut self, key: &[u8], dirty: u64, class: u32, event: &str) {
         let db = self.client.db;
-        // A RESP3 client subscribed to its own events gets them after the reply, as in
-        // Valkey 8+ (dispatch moves them from the pub/sub registry's lent queue).
-        self.srv.notify(db, class, event, key);
+        self.srv.changed(db, key, dirty, class, event);
+    }
+
+    /// As [`Ctx::changed`], for a key of database `db` (COPY ... DB, MOVE).
+    pub fn changed_in(&mut self, db: usize, key: &[u8], dirty: u64, class: u32, event: &str) {
+        self.srv.changed(db, key, dirty, class, event);
     }
 
     /// Expires `key` (of the client's database) at once, for a command that set an expire
@@ -104,15 +111,7 @@ impl Ctx<'_> {
     /// event of its own, so it is not logged itself: the removal is. True when it existed.
     pub fn expire_now(&mut self, key: &[u8]) -> bool {
         let db = self.client.db;
-        if !self.srv.dbs[db].expire_now(key, self.now_ms) {
-            return false;
-        }
-        self.srv.dirty += 1;
-        if !self.srv.dbs[db].log_removals {
-            // Nothing drains this removal: WATCH and tracking still hear of it.
-            self.srv.key_modified(db, key);
-        }
-        true
+        self.srv.expire_now(db, key, self.now_ms)
     }
 
     /// Logs `cmds` to the AOF instead of the running command (for a command whose effect
@@ -121,15 +120,6 @@ impl Ctx<'_> {
         if self.srv.feed.on {
             self.srv.feed.replaced = Some(cmds());
         }
-    }
-
-    /// A write added elements at `key` (of the client's database): clients blocked on it get
-    /// a chance to run after this command. Call after LPUSH, RPUSH, LINSERT, LMOVE's target,
-    /// ZADD, ZINCRBY, the *STORE commands and anything else that creates or grows a list or
-    /// sorted set.
-    pub fn signal_ready(&mut self, key: &[u8]) {
-        let db = self.client.db;
-        self.srv.blocking.signal(db, key);
     }
 }
 

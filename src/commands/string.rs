@@ -409,10 +409,9 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: A
     }
     let db = &mut ctx.srv.dbs[ctx.client.db];
     db.set_str_ref(key, StrRef::from_bytes(value), ttl, now_ms);
-    ctx.srv.dirty += 1;
-    ctx.notify(KeyspaceEvents::STRING, "set", key);
+    ctx.changed(key, 1, KeyspaceEvents::STRING, "set");
     if let Ttl::At(_) = ttl {
-        ctx.notify(KeyspaceEvents::GENERIC, "expire", key);
+        ctx.changed(key, 0, KeyspaceEvents::GENERIC, "expire");
     }
     ack_with(ctx.out, true);
     Ok(())
@@ -482,8 +481,7 @@ fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
             // A referenced value outlives the key's deletion until the reply is written.
             reply_stored(ctx.out, e, share);
             db.remove(&argv[1], now_ms);
-            ctx.srv.dirty += 1;
-            ctx.notify(KeyspaceEvents::GENERIC, "del", &argv[1]);
+            ctx.changed(&argv[1], 1, KeyspaceEvents::GENERIC, "del");
         }
     }
     Ok(())
@@ -519,8 +517,7 @@ fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         Expiry::At(at_ms) => db.set_expire(key, Some(at_ms), now_ms).then_some("expire"),
     };
     if let Some(event) = event {
-        ctx.srv.dirty += 1;
-        ctx.notify(KeyspaceEvents::GENERIC, event, key);
+        ctx.changed(key, 1, KeyspaceEvents::GENERIC, event);
     }
     Ok(())
 }
@@ -571,13 +568,11 @@ fn msetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// The writes of MSET and MSETNX, each followed by its `set` event (as Valkey raises them:
 /// `new a, set a, new b, set b`).
 fn set_pairs(ctx: &mut Ctx, pairs: std::slice::ChunksExact<'_, Bytes>) {
-    let n = pairs.len();
     for pair in pairs {
         let db = &mut ctx.srv.dbs[ctx.client.db];
         db.set_str_ref(&pair[0], StrRef::from_bytes(&pair[1]), Ttl::Clear, ctx.now_ms);
-        ctx.notify(KeyspaceEvents::STRING, "set", &pair[0]);
+        ctx.changed(&pair[0], 1, KeyspaceEvents::STRING, "set");
     }
-    ctx.srv.dirty += n as u64;
 }
 
 #[cfg(test)]

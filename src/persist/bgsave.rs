@@ -99,7 +99,7 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
             tracing::info!("Background saving started by pid {}", fork.pid);
             let keys_total = srv.dbs.iter().map(|d| d.len() as u64).sum();
             bgsave_in(&mut srv.persist).child =
-                Some(Child { fork, dirty_at_start: srv.dirty, keys_total });
+                Some(Child { fork, dirty_at_start: srv.dirty.count(), keys_total });
             Ok(())
         }
         Err(e) => {
@@ -132,7 +132,7 @@ fn finished(srv: &mut ServerState, child: &Child, r: &Reaped, now_ms: i64) {
             tracing::info!("Background saving terminated with success");
             bg.last_ok = true;
             bg.last_cow_bytes = r.cow_bytes;
-            srv.dirty = srv.dirty.saturating_sub(child.dirty_at_start);
+            srv.dirty.saved(child.dirty_at_start);
             srv.lastsave_s = now_ms / 1000;
         }
         None => {
@@ -173,7 +173,7 @@ pub fn check_save_points(srv: &mut ServerState, now_ms: i64) {
         .config
         .save
         .iter()
-        .find(|&&(secs, changes)| srv.dirty >= changes && since_s > secs as i64);
+        .find(|&&(secs, changes)| srv.dirty.count() >= changes && since_s > secs as i64);
     if let (Some(&(secs, changes)), true) = (due, retry_ok) {
         tracing::info!("{changes} changes in {secs} seconds. Saving...");
         let _ = start(srv, now_ms);

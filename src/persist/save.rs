@@ -70,7 +70,7 @@ pub fn save(srv: &mut ServerState, now_ms: i64) -> Result<(), SaveError> {
     match &result {
         Ok(()) => {
             tracing::info!("DB saved on disk");
-            srv.dirty = 0;
+            srv.dirty.clear();
             srv.lastsave_s = now_ms / 1000;
             bgsave_in(&mut srv.persist).last_ok = true;
         }

@@ -108,6 +108,9 @@ impl Blocking {
 
     /// A write added elements at `key` of `db`: remember it if anyone waits on it.
     pub fn signal(&mut self, db: usize, key: &[u8]) {
+        if self.by_key.is_empty() {
+            return;
+        }
         let k = (db, Bytes::copy_from_slice(key));
         if self.by_key.contains_key(&k) && !self.ready.contains(&k) {
             self.ready.push(k);

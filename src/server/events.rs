@@ -1,20 +1,98 @@
-//! Key events: the one place where the server learns that a key changed or was removed, and
-//! fans it out to WATCH (transactions), client-side caching (tracking) and keyspace
-//! notifications (pub/sub).
+//! The effects of writes: the one place where the server learns that the dataset changed,
+//! and does everything that follows from it.
 //!
-//! Commands report through `Ctx::notify` (a keyspace event of a class, such as `set` or
-//! `lpush`), raised exactly when they changed the key: each such event is also the key's
-//! [`ServerState::key_modified`] report (as Valkey pairs `signalModifiedKey` with
-//! `notifyKeyspaceEvent`), whether or not notify-keyspace-events publishes it. The keyspace
-//! itself logs keys it removes on its own (expired, evicted) and, for notifications, keys
-//! created and read misses, while [`ServerState::refresh_removal_log`] says someone listens;
-//! [`ServerState::drain_removals`] turns them into the same events.
+//! A command reports each change with [`ServerState::changed`] (through `Ctx::changed`), once
+//! per keyspace event, after the change, with Valkey's event name (`set`, `lpush`, `del`,
+//! `rename_from`...). That one call does all of the change's consequences: the dirty counter
+//! that save points read, keyspace notifications, WATCH invalidation, client-side caching
+//! (tracking) invalidation, waking clients blocked on the key, and the count of changes that
+//! makes dispatch record the command in the propagation feed (`propagate`). Commands reach
+//! none of these on their own: the dirty counter only grows in here ([`Dirty`]), and the
+//! other registries are not theirs to call. A write command that forgot its call would show
+//! no effect at all, and the test that runs every write command of the table
+//! (`every_write_command_has_all_the_effects_of_a_write`) would fail.
+//!
+//! Commands that change whole databases (FLUSHDB, FLUSHALL, SWAPDB) call
+//! [`ServerState::dbs_changed`] instead, before the change. The keyspace itself logs keys it
+//! removes on its own (expired, evicted) and, for notifications, keys created and read
+//! misses, while [`ServerState::refresh_removal_log`] says someone listens;
+//! [`ServerState::drain_removals`] turns them into the same effects.
 
 use crate::config::KeyspaceEvents;
 use crate::keyspace::db::Removal;
 use crate::server::state::ServerState;
 
+/// Changes since the last save, for the save points (`save` / INFO
+/// `rdb_changes_since_last_save`). Only the effects call adds to it.
+#[derive(Default, Debug)]
+pub struct Dirty(u64);
+
+impl Dirty {
+    pub fn count(&self) -> u64 {
+        self.0
+    }
+
+    /// A save of everything succeeded.
+    pub fn clear(&mut self) {
+        self.0 = 0;
+    }
+
+    /// A save that started when the count was `at_start` succeeded: the changes made since
+    /// still count.
+    pub fn saved(&mut self, at_start: u64) {
+        self.0 = self.0.saturating_sub(at_start);
+    }
+}
+
 impl ServerState {
+    /// The effects call: `key` of `db` changed, as keyspace event `event` of `class` (a
+    /// `KeyspaceEvents` bit: GENERIC, STRING, LIST, SET, HASH, ZSET...), counting `dirty`
+    /// changes toward the save points (Valkey's `server.dirty`: one per element a command
+    /// adds or removes; 0 for a second event of the same change). Does everything that
+    /// follows: see the module documentation.
+    pub fn changed(&mut self, db: usize, key: &[u8], dirty: u64, class: u32, event: &str) {
+        self.dirty.0 += dirty;
+        self.blocking.signal(db, key);
+        self.notify(db, class, event, key);
+    }
+
+    /// Every key of `db` (None: every db) is about to change (FLUSHDB, FLUSHALL, SWAPDB):
+    /// called before the change, so that listeners can still see which of their keys exist,
+    /// with the `dirty` count of the change.
+    pub fn dbs_changed(&mut self, db: Option<usize>, dirty: u64) {
+        self.dirty.0 += dirty;
+        self.db_modified(db);
+    }
+
+    /// SWAPDB: the contents of databases `a` and `b` trade places, with the effects of a
+    /// change to every key of both.
+    pub fn swap_dbs(&mut self, a: usize, b: usize) {
+        // Before the swap, while watchers can still see which of their keys exist.
+        self.dbs_changed(Some(a), 1);
+        self.dbs_changed(Some(b), 0);
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (left, right) = self.dbs.split_at_mut(hi);
+        crate::keyspace::db::Db::swap_contents(&mut left[lo], &mut right[0]);
+        // Blocked clients stay in their db (as in Valkey); a key that now has data there
+        // wakes them.
+        self.blocking.signal_all(&[a, b]);
+    }
+
+    /// `key` of `db` expired at once, by a command that gave it an expire time already
+    /// past: removed, counted as a change, and reported as an expiry (Valkey 9.1). True when
+    /// the key existed.
+    pub fn expire_now(&mut self, db: usize, key: &[u8], now_ms: i64) -> bool {
+        if !self.dbs[db].expire_now(key, now_ms) {
+            return false;
+        }
+        self.dirty.0 += 1;
+        if !self.dbs[db].log_removals {
+            // Nothing drains this removal: WATCH and tracking still hear of it.
+            self.key_modified(db, key);
+        }
+        true
+    }
+
     /// `key` of `db` was changed: WATCH and tracking hook in here.
     pub fn key_modified(&mut self, db: usize, key: &[u8]) {
         if self.watches.any() {
@@ -25,8 +103,8 @@ impl ServerState {
         }
     }
 
-    /// Every key of `db` (None: every db) is about to change (FLUSHDB, FLUSHALL, SWAPDB):
-    /// called before the change, so listeners can still see which of their keys exist.
+    /// Every key of `db` (None: every db) is about to change, without a change to count
+    /// (a load replacing the dataset): WATCH and tracking.
     pub fn db_modified(&mut self, db: Option<usize>) {
         self.changes += 1;
         crate::server::multi::db_modified(self, db);
@@ -97,7 +175,7 @@ impl ServerState {
     /// A keyspace event of `class` (a `KeyspaceEvents` bit): published on
     /// `__keyspace@<db>__:<key>` (message: the event) and `__keyevent@<db>__:<event>`
     /// (message: the key) as notify-keyspace-events selects.
-    pub fn notify(&mut self, db: usize, class: u32, event: &str, key: &[u8]) {
+    fn notify(&mut self, db: usize, class: u32, event: &str, key: &[u8]) {
         // A command's event is also its report that it changed the key (Valkey pairs
         // signalModifiedKey with notifyKeyspaceEvent the same way); the keyspace's own
         // removals were reported by `drain_removals`, and `new`/`keymiss` change nothing.

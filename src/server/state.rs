@@ -286,7 +286,8 @@ pub struct ServerState {
     pub persist: Box<dyn std::any::Any>,
     /// The propagation feed: every write, in execution order (`propagate`).
     pub feed: crate::server::propagate::Feed,
-    pub dirty: u64,
+    /// Changes since the last save (see `events`).
+    pub dirty: crate::server::events::Dirty,
     /// Counts changes to the dataset (key events raised by commands, databases emptied or
     /// swapped): a command that moved it is logged to the AOF (`persist::aof`).
     pub changes: u64,
@@ -339,7 +340,7 @@ impl ServerState {
             lastsave_s: now_ms / 1000,
             persist: Box::new(()),
             feed: Default::default(),
-            dirty: 0,
+            dirty: Default::default(),
             changes: 0,
             loading: false,
             hz,

@@ -119,9 +119,8 @@ fn set_pairs(ctx: &mut Ctx, argv: &[Bytes]) -> Result<i64, CmdError> {
     let pairs = &argv[2..];
     h.prepare_write(pairs, limits);
     let created = pairs.chunks_exact(2).filter(|p| h.set(&p[0], &p[1], limits)).count();
-    ctx.srv.dirty += (pairs.len() / 2) as u64;
     // Raised even when no value changed, as Valkey does.
-    ctx.notify(KeyspaceEvents::HASH, "hset", &argv[1]);
+    ctx.changed(&argv[1], (pairs.len() / 2) as u64, KeyspaceEvents::HASH, "hset");
     Ok(created as i64)
 }
 
@@ -147,8 +146,7 @@ fn hsetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     if set {
         h.prepare_write(&argv[2..4], limits);
         h.set(field, value, limits);
-        ctx.srv.dirty += 1;
-        ctx.notify(KeyspaceEvents::HASH, "hset", key);
+        ctx.changed(key, 1, KeyspaceEvents::HASH, "hset");
     }
     ctx.out.int(i64::from(set));
     Ok(())
@@ -187,12 +185,11 @@ fn hdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let fields = h.get();
     let deleted = argv[2..].iter().filter(|f| fields.remove(f)).count();
     let emptied = h.remove_if_empty();
-    ctx.srv.dirty += deleted as u64;
     if deleted > 0 {
-        ctx.notify(KeyspaceEvents::HASH, "hdel", key);
+        ctx.changed(key, deleted as u64, KeyspaceEvents::HASH, "hdel");
     }
     if emptied {
-        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+        ctx.changed(key, 0, KeyspaceEvents::GENERIC, "del");
     }
     ctx.out.int(deleted as i64);
     Ok(())
@@ -272,8 +269,7 @@ fn hincrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     };
     let next = current.checked_add(incr).ok_or(CmdError::IncrOverflow)?;
     h.set_int(field, next, limits);
-    ctx.srv.dirty += 1;
-    ctx.notify(KeyspaceEvents::HASH, "hincrby", key);
+    ctx.changed(key, 1, KeyspaceEvents::HASH, "hincrby");
     ctx.out.int(next);
     Ok(())
 }
@@ -298,8 +294,7 @@ fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let sum = current.checked_add(incr).ok_or(CmdError::NanOrInfinity)?;
     let text = sum.to_human_string();
     h.set(field, text.as_bytes(), limits);
-    ctx.srv.dirty += 1;
-    ctx.notify(KeyspaceEvents::HASH, "hincrbyfloat", key);
+    ctx.changed(key, 1, KeyspaceEvents::HASH, "hincrbyfloat");
     ctx.out.bulk(text.as_bytes());
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::{db_index_arg, db_position, two_dbs};
+use super::{db_index_arg, db_position};
 use crate::commands::error::DbIndexArg;
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::keyspace::db::Db;
@@ -24,15 +24,7 @@ pub fn swapdb(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let a = db_position(&ctx.srv.dbs, first)?;
     let b = db_position(&ctx.srv.dbs, second)?;
     if a != b {
-        // Before the swap, while watchers can still see which of their keys exist.
-        ctx.srv.db_modified(Some(a));
-        ctx.srv.db_modified(Some(b));
-        let (da, db) = two_dbs(&mut ctx.srv.dbs, a, b);
-        Db::swap_contents(da, db);
-        // Blocked clients stay in their db (as in Valkey); a key that now has data there
-        // wakes them.
-        ctx.srv.blocking.signal_all(&[a, b]);
-        ctx.srv.dirty += 1;
+        ctx.srv.swap_dbs(a, b);
     }
     ctx.out.ok();
     Ok(())
@@ -78,20 +70,22 @@ fn flush(db: &mut Db, mode: FlushMode) -> usize {
 pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let mode = parse_flush_mode(ctx.srv, argv)?;
     let db = ctx.client.db;
-    ctx.srv.db_modified(Some(db));
-    let removed = flush(ctx.db(), mode);
-    ctx.srv.dirty += removed as u64;
+    let keys = ctx.db().len() as u64;
+    ctx.srv.dbs_changed(Some(db), keys);
+    flush(ctx.db(), mode);
     ctx.out.ok();
     Ok(())
 }
 
 pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let mode = parse_flush_mode(ctx.srv, argv)?;
-    ctx.srv.db_modified(None);
-    let removed: usize = ctx.srv.dbs.iter_mut().map(|db| flush(db, mode)).sum();
     // One more change than keys removed, as Valkey counts it, so a save point sees it even
     // when the server was empty.
-    ctx.srv.dirty += removed as u64 + 1;
+    let keys: u64 = ctx.srv.dbs.iter().map(|db| db.len() as u64).sum();
+    ctx.srv.dbs_changed(None, keys + 1);
+    for db in ctx.srv.dbs.iter_mut() {
+        flush(db, mode);
+    }
     ctx.out.ok();
     Ok(())
 }

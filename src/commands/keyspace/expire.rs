@@ -162,8 +162,7 @@ fn set_expire(ctx: &mut Ctx, argv: &[Bytes], unit: Unit, base: Base, name: &str)
         ctx.expire_now(key);
     } else {
         live.set_expire(key, Some(when_ms));
-        ctx.srv.dirty += 1;
-        ctx.notify(KeyspaceEvents::GENERIC, "expire", key);
+        ctx.changed(key, 1, KeyspaceEvents::GENERIC, "expire");
     }
     ctx.out.int(1);
     Ok(())
@@ -217,8 +216,7 @@ pub fn persist(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let had_ttl = live.as_ref().is_some_and(|l| l.expire_at().is_some());
     if let Some(live) = live.filter(|_| had_ttl) {
         live.set_expire(&argv[1], None);
-        ctx.srv.dirty += 1;
-        ctx.notify(KeyspaceEvents::GENERIC, "persist", &argv[1]);
+        ctx.changed(&argv[1], 1, KeyspaceEvents::GENERIC, "persist");
     }
     ctx.out.int(had_ttl as i64);
     Ok(())

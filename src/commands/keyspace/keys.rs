@@ -38,9 +38,8 @@ fn delete_keys(ctx: &mut Ctx, keys: &[Bytes], mode: FreeMode) -> CmdResult {
         if mode == FreeMode::Lazy && obj.free_effort() > lazyfree::LAZYFREE_THRESHOLD {
             lazyfree::free_async(obj, 1);
         }
-        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+        ctx.changed(key, 1, KeyspaceEvents::GENERIC, "del");
     }
-    ctx.srv.dirty += deleted;
     ctx.out.int(deleted as i64);
     Ok(())
 }
@@ -107,10 +106,8 @@ fn rename_key(ctx: &mut Ctx, src: &[u8], dst: &[u8], overwrite: Overwrite) -> Cm
         let _ = db.contains(dst, now);
         let entry = db.take_raw(src, now).expect("source checked above");
         db.put_entry(dst, entry);
-        ctx.srv.dirty += 1;
-        ctx.signal_ready(dst);
-        ctx.notify(KeyspaceEvents::GENERIC, "rename_from", src);
-        ctx.notify(KeyspaceEvents::GENERIC, "rename_to", dst);
+        ctx.changed(src, 1, KeyspaceEvents::GENERIC, "rename_from");
+        ctx.changed(dst, 0, KeyspaceEvents::GENERIC, "rename_to");
         true
     };
     match overwrite {
@@ -178,9 +175,7 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         None => Ttl::Clear,
     };
     dst.set(dst_key, value, ttl, now);
-    ctx.srv.dirty += 1;
-    ctx.srv.blocking.signal(dst_pos, dst_key);
-    ctx.srv.notify(dst_pos, KeyspaceEvents::GENERIC, "copy_to", dst_key);
+    ctx.changed_in(dst_pos, dst_key, 1, KeyspaceEvents::GENERIC, "copy_to");
     ctx.out.int(1);
     Ok(())
 }
@@ -199,10 +194,8 @@ pub fn move_cmd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     if moved {
         let entry = src.take_raw(key, now).expect("source checked above");
         dst.put_entry(key, entry);
-        ctx.srv.dirty += 1;
-        ctx.srv.blocking.signal(dst_pos, key);
-        ctx.srv.notify(src_pos, KeyspaceEvents::GENERIC, "move_from", key);
-        ctx.srv.notify(dst_pos, KeyspaceEvents::GENERIC, "move_to", key);
+        ctx.changed_in(src_pos, key, 1, KeyspaceEvents::GENERIC, "move_from");
+        ctx.changed_in(dst_pos, key, 0, KeyspaceEvents::GENERIC, "move_to");
     }
     ctx.out.int(moved as i64);
     Ok(())

@@ -47,8 +47,7 @@ fn bpop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> CmdResult {
         ctx.out.bulk(key);
         pop_one(ctx.out, list.get(), end, limit);
         let emptied = list.remove_if_empty();
-        ctx.srv.dirty += 1;
-        notify_pop(ctx, key, end, emptied);
+        notify_pop(ctx, key, 1, end, emptied);
         return Ok(());
     }
     block_or_reply(ctx, keys, timeout_at_ms, TimeoutReply::NullArray);

@@ -230,31 +230,31 @@ fn clamp_range(start: i64, stop: i64, len: usize) -> Option<(usize, usize)> {
 
 /// The `lpop` / `rpop` event of a pop from `end` of `key`, then `del` when the pop emptied
 /// (and so deleted) the list.
-fn notify_pop(ctx: &mut Ctx, key: &[u8], end: End, emptied: bool) {
+fn notify_pop(ctx: &mut Ctx, key: &[u8], dirty: u64, end: End, emptied: bool) {
     let event = match end {
         End::Head => "lpop",
         End::Tail => "rpop",
     };
-    ctx.notify(KeyspaceEvents::LIST, event, key);
+    ctx.changed(key, dirty, KeyspaceEvents::LIST, event);
     if emptied {
-        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+        ctx.changed(key, 0, KeyspaceEvents::GENERIC, "del");
     }
 }
 
 /// The `lpush` / `rpush` event of a push at `end` of `key`.
-fn notify_push(ctx: &mut Ctx, key: &[u8], end: End) {
+fn notify_push(ctx: &mut Ctx, key: &[u8], dirty: u64, end: End) {
     let event = match end {
         End::Head => "lpush",
         End::Tail => "rpush",
     };
-    ctx.notify(KeyspaceEvents::LIST, event, key);
+    ctx.changed(key, dirty, KeyspaceEvents::LIST, event);
 }
 
 /// `event` of `key`, then `del` when the edit emptied (and so deleted) the list.
-fn notify_edit(ctx: &mut Ctx, key: &[u8], event: &str, emptied: bool) {
-    ctx.notify(KeyspaceEvents::LIST, event, key);
+fn notify_edit(ctx: &mut Ctx, key: &[u8], dirty: u64, event: &str, emptied: bool) {
+    ctx.changed(key, dirty, KeyspaceEvents::LIST, event);
     if emptied {
-        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+        ctx.changed(key, 0, KeyspaceEvents::GENERIC, "del");
     }
 }
 
@@ -286,9 +286,7 @@ fn push_generic(ctx: &mut Ctx, argv: &[Bytes], end: End, create: Create) -> CmdR
         list.push(end, e, limit);
     }
     ctx.out.int(list.len() as i64);
-    ctx.srv.dirty += elements.len() as u64;
-    ctx.signal_ready(key);
-    notify_push(ctx, key, end);
+    notify_push(ctx, key, elements.len() as u64, end);
     Ok(())
 }
 
@@ -338,8 +336,7 @@ fn pop_generic(ctx: &mut Ctx, argv: &[Bytes], end: End, name: &str) -> CmdResult
         }
     };
     let emptied = list.remove_if_empty();
-    ctx.srv.dirty += popped as u64;
-    notify_pop(ctx, key, end, emptied);
+    notify_pop(ctx, key, popped as u64, end, emptied);
     Ok(())
 }
 
@@ -362,8 +359,7 @@ fn mpop(ctx: &mut Ctx, keys: &[Bytes], end: End, count: usize) -> Result<bool, C
         ctx.out.bulk(key);
         let popped = pop_range(ctx.out, list.get(), end, count, limit);
         let emptied = list.remove_if_empty();
-        ctx.srv.dirty += popped as u64;
-        notify_pop(ctx, key, end, emptied);
+        notify_pop(ctx, key, popped as u64, end, emptied);
         return Ok(true);
     }
     Ok(false)
@@ -522,8 +518,7 @@ fn lset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Err(CmdError::IndexOutOfRange);
     }
     list.shrink_check(limit);
-    ctx.srv.dirty += 1;
-    ctx.notify(KeyspaceEvents::LIST, "lset", key);
+    ctx.changed(key, 1, KeyspaceEvents::LIST, "lset");
     ctx.out.ok();
     Ok(())
 }
@@ -546,9 +541,8 @@ fn ltrim(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     list.get().delete_range(len - left - right, right, limit);
     list.get().shrink_check(limit);
     let emptied = list.remove_if_empty();
-    ctx.srv.dirty += (left + right) as u64;
     // Raised even when nothing was trimmed, as Valkey does.
-    notify_edit(ctx, key, "ltrim", emptied);
+    notify_edit(ctx, key, (left + right) as u64, "ltrim", emptied);
     ctx.out.ok();
     Ok(())
 }
@@ -568,9 +562,8 @@ fn lrem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     if removed > 0 {
         list.get().shrink_check(limit);
         let emptied = list.remove_if_empty();
-        notify_edit(ctx, key, "lrem", emptied);
+        notify_edit(ctx, key, removed as u64, "lrem", emptied);
     }
-    ctx.srv.dirty += removed as u64;
     ctx.out.int(removed as i64);
     Ok(())
 }
@@ -597,9 +590,7 @@ fn linsert(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Ok(());
     }
     ctx.out.int(list.len() as i64);
-    ctx.srv.dirty += 1;
-    ctx.signal_ready(key);
-    ctx.notify(KeyspaceEvents::LIST, "linsert", key);
+    ctx.changed(key, 1, KeyspaceEvents::LIST, "linsert");
     Ok(())
 }
 
@@ -632,11 +623,9 @@ fn move_element(ctx: &mut Ctx, src: &Bytes, dst: &Bytes, from: End, to: End) -> 
         emptied
     };
     ctx.out.bulk(&value);
-    ctx.srv.dirty += 1;
-    ctx.signal_ready(dst);
     // Valkey pushes first, then pops: the destination's events (`new` included) come first.
-    notify_push(ctx, dst, to);
-    notify_pop(ctx, src, from, emptied);
+    notify_push(ctx, dst, 1, to);
+    notify_pop(ctx, src, 0, from, emptied);
     Ok(())
 }
 

@@ -243,24 +243,16 @@ fn store(ctx: &mut Ctx, dst: &[u8], result: Option<SetObj>, event: &str) -> CmdR
     let result = result.filter(|r| !r.is_empty());
     let len = result.as_ref().map_or(0, SetObj::len);
     let db: &mut Db = ctx.db();
-    let changed = match result {
+    match result {
         Some(set) => {
             db.set(dst, Value::Agg(set.wrap()), Ttl::Clear, now);
-            ctx.notify(KeyspaceEvents::SET, event, dst);
-            true
+            ctx.changed(dst, 1, KeyspaceEvents::SET, event);
         }
         None => {
-            let deleted = db.remove(dst, now);
-            if deleted {
-                ctx.notify(KeyspaceEvents::GENERIC, "del", dst);
+            if db.remove(dst, now) {
+                ctx.changed(dst, 1, KeyspaceEvents::GENERIC, "del");
             }
-            deleted
         }
-    };
-    if changed {
-        ctx.srv.dirty += 1;
-        // Whoever waits on the key (for a list, say) must see it replaced or gone.
-        ctx.signal_ready(dst);
     }
     ctx.out.int(len as i64);
     Ok(())

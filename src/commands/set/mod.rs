@@ -159,9 +159,8 @@ fn sadd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         set.prepare_for(members.len(), &lim);
     }
     let added = members.iter().filter(|m| set.add(m, &lim)).count();
-    ctx.srv.dirty += added as u64;
     if added > 0 {
-        ctx.notify(KeyspaceEvents::SET, "sadd", &argv[1]);
+        ctx.changed(&argv[1], added as u64, KeyspaceEvents::SET, "sadd");
     }
     ctx.out.int(added as i64);
     Ok(())
@@ -185,9 +184,8 @@ fn srem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         }
     }
     let emptied = set.remove_if_empty();
-    ctx.srv.dirty += removed;
     if removed > 0 {
-        notify_removed(ctx, "srem", &argv[1], emptied);
+        notify_removed(ctx, "srem", removed, &argv[1], emptied);
     }
     ctx.out.int(removed as i64);
     Ok(())
@@ -246,14 +244,13 @@ fn smove(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Ok(());
     }
     let emptied = db.remove_if_empty(src);
-    notify_removed(ctx, "srem", src, emptied);
+    notify_removed(ctx, "srem", 1, src, emptied);
     let db = ctx.db();
     let set = db.write_agg_or_create(dst, now, || SetObj::for_first_member(member, 1, &lim))?;
     let added = set.add(member, &lim);
     debug_assert!(added || dst_exists, "a new destination set takes the member");
-    ctx.srv.dirty += 1 + u64::from(added);
     if added {
-        ctx.notify(KeyspaceEvents::SET, "sadd", dst);
+        ctx.changed(dst, 1, KeyspaceEvents::SET, "sadd");
     }
     ctx.out.int(1);
     Ok(())
@@ -261,10 +258,10 @@ fn smove(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 /// `event` (`srem`, `spop`) of `key`, then `del` when the removal emptied (and so deleted)
 /// the set.
-fn notify_removed(ctx: &mut Ctx, event: &str, key: &[u8], emptied: bool) {
-    ctx.notify(KeyspaceEvents::SET, event, key);
+fn notify_removed(ctx: &mut Ctx, event: &str, dirty: u64, key: &[u8], emptied: bool) {
+    ctx.changed(key, dirty, KeyspaceEvents::SET, event);
     if emptied {
-        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+        ctx.changed(key, 0, KeyspaceEvents::GENERIC, "del");
     }
 }
 

@@ -105,8 +105,7 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
     reply_elem(ctx.out, popped.as_elem());
     // The AOF logs what was popped, not another random pick.
     ctx.propagate_as(|| vec![srem(key, vec![popped.as_elem().to_vec()])]);
-    ctx.srv.dirty += 1;
-    notify_removed(ctx, "spop", key, emptied);
+    notify_removed(ctx, "spop", 1, key, emptied);
     Ok(())
 }
 
@@ -131,8 +130,7 @@ fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
         set.iter().for_each(|e| reply_elem(out, e));
         db.remove(key, now);
         ctx.propagate_as(|| vec![vec![Bytes::from_static(b"DEL"), Bytes::copy_from_slice(key)]]);
-        ctx.srv.dirty += len as u64;
-        notify_removed(ctx, "spop", key, true);
+        notify_removed(ctx, "spop", len as u64, key, true);
         return Ok(());
     }
     out.set(n);
@@ -145,8 +143,7 @@ fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
         }
     });
     ctx.propagate_as(|| vec![srem(key, popped)]);
-    ctx.srv.dirty += n as u64;
-    notify_removed(ctx, "spop", key, false);
+    notify_removed(ctx, "spop", n as u64, key, false);
     Ok(())
 }
 

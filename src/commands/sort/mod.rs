@@ -402,13 +402,10 @@ fn store(ctx: &mut Ctx, dst: &[u8], chosen: &[Item], gets: &[&[u8]]) -> CmdResul
             list.push(End::Tail, v, limit);
         }
         db.set(dst, Value::Agg(list.wrap()), Ttl::Clear, now);
-        ctx.srv.dirty += n as u64;
         // A client blocked on the destination (BLPOP) can now be served.
-        ctx.signal_ready(dst);
-        ctx.notify(KeyspaceEvents::LIST, "sortstore", dst);
+        ctx.changed(dst, n as u64, KeyspaceEvents::LIST, "sortstore");
     } else if db.remove(dst, now) {
-        ctx.srv.dirty += 1;
-        ctx.notify(KeyspaceEvents::GENERIC, "del", dst);
+        ctx.changed(dst, 1, KeyspaceEvents::GENERIC, "del");
     }
     ctx.out.int(n as i64);
     Ok(())

@@ -45,8 +45,7 @@ pub(super) fn append(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
             tail.len()
         }
     };
-    ctx.srv.dirty += 1;
-    ctx.notify(KeyspaceEvents::STRING, "append", key);
+    ctx.changed(key, 1, KeyspaceEvents::STRING, "append");
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -91,8 +90,7 @@ pub(super) fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
             end
         }
     };
-    ctx.srv.dirty += 1;
-    ctx.notify(KeyspaceEvents::STRING, "setrange", key);
+    ctx.changed(key, 1, KeyspaceEvents::STRING, "setrange");
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -175,8 +173,7 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
             delta
         }
     };
-    ctx.srv.dirty += 1;
-    ctx.notify(KeyspaceEvents::STRING, "incrby", key);
+    ctx.changed(key, 1, KeyspaceEvents::STRING, "incrby");
     ctx.out.int(value);
     Ok(())
 }
@@ -206,8 +203,7 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
             text
         }
     };
-    ctx.srv.dirty += 1;
-    ctx.notify(KeyspaceEvents::STRING, "incrbyfloat", key);
+    ctx.changed(key, 1, KeyspaceEvents::STRING, "incrbyfloat");
     ctx.out.bulk(text.as_bytes());
     Ok(())
 }

@@ -208,10 +208,10 @@ pub static COMMANDS: &[Command] = &[
 /// The listpack limits from the config.
 /// `event` (`zrem`, `zpopmin`, `zremrangebyscore`...) of `key`, then `del` when the removal
 /// emptied (and so deleted) the sorted set.
-fn notify_removed(ctx: &mut Ctx, event: &str, key: &[u8], emptied: bool) {
-    ctx.notify(KeyspaceEvents::ZSET, event, key);
+fn notify_removed(ctx: &mut Ctx, event: &str, dirty: u64, key: &[u8], emptied: bool) {
+    ctx.changed(key, dirty, KeyspaceEvents::ZSET, event);
     if emptied {
-        ctx.notify(KeyspaceEvents::GENERIC, "del", key);
+        ctx.changed(key, 0, KeyspaceEvents::GENERIC, "del");
     }
 }
 

@@ -81,12 +81,11 @@ fn pop_from(ctx: &mut Ctx, key: &[u8], end: End, count: usize, shape: PopShape) 
     }
     z.remove_ranks(lo, hi);
     let emptied = db.remove_if_empty(key);
-    ctx.srv.dirty += n as u64;
     let event = match end {
         End::Min => "zpopmin",
         End::Max => "zpopmax",
     };
-    super::notify_removed(ctx, event, key, emptied);
+    super::notify_removed(ctx, event, n as u64, key, emptied);
 }
 
 /// The first of `keys` holding a sorted set (WRONGTYPE for the first holding another type).

@@ -251,10 +251,9 @@ pub fn zrangestore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// ZRANGESTORE and the *STORE set operations.
 pub(super) fn store_sorted(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>, event: &str) {
     let now = ctx.now_ms;
-    ctx.srv.dirty += 1;
     if members.is_empty() {
         if ctx.srv.dbs[ctx.client.db].remove(dst, now) {
-            ctx.notify(KeyspaceEvents::GENERIC, "del", dst);
+            ctx.changed(dst, 1, KeyspaceEvents::GENERIC, "del");
         }
         return;
     }
@@ -264,8 +263,7 @@ pub(super) fn store_sorted(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64
         z.push_greatest(m, *s);
     }
     ctx.srv.dbs[ctx.client.db].set(dst, Value::Agg(z.wrap()), Ttl::Clear, now);
-    ctx.signal_ready(dst);
-    ctx.notify(KeyspaceEvents::ZSET, event, dst);
+    ctx.changed(dst, 1, KeyspaceEvents::ZSET, event);
 }
 
 /// ZREMRANGEBYRANK key start stop
@@ -304,9 +302,8 @@ fn remove_span(
     z.get().remove_ranks(lo, hi);
     let emptied = z.remove_if_empty();
     let n = hi - lo;
-    ctx.srv.dirty += n as u64;
     if n > 0 {
-        super::notify_removed(ctx, event, key, emptied);
+        super::notify_removed(ctx, event, n as u64, key, emptied);
     }
     ctx.out.int(n as i64);
     Ok(())

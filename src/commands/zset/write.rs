@@ -209,9 +209,12 @@ fn add_generic(
     }
     entry.remove_if_empty();
     if added + updated > 0 {
-        ctx.srv.dirty += (added + updated) as u64;
-        ctx.signal_ready(key);
-        ctx.notify(KeyspaceEvents::ZSET, if incr { "zincr" } else { "zadd" }, key);
+        ctx.changed(
+            key,
+            (added + updated) as u64,
+            KeyspaceEvents::ZSET,
+            if incr { "zincr" } else { "zadd" },
+        );
     }
     if let Some(e) = failed {
         return Err(e);
@@ -253,9 +256,8 @@ pub fn zrem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         }
     }
     let emptied = z.remove_if_empty();
-    ctx.srv.dirty += removed;
     if removed > 0 {
-        super::notify_removed(ctx, "zrem", &argv[1], emptied);
+        super::notify_removed(ctx, "zrem", removed, &argv[1], emptied);
     }
     ctx.out.int(removed as i64);
     Ok(())
