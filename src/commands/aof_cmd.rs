@@ -5,7 +5,6 @@ use bytes::Bytes;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::persist::aof::rewrite::{self, StartError};
-use crate::persist::aof_in;
 
 pub static COMMANDS: &[Command] = &[Command::new(
     "bgrewriteaof",
@@ -19,13 +18,14 @@ pub static COMMANDS: &[Command] = &[Command::new(
 /// Starts a rewrite now, or schedules it when a BGSAVE runs.
 fn bgrewriteaof(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
-    match rewrite::start(ctx.srv, now) {
+    let store = &mut crate::persist::store(ctx.srv);
+    match rewrite::start(store, now) {
         Ok(()) => ctx.out.simple("Background append only file rewriting started"),
         Err(StartError::InProgress) => {
             return Err(CmdError::err("Background append only file rewriting already in progress"))
         }
         Err(StartError::ChildActive) => {
-            aof_in(&mut ctx.srv.persist).rewrite.scheduled = true;
+            store.persist.aof.rewrite.scheduled = true;
             ctx.out.simple("Background append only file rewriting scheduled");
         }
         Err(StartError::Failed(_)) => {

@@ -4,6 +4,7 @@
 
 use crate::commands::Ctx;
 use crate::config::PropagationErrorBehavior;
+use crate::keyspace::db::Db;
 use crate::persist::aof::load::ExecError;
 use crate::persist::aof::startup::Replay;
 use crate::resp::reply::{Proto, Reply};
@@ -14,33 +15,34 @@ use crate::server::state::ServerState;
 /// client: no checks but the command's existence and arity, replies discarded, MULTI/EXEC
 /// skipped (the commands between them simply run in order), and blocking commands answer
 /// at once instead of blocking (the fake client counts as inside EXEC).
-pub struct Replayer {
+pub struct Replayer<'a> {
+    srv: &'a mut ServerState,
     client: Client,
     out: Reply,
     pub commands: u64,
 }
 
-impl Replayer {
-    pub fn new(now_ms: i64) -> Replayer {
+impl Replayer<'_> {
+    pub fn new(srv: &mut ServerState, now_ms: i64) -> Replayer<'_> {
         let mut client = Client::new(0, String::new(), String::new(), -1, false, now_ms);
         client.in_exec = true;
-        Replayer { client, out: Reply::new(Proto::Resp2), commands: 0 }
+        Replayer { srv, client, out: Reply::new(Proto::Resp2), commands: 0 }
     }
 }
 
-impl Replay for Replayer {
+impl Replay for Replayer<'_> {
     fn file_start(&mut self) {
         self.client.db = 0;
     }
 
+    fn dbs(&mut self) -> &mut [Db] {
+        &mut self.srv.dbs
+    }
+
     /// Runs one command. An unknown command or a wrong argument count is fatal, with
     /// Valkey's texts; an error reply from the command itself is not.
-    fn run(
-        &mut self,
-        srv: &mut ServerState,
-        argv: &[bytes::Bytes],
-        now_ms: i64,
-    ) -> Result<(), ExecError> {
+    fn run(&mut self, argv: &[bytes::Bytes], now_ms: i64) -> Result<(), ExecError> {
+        let srv = &mut *self.srv;
         let Some(first) = argv.first() else {
             return Err(ExecError::Fatal("Empty command in the append only file".into()));
         };

@@ -144,8 +144,13 @@ fn apply_one(srv: &mut ServerState, name: &str) -> Result<(), ApplyFailure> {
             crate::commands::keyspace::sync_access_clock(srv)
         }
         "notify-keyspace-events" => srv.refresh_removal_log(),
-        "appendonly" => crate::persist::aof::config_changed(srv, crate::util::clock::now_ms())
-            .map_err(|_| ApplyFailure::Appendonly)?,
+        "appendonly" => {
+            let now = crate::util::clock::now_ms();
+            let result = crate::persist::aof::config_changed(&mut crate::persist::store(srv), now);
+            // The propagation feed followed the AOF on or off.
+            srv.refresh_removal_log();
+            result.map_err(|_| ApplyFailure::Appendonly)?
+        }
         "port" | "bind" => {
             // Existing connections stay; new ones come in where the config now says.
             let reopened = srv.listeners.rebind_tcp(&srv.config);

@@ -6,7 +6,6 @@ use bytes::Bytes;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::persist::bgsave::{self, StartError};
-use crate::persist::bgsave_in;
 
 pub static COMMANDS: &[Command] = &[
     Command::new(
@@ -34,12 +33,12 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 fn save(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
-    if bgsave_in(&mut ctx.srv.persist).child.is_some() {
+    let store = &mut crate::persist::store(ctx.srv);
+    if store.persist.bgsave.child.is_some() {
         return Err(CmdError::BgsaveInProgress);
     }
-    bgsave_in(&mut ctx.srv.persist).saves += 1;
-    let now = ctx.now_ms;
-    crate::persist::save::save(ctx.srv, now).map_err(|_| CmdError::SaveFailed)?;
+    store.persist.bgsave.saves += 1;
+    crate::persist::save::save(store, ctx.now_ms).map_err(|_| CmdError::SaveFailed)?;
     ctx.out.ok();
     Ok(())
 }
@@ -60,20 +59,20 @@ fn bgsave(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         [_, a] if crate::commands::args::is(a, "schedule") => When::Schedule,
         _ => return Err(CmdError::Syntax),
     };
-    if bgsave_in(&mut ctx.srv.persist).child.is_some() {
+    let store = &mut crate::persist::store(ctx.srv);
+    if store.persist.bgsave.child.is_some() {
         return Err(CmdError::BgsaveInProgress);
     }
-    let busy = crate::persist::aof::any_child(ctx.srv) || ctx.client.in_exec;
+    let busy = crate::persist::aof::any_child(store.persist) || ctx.client.in_exec;
     if busy {
         if when == When::Schedule || ctx.client.in_exec {
-            bgsave_in(&mut ctx.srv.persist).scheduled = true;
+            store.persist.bgsave.scheduled = true;
             ctx.out.simple("Background saving scheduled");
             return Ok(());
         }
         return Err(CmdError::BgsaveChildActive);
     }
-    let now = ctx.now_ms;
-    match bgsave::start(ctx.srv, now) {
+    match bgsave::start(store, ctx.now_ms) {
         Ok(()) => ctx.out.simple("Background saving started"),
         Err(StartError::InProgress) => return Err(CmdError::BgsaveInProgress),
         Err(StartError::ChildActive) => return Err(CmdError::BgsaveChildActive),

@@ -135,7 +135,8 @@ struct ShutdownOpts {
 fn shutdown(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let opts = parse_shutdown(argv)?;
     let now = ctx.now_ms;
-    crate::persist::save::prepare_shutdown(ctx.srv, opts.mode, opts.on_save_error, now)
+    let store = &mut crate::persist::store(ctx.srv);
+    crate::persist::save::prepare_shutdown(store, opts.mode, opts.on_save_error, now)
         .map_err(|_| CmdError::ShutdownFailed)?;
     // No reply: the connection closes when the server exits.
     ctx.srv.shutdown = Some(opts.mode);
@@ -416,7 +417,15 @@ fn debug_reload(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         }
     }
     let now = ctx.now_ms;
-    match crate::persist::save::reload(ctx.srv, opts, now) {
+    let read = crate::persist::save::reload(&mut crate::persist::store(ctx.srv), opts, now);
+    let installed = read.and_then(|r| {
+        if r.changes_dataset() {
+            // Before the change, while WATCH and tracking can see which keys exist.
+            ctx.srv.db_modified(None);
+        }
+        crate::persist::save::install_reloaded(&mut crate::persist::store(ctx.srv), r, now)
+    });
+    match installed {
         Ok(()) => ctx.out.ok(),
         Err(ReloadError::Save) => return Err(CmdError::SaveFailed),
         Err(ReloadError::Load) => return Err(CmdError::RdbLoadFailed),

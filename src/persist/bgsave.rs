@@ -7,9 +7,8 @@
 //! (the parent's logger may have been mid-write when it forked) and leaves with `_exit`.
 //! The parent logs for it when it reaps it.
 
-use crate::persist::bgsave_in;
 use crate::persist::fork::{self, ChildKind, ForkChild, Reaped};
-use crate::server::state::ServerState;
+use crate::persist::Store;
 
 /// Delay after a failed background save before a save point or a scheduled BGSAVE tries
 /// again (Valkey's CONFIG_BGSAVE_RETRY_DELAY, 5 seconds).
@@ -79,16 +78,16 @@ pub fn temp_name(pid: libc::pid_t) -> String {
 }
 
 /// Forks a child that saves the dataset.
-pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
-    if bgsave_in(&mut srv.persist).child.is_some() {
+pub fn start(srv: &mut Store<'_>, now_ms: i64) -> Result<(), StartError> {
+    if srv.persist.bgsave.child.is_some() {
         return Err(StartError::InProgress);
     }
-    if crate::persist::aof::any_child(srv) {
+    if crate::persist::aof::any_child(srv.persist) {
         return Err(StartError::ChildActive);
     }
-    bgsave_in(&mut srv.persist).saves += 1;
-    bgsave_in(&mut srv.persist).last_try_ms = now_ms;
-    let snapshot: &ServerState = srv;
+    srv.persist.bgsave.saves += 1;
+    srv.persist.bgsave.last_try_ms = now_ms;
+    let snapshot: &Store<'_> = srv;
     let spawned = fork::spawn(ChildKind::Rdb, now_ms, || {
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() };
@@ -98,12 +97,12 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
         Ok(fork) => {
             tracing::info!("Background saving started by pid {}", fork.pid);
             let keys_total = srv.dbs.iter().map(|d| d.len() as u64).sum();
-            bgsave_in(&mut srv.persist).child =
+            srv.persist.bgsave.child =
                 Some(Child { fork, dirty_at_start: srv.dirty.count(), keys_total });
             Ok(())
         }
         Err(e) => {
-            bgsave_in(&mut srv.persist).last_ok = false;
+            srv.persist.bgsave.last_ok = false;
             tracing::warn!("Can't save in background: fork: {e}");
             Err(StartError::Fork(e.to_string()))
         }
@@ -111,16 +110,16 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
 }
 
 /// Reaps a finished child (time events). Returns whether one finished.
-pub fn check_child(srv: &mut ServerState, now_ms: i64) -> bool {
-    let Some(child) = bgsave_in(&mut srv.persist).child.as_mut() else { return false };
+pub fn check_child(srv: &mut Store<'_>, now_ms: i64) -> bool {
+    let Some(child) = srv.persist.bgsave.child.as_mut() else { return false };
     let Some(reaped) = child.fork.try_reap(now_ms) else { return false };
-    let child = bgsave_in(&mut srv.persist).child.take().expect("checked above");
+    let child = srv.persist.bgsave.child.take().expect("checked above");
     finished(srv, &child, &reaped, now_ms);
     true
 }
 
-fn finished(srv: &mut ServerState, child: &Child, r: &Reaped, now_ms: i64) {
-    let bg = &mut bgsave_in(&mut srv.persist);
+fn finished(srv: &mut Store<'_>, child: &Child, r: &Reaped, now_ms: i64) {
+    let bg = &mut srv.persist.bgsave;
     bg.last_time_secs = r.elapsed_ms / 1000;
     match r.by_signal {
         None if r.ok => {
@@ -133,7 +132,7 @@ fn finished(srv: &mut ServerState, child: &Child, r: &Reaped, now_ms: i64) {
             bg.last_ok = true;
             bg.last_cow_bytes = r.cow_bytes;
             srv.dirty.saved(child.dirty_at_start);
-            srv.lastsave_s = now_ms / 1000;
+            *srv.lastsave_s = now_ms / 1000;
         }
         None => {
             tracing::warn!("Background saving error");
@@ -151,8 +150,8 @@ fn finished(srv: &mut ServerState, child: &Child, r: &Reaped, now_ms: i64) {
 }
 
 /// Stops a background save in progress (SHUTDOWN) and removes its temporary file.
-pub fn kill_child(srv: &mut ServerState) {
-    if let Some(child) = bgsave_in(&mut srv.persist).child.take() {
+pub fn kill_child(srv: &mut Store<'_>) {
+    if let Some(child) = srv.persist.bgsave.child.take() {
         tracing::warn!("There is a child saving an .rdb. Killing it!");
         let pid = child.fork.pid;
         child.fork.kill_and_reap();
@@ -162,13 +161,13 @@ pub fn kill_child(srv: &mut ServerState) {
 
 /// Starts a background save when a save point is reached or one was scheduled (time
 /// events).
-pub fn check_save_points(srv: &mut ServerState, now_ms: i64) {
-    if crate::persist::aof::any_child(srv) {
+pub fn check_save_points(srv: &mut Store<'_>, now_ms: i64) {
+    if crate::persist::aof::any_child(srv.persist) {
         return;
     }
-    let retry_ok = bgsave_in(&mut srv.persist).last_ok
-        || now_ms - bgsave_in(&mut srv.persist).last_try_ms > RETRY_DELAY_MS;
-    let since_s = now_ms / 1000 - srv.lastsave_s;
+    let retry_ok =
+        srv.persist.bgsave.last_ok || now_ms - srv.persist.bgsave.last_try_ms > RETRY_DELAY_MS;
+    let since_s = now_ms / 1000 - *srv.lastsave_s;
     let due = srv
         .config
         .save
@@ -179,7 +178,7 @@ pub fn check_save_points(srv: &mut ServerState, now_ms: i64) {
         let _ = start(srv, now_ms);
         return;
     }
-    if bgsave_in(&mut srv.persist).scheduled && retry_ok && start(srv, now_ms).is_ok() {
-        bgsave_in(&mut srv.persist).scheduled = false;
+    if srv.persist.bgsave.scheduled && retry_ok && start(srv, now_ms).is_ok() {
+        srv.persist.bgsave.scheduled = false;
     }
 }

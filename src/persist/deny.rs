@@ -6,16 +6,17 @@
 //! and PING (a client's health check then reports the problem), after the OOM check and
 //! before the subscriber-mode check, as Valkey's `processCommand` does.
 
+use crate::config::Config;
+use crate::persist::Persistence;
 use crate::server::client::Client;
-use crate::server::state::ServerState;
 use crate::spec::table::{flag, Command};
 use crate::spec::CmdError;
 
-/// The refusal for write commands while persistence is failing, if it is.
-pub fn write_denied(srv: &ServerState) -> Option<CmdError> {
-    // Persistence that never ran has nothing failing.
-    let p = crate::persist::peek(&*srv.persist)?;
-    if srv.config.stop_writes_on_bgsave_error && !srv.config.save.is_empty() && !p.bgsave.last_ok {
+/// The refusal for write commands while persistence is failing, if it is. `p`: the
+/// persistence state (`persist::peek`); None when it never ran, with nothing failing.
+pub fn write_denied(p: Option<&Persistence>, config: &Config) -> Option<CmdError> {
+    let p = p?;
+    if config.stop_writes_on_bgsave_error && !config.save.is_empty() && !p.bgsave.last_ok {
         return Some(CmdError::BgsaveMisconf);
     }
     if p.aof.logging() {

@@ -5,6 +5,13 @@
 //!   `fork`: the fork children both BGSAVE and the AOF rewrite run in.
 //! - `aof`: the append-only file in Valkey's multi-part layout.
 //! - `deny`: refusing writes while persistence is failing (MISCONF).
+//!
+//! Persistence works on a [`Store`]: its own state, the keyspace, the settings, the save
+//! counters and the propagation feed, and nothing else of the server. Where the rest of the
+//! server must follow (WATCH and tracking after DEBUG RELOAD replaced the dataset, the
+//! removal logs after the AOF turned on or off, the exit after SIGTERM's final save), the
+//! function returns and its caller does it; the AOF's start-up replay runs commands through
+//! a [`Replay`](aof::startup::Replay) that the command layer implements.
 
 pub mod aof;
 pub mod bgsave;
@@ -15,18 +22,46 @@ pub mod save;
 
 use std::any::Any;
 
+use crate::config::Config;
+use crate::keyspace::db::Db;
+use crate::server::events::Dirty;
+use crate::server::propagate::Feed;
+use crate::server::state::ServerState;
+
 /// Persistence's own state in the server: the AOF and BGSAVE. The server core keeps it in an
 /// opaque slot (`ServerState::persist`) that it never reads, so that the core does not depend
-/// on this layer above it; [`aof_in`] and [`bgsave_in`] reach it (borrowing only that slot, so the
-/// rest of the state stays usable alongside), installing a fresh one on first use.
+/// on this layer above it; [`store`] reaches it.
 #[derive(Default)]
 pub struct Persistence {
     pub aof: aof::Aof,
     pub bgsave: bgsave::BgSave,
 }
 
+/// All that persistence works with, and all it can reach: its own state, the keyspace, the
+/// settings, the counters a save resets and the propagation feed the AOF consumes. No
+/// client, registry or event: what the rest of the server must do after a load or a
+/// shutdown request is returned to the caller, which does it.
+pub struct Store<'a> {
+    pub persist: &'a mut Persistence,
+    pub dbs: &'a mut Vec<Db>,
+    pub config: &'a Config,
+    pub feed: &'a mut Feed,
+    /// Changes since the last save (`save` points, INFO `rdb_changes_since_last_save`).
+    pub dirty: &'a mut Dirty,
+    /// Unix time of the last successful save (LASTSAVE).
+    pub lastsave_s: &'a mut i64,
+    /// Replaying the AOF at start-up (see `ServerState::loading`).
+    pub loading: &'a mut bool,
+}
+
+/// The persistence view of `srv`: the one place that knows where its parts live.
+pub fn store(srv: &mut ServerState) -> Store<'_> {
+    let ServerState { persist, dbs, config, feed, dirty, lastsave_s, loading, .. } = srv;
+    Store { persist: state(persist), dbs, config, feed, dirty, lastsave_s, loading }
+}
+
 /// The persistence state in `slot` (`&mut srv.persist`), installed on first use.
-pub fn state(slot: &mut Box<dyn Any>) -> &mut Persistence {
+fn state(slot: &mut Box<dyn Any>) -> &mut Persistence {
     if !slot.is::<Persistence>() {
         *slot = Box::new(Persistence::default());
     }
@@ -37,14 +72,4 @@ pub fn state(slot: &mut Box<dyn Any>) -> &mut Persistence {
 /// figure is the default).
 pub fn peek(slot: &dyn Any) -> Option<&Persistence> {
     slot.downcast_ref()
-}
-
-/// The AOF state in `slot` (`&mut srv.persist`).
-pub fn aof_in(slot: &mut Box<dyn Any>) -> &mut aof::Aof {
-    &mut state(slot).aof
-}
-
-/// The BGSAVE state in `slot` (`&mut srv.persist`).
-pub fn bgsave_in(slot: &mut Box<dyn Any>) -> &mut bgsave::BgSave {
-    &mut state(slot).bgsave
 }

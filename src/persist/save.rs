@@ -15,8 +15,8 @@ use super::rdb::encoding::{RdbError, RdbReader, RdbWriter};
 use super::rdb::file::{load_rdb, write_rdb, AccessMeta, LoadStats, SaveInfo};
 use super::rdb::value::LoadLimits;
 use crate::keyspace::db::Db;
-use crate::persist::{aof_in, bgsave_in};
-use crate::server::state::{ServerState, ShutdownMode};
+use crate::persist::Store;
+use crate::server::state::ShutdownMode;
 use crate::util::strerror;
 
 /// Buffer between the encoder and the file.
@@ -24,7 +24,7 @@ const IO_BUF_BYTES: usize = 1 << 20;
 /// How often a load logs how far it got.
 const LOAD_PROGRESS_INTERVAL: Duration = Duration::from_secs(2);
 
-fn rdb_path(srv: &ServerState) -> PathBuf {
+fn rdb_path(srv: &Store<'_>) -> PathBuf {
     PathBuf::from(&srv.config.dbfilename)
 }
 
@@ -64,15 +64,15 @@ impl fmt::Display for SaveError {
 /// Writes the whole dataset to the RDB file (SAVE, SHUTDOWN, DEBUG RELOAD). On success the
 /// dirty counter restarts, LASTSAVE moves and the last save counts as good (lifting
 /// stop-writes-on-bgsave-error).
-pub fn save(srv: &mut ServerState, now_ms: i64) -> Result<(), SaveError> {
+pub fn save(srv: &mut Store<'_>, now_ms: i64) -> Result<(), SaveError> {
     let tmp = super::bgsave::temp_name(std::process::id() as libc::pid_t);
     let result = write_file(srv, &tmp, now_ms);
     match &result {
         Ok(()) => {
             tracing::info!("DB saved on disk");
             srv.dirty.clear();
-            srv.lastsave_s = now_ms / 1000;
-            bgsave_in(&mut srv.persist).last_ok = true;
+            *srv.lastsave_s = now_ms / 1000;
+            srv.persist.bgsave.last_ok = true;
         }
         Err(e) => tracing::warn!("{e}"),
     }
@@ -82,7 +82,7 @@ pub fn save(srv: &mut ServerState, now_ms: i64) -> Result<(), SaveError> {
 /// Writes the dataset to `tmp`, syncs it and renames it over the RDB file (SAVE, and the
 /// BGSAVE child, which must not log: the caller reports the error). Removes `tmp` on
 /// failure.
-pub fn write_file(srv: &ServerState, tmp: &str, now_ms: i64) -> Result<(), SaveError> {
+pub fn write_file(srv: &Store<'_>, tmp: &str, now_ms: i64) -> Result<(), SaveError> {
     let file = File::create(tmp).map_err(|err| SaveError::Open { tmp: tmp.to_string(), err })?;
     let written = (|| {
         let out = BufWriter::with_capacity(IO_BUF_BYTES, file);
@@ -94,7 +94,7 @@ pub fn write_file(srv: &ServerState, tmp: &str, now_ms: i64) -> Result<(), SaveE
             prefetch: true,
             checksum: srv.config.rdbchecksum,
         };
-        write_rdb(&mut w, &srv.dbs, &info)?;
+        write_rdb(&mut w, srv.dbs, &info)?;
         let mut out = w.into_inner();
         out.flush()?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
@@ -164,7 +164,7 @@ impl<R: Read> Read for Progress<R> {
 
 /// Loads the RDB file at `path` into `dbs` (empty databases: see `load_rdb`).
 fn load_file(
-    srv: &ServerState,
+    srv: &Store<'_>,
     path: &Path,
     dbs: &mut [Db],
     now_ms: i64,
@@ -181,7 +181,7 @@ fn load_file(
     };
     let total = file.metadata().map_or(0, |m| m.len());
     let counted = Progress::new(file, total, LOAD_PROGRESS_INTERVAL);
-    let lim = LoadLimits::from_config(&srv.config);
+    let lim = LoadLimits::from_config(srv.config);
     let max_len = srv.config.proto_max_bulk_len.max(512 << 20);
     let mut r = RdbReader::new(BufReader::with_capacity(IO_BUF_BYTES, counted), max_len);
     match load_rdb(&mut r, dbs, &lim, now_ms) {
@@ -198,24 +198,24 @@ fn load_file(
     }
 }
 
-fn log_loaded(srv: &mut ServerState, stats: &LoadStats, started: Instant) {
+fn log_loaded(srv: &mut Store<'_>, stats: &LoadStats, started: Instant) {
     tracing::info!(
         "Done loading RDB, keys loaded: {}, keys expired: {}.",
         stats.keys_loaded,
         stats.keys_expired
     );
     tracing::info!("DB loaded from disk: {:.3} seconds", started.elapsed().as_secs_f64());
-    bgsave_in(&mut srv.persist).last_load_keys_loaded = stats.keys_loaded;
-    bgsave_in(&mut srv.persist).last_load_keys_expired = stats.keys_expired;
+    srv.persist.bgsave.last_load_keys_loaded = stats.keys_loaded;
+    srv.persist.bgsave.last_load_keys_expired = stats.keys_expired;
 }
 
 /// Loads the RDB file at start-up, if there is one. `Ok(None)` when there is no file.
-pub fn load_at_startup(srv: &mut ServerState, now_ms: i64) -> Result<Option<LoadStats>, String> {
+pub fn load_at_startup(srv: &mut Store<'_>, now_ms: i64) -> Result<Option<LoadStats>, String> {
     let started = Instant::now();
     let path = rdb_path(srv);
-    let mut dbs = std::mem::take(&mut srv.dbs);
+    let mut dbs = std::mem::take(srv.dbs);
     let loaded = load_file(srv, &path, &mut dbs, now_ms);
-    srv.dbs = dbs;
+    *srv.dbs = dbs;
     match loaded {
         Ok(stats) => {
             log_loaded(srv, &stats, started);
@@ -272,9 +272,6 @@ pub enum ReloadError {
     Load,
 }
 
-/// DEBUG RELOAD: saves (unless NOSAVE), empties the dataset (unless NOFLUSH), and loads the
-/// file back. A load that fails leaves the dataset emptied, with what was read before the
-/// error, as Valkey does; with NOFLUSH a failed load changes nothing.
 /// Whether the file at `path` opens and starts with an RDB header this server can read.
 fn header_readable(path: &Path) -> bool {
     let mut header = [0u8; 9];
@@ -282,7 +279,26 @@ fn header_readable(path: &Path) -> bool {
     read.is_ok() && crate::persist::rdb::file::check_header(&header).is_ok()
 }
 
-pub fn reload(srv: &mut ServerState, opts: Reload, now_ms: i64) -> Result<(), ReloadError> {
+/// DEBUG RELOAD read back, not yet installed: see [`reload`].
+pub struct Reloaded {
+    opts: Reload,
+    fresh: Vec<Db>,
+    loaded: Result<LoadStats, LoadError>,
+    started: Instant,
+}
+
+impl Reloaded {
+    /// Whether installing it changes the dataset (the caller tells WATCH and tracking first,
+    /// while they can still see which keys exist).
+    pub fn changes_dataset(&self) -> bool {
+        self.opts.flush == Flush::Yes || self.loaded.is_ok()
+    }
+}
+
+/// DEBUG RELOAD, first half: saves (unless NOSAVE) and reads the file into fresh databases,
+/// leaving the dataset as it is. Valkey 9.1 changes nothing when the file is missing or
+/// foreign; without MERGE, a NOFLUSH load whose keys exist already fails here too.
+pub fn reload(srv: &mut Store<'_>, opts: Reload, now_ms: i64) -> Result<Reloaded, ReloadError> {
     if opts.save_first == SaveFirst::Yes {
         save(srv, now_ms).map_err(|_| ReloadError::Save)?;
     }
@@ -297,21 +313,35 @@ pub fn reload(srv: &mut ServerState, opts: Reload, now_ms: i64) -> Result<(), Re
         })
         .collect();
     let path = rdb_path(srv);
-    // Valkey 9.1 flushes only once the file's signature and version passed: a missing or
-    // foreign file leaves the dataset as it was.
     if !header_readable(&path) {
         tracing::warn!("Error trying to load the RDB dump: no readable RDB header");
         return Err(ReloadError::Load);
     }
     let loaded = load_file(srv, &path, &mut fresh, now_ms);
-    if opts.flush == Flush::Yes {
-        srv.db_modified(None);
-        for (db, new) in srv.dbs.iter_mut().zip(fresh.iter_mut()) {
+    if opts.flush == Flush::No && loaded.is_ok() && opts.duplicates == Duplicates::Fail {
+        if let Err(e) = check_duplicates(srv, &fresh, now_ms) {
+            tracing::warn!("{e}");
+            return Err(ReloadError::Load);
+        }
+    }
+    Ok(Reloaded { opts, fresh, loaded, started })
+}
+
+/// DEBUG RELOAD, second half: installs what [`reload`] read. Without NOFLUSH the dataset is
+/// replaced, even by a load that failed part way (with what was read before the error), as
+/// Valkey does; with NOFLUSH a failed load changes nothing.
+pub fn install_reloaded(
+    srv: &mut Store<'_>,
+    mut r: Reloaded,
+    now_ms: i64,
+) -> Result<(), ReloadError> {
+    if r.opts.flush == Flush::Yes {
+        for (db, new) in srv.dbs.iter_mut().zip(r.fresh.iter_mut()) {
             Db::swap_contents(db, new);
         }
         // The old contents are dropped with `fresh`.
     }
-    let stats = match loaded {
+    let stats = match r.loaded {
         Ok(stats) => stats,
         Err(LoadError::Missing) => {
             tracing::warn!("Error trying to load the RDB dump: there is no file");
@@ -322,49 +352,45 @@ pub fn reload(srv: &mut ServerState, opts: Reload, now_ms: i64) -> Result<(), Re
             return Err(ReloadError::Load);
         }
     };
-    if opts.flush == Flush::No {
-        merge(srv, &mut fresh, opts.duplicates, now_ms).map_err(|e| {
-            tracing::warn!("{e}");
-            ReloadError::Load
-        })?;
+    if r.opts.flush == Flush::No {
+        merge(srv, &mut r.fresh, now_ms);
     }
-    log_loaded(srv, &stats, started);
+    log_loaded(srv, &stats, r.started);
     tracing::info!("DB reloaded by DEBUG RELOAD");
     Ok(())
 }
 
-/// Moves the keys of `loaded` into the dataset (NOFLUSH). Without MERGE a key that exists
-/// already fails the whole merge before anything moved.
-fn merge(
-    srv: &mut ServerState,
-    loaded: &mut [Db],
-    duplicates: Duplicates,
-    now_ms: i64,
-) -> Result<(), String> {
-    let mut keys: Vec<Vec<Box<[u8]>>> = Vec::with_capacity(loaded.len());
+/// Without MERGE, a loaded key that exists already fails the whole NOFLUSH load.
+fn check_duplicates(srv: &mut Store<'_>, loaded: &[Db], now_ms: i64) -> Result<(), String> {
     for (i, db) in loaded.iter().enumerate() {
+        let mut dup = None;
+        db.for_each(|k, _| {
+            if dup.is_none() && srv.dbs[i].contains(k, now_ms) {
+                dup = Some(k.to_vec());
+            }
+        });
+        if let Some(k) = dup {
+            return Err(format!(
+                "RDB has duplicated key '{}' in DB {i}",
+                String::from_utf8_lossy(&k)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Moves the keys of `loaded` into the dataset (NOFLUSH), replacing keys that exist.
+fn merge(srv: &mut Store<'_>, loaded: &mut [Db], now_ms: i64) {
+    for (i, db) in loaded.iter_mut().enumerate() {
         let mut names = Vec::with_capacity(db.len());
         db.for_each(|k, _| names.push(Box::<[u8]>::from(k)));
-        if duplicates == Duplicates::Fail {
-            if let Some(k) = names.iter().find(|k| srv.dbs[i].contains(k, now_ms)) {
-                return Err(format!(
-                    "RDB has duplicated key '{}' in DB {i}",
-                    String::from_utf8_lossy(k)
-                ));
-            }
-        }
-        keys.push(names);
-    }
-    srv.db_modified(None);
-    for (i, names) in keys.into_iter().enumerate() {
         for k in names {
-            let Some(obj) = loaded[i].take(&k, now_ms) else { continue };
+            let Some(obj) = db.take(&k, now_ms) else { continue };
             let target = &mut srv.dbs[i];
             target.remove(&k, now_ms);
             target.put(&k, obj);
         }
     }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -387,7 +413,7 @@ pub struct ShutdownRefused;
 /// server running unless FORCE was given. On success the caller sets
 /// `ServerState::shutdown` and the event loop finishes the exit.
 pub fn prepare_shutdown(
-    srv: &mut ServerState,
+    srv: &mut Store<'_>,
     mode: ShutdownMode,
     on_error: OnSaveError,
     now_ms: i64,
@@ -396,8 +422,8 @@ pub fn prepare_shutdown(
     super::bgsave::kill_child(srv);
     // The AOF first (as Valkey): it holds the whole dataset even while a rewrite runs,
     // except while it waits for its first base.
-    if aof_in(&mut srv.persist).rewrite.in_progress()
-        && aof_in(&mut srv.persist).state == super::aof::AofState::WaitRewrite
+    if srv.persist.aof.rewrite.in_progress()
+        && srv.persist.aof.state == super::aof::AofState::WaitRewrite
     {
         if on_error == OnSaveError::Refuse {
             tracing::warn!("Writing initial AOF, can't exit.");
@@ -434,15 +460,11 @@ pub fn prepare_shutdown(
 }
 
 /// SIGTERM (and SIGINT): shut down as a plain SHUTDOWN would; when the final save fails,
-/// log it and keep running, as Valkey does. Returns whether the server should exit (then
-/// `ServerState::shutdown` is set).
-pub fn shutdown_on_signal(srv: &mut ServerState, now_ms: i64) -> bool {
+/// log it and keep running, as Valkey does. Returns the shutdown to carry out (the caller
+/// sets `ServerState::shutdown`), or None to keep running.
+pub fn shutdown_on_signal(srv: &mut Store<'_>, now_ms: i64) -> Option<ShutdownMode> {
     let mode = ShutdownMode::Default;
-    if prepare_shutdown(srv, mode, OnSaveError::Refuse, now_ms).is_err() {
-        return false;
-    }
-    srv.shutdown = Some(mode);
-    true
+    prepare_shutdown(srv, mode, OnSaveError::Refuse, now_ms).ok().map(|()| mode)
 }
 
 #[cfg(test)]

@@ -18,7 +18,10 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     srv.cron_loops += 1;
     if let Some(name) = crate::runtime::signals::take() {
         tracing::warn!("Received {name} scheduling shutdown...");
-        crate::persist::save::shutdown_on_signal(srv, now_ms);
+        let store = &mut crate::persist::store(srv);
+        if let Some(mode) = crate::persist::save::shutdown_on_signal(store, now_ms) {
+            srv.shutdown = Some(mode);
+        }
     }
     if srv.pause.kind.is_some() && now_ms >= srv.pause.until_ms {
         srv.pause.kind = None;
@@ -34,9 +37,10 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     crate::server::tracking::cron(srv);
     // maxmemory-clients, then key eviction while over maxmemory (server::evict).
     crate::server::evict::time_event(srv, now_ms);
-    crate::persist::bgsave::check_child(srv, now_ms);
-    crate::persist::bgsave::check_save_points(srv, now_ms);
-    crate::persist::aof::cron(srv, now_ms);
+    let store = &mut crate::persist::store(srv);
+    crate::persist::bgsave::check_child(store, now_ms);
+    crate::persist::bgsave::check_save_points(store, now_ms);
+    crate::persist::aof::cron(store, now_ms);
     srv.drain_removals();
     sample_metrics(srv, now_ms);
     let used = crate::memory::used_memory();

@@ -171,7 +171,9 @@ pub fn execute_looked_up(
     }
     // Persistence failing (stop-writes-on-bgsave-error, AOF write errors): writes and PING
     // are refused, after the OOM check as in Valkey.
-    if let Some(e) = crate::persist::deny::write_denied(srv) {
+    if let Some(e) =
+        crate::persist::deny::write_denied(crate::persist::peek(&*srv.persist), &srv.config)
+    {
         if crate::persist::deny::applies_to(cmd, &slot.client) {
             srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
             let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);

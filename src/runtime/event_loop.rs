@@ -126,7 +126,7 @@ impl EventLoop {
             self.execute_ready();
             self.ready.append(&mut self.srv.unblocked);
             crate::server::tracking::before_sleep(&mut self.srv);
-            crate::persist::aof::before_replies(&mut self.srv);
+            crate::persist::aof::before_replies(&mut crate::persist::store(&mut self.srv));
             self.flush_writes();
             self.close_pending();
             let now = now_ms();
@@ -139,7 +139,7 @@ impl EventLoop {
                 // SHUTDOWN has stopped the RDB child and made the final save
                 // (`persist::save::prepare_shutdown`), where a failure could still be
                 // answered; the AOF's last writes reach the disk here.
-                crate::persist::aof::on_shutdown(&mut self.srv);
+                crate::persist::aof::on_shutdown(&mut crate::persist::store(&mut self.srv));
                 self.flush_writes();
                 return Ok(());
             }

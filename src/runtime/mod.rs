@@ -22,6 +22,22 @@ use std::path::PathBuf;
 
 use crate::config::Config;
 
+/// Start-up with `appendonly yes`: replays the AOF directory through the command handlers
+/// (nothing expires meanwhile, as in Valkey: a key whose time passed while the server was
+/// down is still there for the writes logged after its last one), then opens it for
+/// appending.
+fn load_aof(srv: &mut crate::server::state::ServerState, now: i64) -> Result<(), String> {
+    use crate::persist::aof::startup;
+    let settings = startup::LoadSettings::new(&srv.config);
+    srv.set_loading(true);
+    let loaded =
+        startup::load(&settings, &mut crate::commands::aof_replay::Replayer::new(srv, now), now);
+    srv.set_loading(false);
+    startup::open_loaded(&mut crate::persist::store(srv), loaded?, now)?;
+    srv.refresh_removal_log();
+    Ok(())
+}
+
 /// Start the server with a parsed configuration and run until SHUTDOWN.
 ///
 /// The start-up follows Valkey's order (see `banner`): the listeners are opened, `Server
@@ -39,10 +55,10 @@ pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> 
     tracing::info!("Server initialized");
     let now = crate::util::clock::now_ms();
     let loaded = if el.srv.config.appendonly {
-        let mut replayer = crate::commands::aof_replay::Replayer::new(now);
-        crate::persist::aof::startup::load_and_open(&mut el.srv, &mut replayer, now)
+        load_aof(&mut el.srv, now)
     } else {
-        crate::persist::save::load_at_startup(&mut el.srv, now).map(|_| ())
+        crate::persist::save::load_at_startup(&mut crate::persist::store(&mut el.srv), now)
+            .map(|_| ())
     };
     if let Err(e) = loaded {
         tracing::warn!("{e}");

@@ -353,6 +353,15 @@ impl ServerState {
         srv
     }
 
+    /// Replaying the AOF at start-up (`on`) or done: while loading, expire times already
+    /// past are kept as written and nothing expires (see `Db::expiry_paused`).
+    pub fn set_loading(&mut self, on: bool) {
+        self.loading = on;
+        for db in &mut self.dbs {
+            db.expiry_paused = on;
+        }
+    }
+
     /// A pseudo-random number (xorshift64*), for sampling.
     pub fn random(&mut self) -> u64 {
         self.rng.next_u64()

@@ -35,8 +35,7 @@ pub mod writer;
 use std::path::{Path, PathBuf};
 
 use crate::config::Appendfsync;
-use crate::persist::aof_in;
-use crate::server::state::ServerState;
+use crate::persist::Store;
 
 use manifest::Manifest;
 use writer::{IncrFile, Syncer};
@@ -75,8 +74,8 @@ pub struct Aof {
 }
 
 /// Sets the AOF's state; the propagation feed is on while the AOF logs.
-pub fn set_state(srv: &mut ServerState, state: AofState) {
-    aof_in(&mut srv.persist).state = state;
+pub fn set_state(srv: &mut Store<'_>, state: AofState) {
+    srv.persist.aof.state = state;
     srv.feed.on = state != AofState::Off;
 }
 
@@ -98,13 +97,13 @@ impl Aof {
 }
 
 /// The AOF directory (relative to `dir`, the working directory).
-pub fn dir_path(srv: &ServerState) -> PathBuf {
+pub fn dir_path(srv: &Store<'_>) -> PathBuf {
     PathBuf::from(&srv.config.appenddirname)
 }
 
 /// Called by the event loop right before it writes replies to clients: commands' effects
 /// reach the AOF (and, under `appendfsync always`, the disk) before they are acknowledged.
-pub fn before_replies(srv: &mut ServerState) {
+pub fn before_replies(srv: &mut Store<'_>) {
     if srv.feed.buf.is_empty() {
         return;
     }
@@ -112,8 +111,8 @@ pub fn before_replies(srv: &mut ServerState) {
 }
 
 /// Writes the buffer and syncs as the policy says.
-fn flush(srv: &mut ServerState, now_ms: i64) {
-    let aof = &mut aof_in(&mut srv.persist);
+fn flush(srv: &mut Store<'_>, now_ms: i64) {
+    let aof = &mut srv.persist.aof;
     let Some(incr) = aof.incr.as_mut() else {
         // Off (a rewrite of an AOF that is off logs nothing).
         srv.feed.buf.clear();
@@ -144,8 +143,8 @@ fn flush(srv: &mut ServerState, now_ms: i64) {
 }
 
 /// Syncs the incremental file per `appendfsync` (`force`: now, whatever the policy).
-fn sync(srv: &mut ServerState, now_ms: i64, force: bool) {
-    let aof = &mut aof_in(&mut srv.persist);
+fn sync(srv: &mut Store<'_>, now_ms: i64, force: bool) {
+    let aof = &mut srv.persist.aof;
     let Some(incr) = aof.incr.as_mut() else { return };
     if !incr.unsynced {
         return;
@@ -183,56 +182,52 @@ fn sync(srv: &mut ServerState, now_ms: i64, force: bool) {
 
 /// Time events: reaps the rewrite child, starts scheduled and automatic rewrites, and keeps
 /// `everysec` syncing while the server is idle.
-pub fn cron(srv: &mut ServerState, now_ms: i64) {
+pub fn cron(srv: &mut Store<'_>, now_ms: i64) {
     rewrite::check_child(srv, now_ms);
     rewrite::check_scheduled(srv, now_ms);
-    if aof_in(&mut srv.persist).logging() {
+    if srv.persist.aof.logging() {
         flush(srv, now_ms);
     }
 }
 
 /// Whether a fork child of either kind (BGSAVE, AOF rewrite) runs.
-pub fn any_child(srv: &ServerState) -> bool {
-    crate::persist::peek(&*srv.persist)
-        .is_some_and(|p| p.bgsave.child.is_some() || p.aof.rewrite.in_progress())
+pub fn any_child(p: &crate::persist::Persistence) -> bool {
+    p.bgsave.child.is_some() || p.aof.rewrite.in_progress()
 }
 
 /// `CONFIG SET appendonly`: turning it on starts a rewrite that writes the first base;
-/// turning it off closes the files (they stay on disk). When the AOF cannot start (no
+/// turning it off closes the files (they stay on disk). The propagation feed follows: the
+/// caller refreshes the keyspace's removal logs after (`ServerState::refresh_removal_log`). When the AOF cannot start (no
 /// directory, no incremental file, no fork) it stays off and the error says why, so that
 /// CONFIG SET refuses instead of acknowledging writes that no file keeps.
-pub fn config_changed(srv: &mut ServerState, now_ms: i64) -> Result<(), String> {
+pub fn config_changed(srv: &mut Store<'_>, now_ms: i64) -> Result<(), String> {
     let want = srv.config.appendonly;
-    let result = match (want, aof_in(&mut srv.persist).state) {
+    match (want, srv.persist.aof.state) {
         (true, AofState::Off) => startup::turn_on(srv, now_ms),
         (false, AofState::On | AofState::WaitRewrite) => {
             turn_off(srv, now_ms);
             Ok(())
         }
         _ => Ok(()),
-    };
-    srv.refresh_removal_log();
-    result
+    }
 }
 
-fn turn_off(srv: &mut ServerState, now_ms: i64) {
+fn turn_off(srv: &mut Store<'_>, now_ms: i64) {
     flush(srv, now_ms);
     sync(srv, now_ms, true);
     rewrite::kill_child(srv);
-    aof_in(&mut srv.persist).incr = None;
+    srv.persist.aof.incr = None;
     srv.feed.reset();
     set_state(srv, AofState::Off);
-    aof_in(&mut srv.persist).write_error = None;
+    srv.persist.aof.write_error = None;
     tracing::info!("Background append only file rewriting turned off");
 }
 
 /// Called once when the server shuts down: the last writes reach the file and the disk.
-pub fn on_shutdown(srv: &mut ServerState) {
+pub fn on_shutdown(srv: &mut Store<'_>) {
     let now = crate::util::clock::now_ms();
     rewrite::kill_child(srv);
-    if aof_in(&mut srv.persist).logging()
-        && (!srv.feed.buf.is_empty() || aof_in(&mut srv.persist).unsynced())
-    {
+    if srv.persist.aof.logging() && (!srv.feed.buf.is_empty() || srv.persist.aof.unsynced()) {
         tracing::info!("Calling fsync() on the AOF file.");
         flush(srv, now);
         sync(srv, now, true);

@@ -25,8 +25,7 @@ use super::{dir_path, file_size, AofState};
 use crate::persist::fork::{self, ChildKind, ForkChild, Reaped};
 use crate::persist::rdb::encoding::RdbWriter;
 use crate::persist::rdb::file::{write_rdb, AccessMeta, SaveInfo};
-use crate::persist::{aof_in, bgsave_in};
-use crate::server::state::ServerState;
+use crate::persist::Store;
 
 /// Seconds between tries of a rewrite that failed while the AOF waits for its first base.
 const RETRY_DELAY_MS: i64 = 5000;
@@ -95,7 +94,7 @@ pub enum StartError {
 }
 
 /// The name of the temporary incremental file used while the AOF waits for its first base.
-fn temp_incr_name(srv: &ServerState) -> String {
+fn temp_incr_name(srv: &Store<'_>) -> String {
     manifest::temp_incr_name(&srv.config.appendfilename)
 }
 
@@ -104,14 +103,14 @@ fn name_of(info: &manifest::AofInfo) -> String {
 }
 
 /// Starts a background rewrite.
-pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
-    if aof_in(&mut srv.persist).rewrite.child.is_some() {
+pub fn start(srv: &mut Store<'_>, now_ms: i64) -> Result<(), StartError> {
+    if srv.persist.aof.rewrite.child.is_some() {
         return Err(StartError::InProgress);
     }
-    if bgsave_in(&mut srv.persist).child.is_some() {
+    if srv.persist.bgsave.child.is_some() {
         return Err(StartError::ChildActive);
     }
-    aof_in(&mut srv.persist).rewrite.last_try_ms = now_ms;
+    srv.persist.aof.rewrite.last_try_ms = now_ms;
     let result = open_next_incr(srv, now_ms).and_then(|()| {
         let rdb_preamble = srv.config.aof_use_rdb_preamble;
         let dbs = &srv.dbs;
@@ -133,18 +132,18 @@ pub fn start(srv: &mut ServerState, now_ms: i64) -> Result<(), StartError> {
         Ok((child, rdb_preamble)) => {
             tracing::info!("Background append only file rewriting started by pid {}", child.pid);
             let temp = manifest::temp_rewrite_bg_name(child.pid);
-            aof_in(&mut srv.persist).rewrite.started_ms = now_ms;
-            aof_in(&mut srv.persist).rewrite.scheduled = false;
+            srv.persist.aof.rewrite.started_ms = now_ms;
+            srv.persist.aof.rewrite.scheduled = false;
             // Counted when started, as Valkey's `aof_rewrites`.
-            aof_in(&mut srv.persist).rewrite.rewrites += 1;
-            aof_in(&mut srv.persist).rewrite.child = Some(Job { child, temp, rdb_preamble });
+            srv.persist.aof.rewrite.rewrites += 1;
+            srv.persist.aof.rewrite.child = Some(Job { child, temp, rdb_preamble });
             Ok(())
         }
         Err(e) => {
             tracing::warn!("Can't rewrite append only file in background: {e}");
             // aof_rewrites_consecutive_failures counts children that failed (as Valkey's);
             // a rewrite that never started is only aof_last_bgrewrite_status:err.
-            aof_in(&mut srv.persist).rewrite.last_ok = false;
+            srv.persist.aof.rewrite.last_ok = false;
             Err(StartError::Failed(e.to_string()))
         }
     }
@@ -172,38 +171,37 @@ pub fn write_base_file(
 
 /// Flushes the current incremental file and opens the next one, where the parent logs
 /// while the child writes.
-fn open_next_incr(srv: &mut ServerState, now_ms: i64) -> io::Result<()> {
+fn open_next_incr(srv: &mut Store<'_>, now_ms: i64) -> io::Result<()> {
     super::flush(srv, now_ms);
     super::sync(srv, now_ms, true);
     let dir = dir_path(srv);
     fs::create_dir_all(&dir)?;
-    let name = match aof_in(&mut srv.persist).state {
+    let name = match srv.persist.aof.state {
         AofState::Off => return Ok(()),
         AofState::WaitRewrite => temp_incr_name(srv),
         AofState::On => {
-            let mut m = aof_in(&mut srv.persist).manifest.clone();
+            let mut m = srv.persist.aof.manifest.clone();
             let name = name_of(m.next_incr(&srv.config.appendfilename));
             let file = OpenOptions::new().create(true).append(true).open(dir.join(&name))?;
             m.persist(&dir, &srv.config.appendfilename).map_err(io::Error::other)?;
-            aof_in(&mut srv.persist).manifest = m;
-            aof_in(&mut srv.persist).incr = Some(IncrFile::new(file, name)?);
+            srv.persist.aof.manifest = m;
+            srv.persist.aof.incr = Some(IncrFile::new(file, name)?);
             srv.feed.selected_db = None;
             return Ok(());
         }
     };
     let file = OpenOptions::new().create(true).write(true).truncate(true).open(dir.join(&name))?;
-    aof_in(&mut srv.persist).incr = Some(IncrFile::new(file, name)?);
+    srv.persist.aof.incr = Some(IncrFile::new(file, name)?);
     srv.feed.selected_db = None;
     Ok(())
 }
 
 /// Reaps a finished rewrite child (time events) and installs its base.
-pub fn check_child(srv: &mut ServerState, now_ms: i64) {
-    let Some(job) = aof_in(&mut srv.persist).rewrite.child.as_mut() else { return };
+pub fn check_child(srv: &mut Store<'_>, now_ms: i64) {
+    let Some(job) = srv.persist.aof.rewrite.child.as_mut() else { return };
     let Some(reaped) = job.child.try_reap(now_ms) else { return };
-    let job = aof_in(&mut srv.persist).rewrite.child.take().expect("checked above");
-    aof_in(&mut srv.persist).rewrite.last_time_secs =
-        (now_ms - aof_in(&mut srv.persist).rewrite.started_ms) / 1000;
+    let job = srv.persist.aof.rewrite.child.take().expect("checked above");
+    srv.persist.aof.rewrite.last_time_secs = (now_ms - srv.persist.aof.rewrite.started_ms) / 1000;
     let result = match reaped.ok {
         true => install(srv, &job).map_err(|e| e.to_string()),
         false => Err(failure(&reaped)),
@@ -211,15 +209,15 @@ pub fn check_child(srv: &mut ServerState, now_ms: i64) {
     match result {
         Ok(()) => {
             tracing::info!("Background AOF rewrite finished successfully");
-            aof_in(&mut srv.persist).rewrite.last_ok = true;
-            aof_in(&mut srv.persist).rewrite.consecutive_failures = 0;
-            aof_in(&mut srv.persist).rewrite.last_cow_size = reaped.cow_bytes;
+            srv.persist.aof.rewrite.last_ok = true;
+            srv.persist.aof.rewrite.consecutive_failures = 0;
+            srv.persist.aof.rewrite.last_cow_size = reaped.cow_bytes;
         }
         Err(e) => {
             tracing::warn!("Background AOF rewrite failed: {e}");
             let _ = fs::remove_file(&job.temp);
-            aof_in(&mut srv.persist).rewrite.last_ok = false;
-            aof_in(&mut srv.persist).rewrite.consecutive_failures += 1;
+            srv.persist.aof.rewrite.last_ok = false;
+            srv.persist.aof.rewrite.consecutive_failures += 1;
         }
     }
 }
@@ -232,25 +230,25 @@ fn failure(r: &Reaped) -> String {
 }
 
 /// The child succeeded: its file becomes the base, and the manifest says so.
-fn install(srv: &mut ServerState, job: &Job) -> io::Result<()> {
+fn install(srv: &mut Store<'_>, job: &Job) -> io::Result<()> {
     let dir = dir_path(srv);
     fs::create_dir_all(&dir)?;
     let appendfilename = srv.config.appendfilename.clone();
-    let mut m = aof_in(&mut srv.persist).manifest.clone();
+    let mut m = srv.persist.aof.manifest.clone();
     let base = name_of(m.next_base(&appendfilename, job.rdb_preamble));
     fs::rename(&job.temp, dir.join(&base))?;
-    if aof_in(&mut srv.persist).state == AofState::WaitRewrite {
+    if srv.persist.aof.state == AofState::WaitRewrite {
         let name = name_of(m.next_incr(&appendfilename));
         fs::rename(dir.join(temp_incr_name(srv)), dir.join(&name))?;
-        if let Some(incr) = aof_in(&mut srv.persist).incr.as_mut() {
+        if let Some(incr) = srv.persist.aof.incr.as_mut() {
             incr.name = name;
         }
     }
     // While on, the last incr is the one written since the fork: it stays.
-    m.mark_incrs_as_history(aof_in(&mut srv.persist).state != AofState::Off);
+    m.mark_incrs_as_history(srv.persist.aof.state != AofState::Off);
     m.persist(&dir, &appendfilename).map_err(io::Error::other)?;
     let history = m.take_history();
-    aof_in(&mut srv.persist).manifest = m;
+    srv.persist.aof.manifest = m;
     for h in &history {
         let name = name_of(h);
         tracing::info!("Removing the history file {name} in the background");
@@ -259,42 +257,42 @@ fn install(srv: &mut ServerState, job: &Job) -> io::Result<()> {
         }
     }
     if !history.is_empty() {
-        if let Err(e) = aof_in(&mut srv.persist).manifest.persist(&dir, &appendfilename) {
+        if let Err(e) = srv.persist.aof.manifest.persist(&dir, &appendfilename) {
             tracing::warn!("{e}");
         }
     }
-    if aof_in(&mut srv.persist).state == AofState::WaitRewrite {
+    if srv.persist.aof.state == AofState::WaitRewrite {
         super::set_state(srv, AofState::On);
         tracing::info!("Background AOF rewrite finished; the AOF is on");
     }
-    aof_in(&mut srv.persist).base_size = file_size(&dir, &base);
-    let incr_size = aof_in(&mut srv.persist).incr.as_ref().map_or(0, |i| i.size);
-    aof_in(&mut srv.persist).current_size = aof_in(&mut srv.persist).base_size + incr_size;
-    aof_in(&mut srv.persist).rewrite_base_size = aof_in(&mut srv.persist).current_size;
+    srv.persist.aof.base_size = file_size(&dir, &base);
+    let incr_size = srv.persist.aof.incr.as_ref().map_or(0, |i| i.size);
+    srv.persist.aof.current_size = srv.persist.aof.base_size + incr_size;
+    srv.persist.aof.rewrite_base_size = srv.persist.aof.current_size;
     Ok(())
 }
 
 /// Starts a scheduled rewrite once no child runs, retries the first base of an AOF turned
 /// on at run time, and starts automatic rewrites (auto-aof-rewrite-percentage/min-size).
-pub fn check_scheduled(srv: &mut ServerState, now_ms: i64) {
-    if super::any_child(srv) {
+pub fn check_scheduled(srv: &mut Store<'_>, now_ms: i64) {
+    if super::any_child(srv.persist) {
         return;
     }
-    let waiting = aof_in(&mut srv.persist).state == AofState::WaitRewrite
-        && now_ms - aof_in(&mut srv.persist).rewrite.last_try_ms >= RETRY_DELAY_MS;
-    if aof_in(&mut srv.persist).rewrite.scheduled || waiting {
+    let waiting = srv.persist.aof.state == AofState::WaitRewrite
+        && now_ms - srv.persist.aof.rewrite.last_try_ms >= RETRY_DELAY_MS;
+    if srv.persist.aof.rewrite.scheduled || waiting {
         let _ = start(srv, now_ms);
         return;
     }
     let pct = u64::from(srv.config.auto_aof_rewrite_percentage);
-    if aof_in(&mut srv.persist).state != AofState::On || pct == 0 {
+    if srv.persist.aof.state != AofState::On || pct == 0 {
         return;
     }
-    let size = aof_in(&mut srv.persist).current_size;
+    let size = srv.persist.aof.current_size;
     if size < srv.config.auto_aof_rewrite_min_size_bytes {
         return;
     }
-    let base = aof_in(&mut srv.persist).rewrite_base_size.max(1);
+    let base = srv.persist.aof.rewrite_base_size.max(1);
     let growth = (size.saturating_sub(base)) * 100 / base;
     if growth >= pct {
         tracing::info!("Starting automatic rewriting of AOF on {growth}% growth");
@@ -303,8 +301,8 @@ pub fn check_scheduled(srv: &mut ServerState, now_ms: i64) {
 }
 
 /// Stops a rewrite in progress (AOF turned off, shutdown) and removes its output.
-pub fn kill_child(srv: &mut ServerState) {
-    if let Some(job) = aof_in(&mut srv.persist).rewrite.child.take() {
+pub fn kill_child(srv: &mut Store<'_>) {
+    if let Some(job) = srv.persist.aof.rewrite.child.take() {
         tracing::info!("Killing running AOF rewrite child: {}", job.child.pid);
         job.child.kill_and_reap();
         let _ = fs::remove_file(&job.temp);
