@@ -79,8 +79,8 @@ impl Replay for Replayer<'_> {
         }
         self.client.block_request = None;
         self.commands += 1;
-        if srv.dbs.iter().any(|d| !d.removals.is_empty()) {
-            srv.drain_removals();
+        if srv.has_key_events() {
+            srv.drain_key_events();
         }
         Ok(())
     }

@@ -96,22 +96,27 @@ impl Ctx<'_> {
     /// second event of the same change). Every consequence follows from this one call
     /// (`server::events`): the dirty counter, notifications, WATCH, tracking, blocked
     /// clients and the propagation feed.
-    pub fn changed(&mut self, key: &[u8], dirty: u64, class: u32, event: &str) {
-        let db = self.client.db;
-        self.srv.changed(db, key, dirty, class, event);
+    pub fn changed(&mut self, key: &[u8], dirty: u64, class: u32, event: &'static str) {
+        self.srv.dbs[self.client.db].changed(key, dirty, class, event);
     }
 
     /// As [`Ctx::changed`], for a key of database `db` (COPY ... DB, MOVE).
-    pub fn changed_in(&mut self, db: usize, key: &[u8], dirty: u64, class: u32, event: &str) {
-        self.srv.changed(db, key, dirty, class, event);
+    pub fn changed_in(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        dirty: u64,
+        class: u32,
+        event: &'static str,
+    ) {
+        self.srv.dbs[db].changed(key, dirty, class, event);
     }
 
     /// Expires `key` (of the client's database) at once, for a command that set an expire
     /// time already past; see [`crate::keyspace::db::Db::expire_now`]. The command raises no
     /// event of its own, so it is not logged itself: the removal is. True when it existed.
     pub fn expire_now(&mut self, key: &[u8]) -> bool {
-        let db = self.client.db;
-        self.srv.expire_now(db, key, self.now_ms)
+        self.srv.dbs[self.client.db].expire_now(key, self.now_ms)
     }
 
     /// Logs `cmds` to the AOF instead of the running command (for a command whose effect

@@ -28,12 +28,17 @@ pub enum Ttl {
     At(i64),
 }
 
-/// Why the keyspace removed a key on its own (not by a command's request), or, for the two
-/// notes only keyspace notifications ask for, that a key was created or missed. They share
-/// one log because Valkey raises them in the order they happen (a lazily expired key's
-/// `expired` before the `new` of the SET that replaces it).
+/// What happened to a key, in the database's event log: a change a command made (reported
+/// through [`Db::changed`]), a key the keyspace removed on its own (not by a command's
+/// request), or, for the two notes only keyspace notifications ask for, that a key was
+/// created or missed. They share one log because Valkey raises them in the order they
+/// happen (a lazily expired key's `expired` before the `new` and the `set` of the SET that
+/// replaces it); the server turns each into its effects after the command (`server::events`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Removal {
+pub enum KeyEvent {
+    /// A command changed the key: keyspace event `event` of `class` (a `KeyspaceEvents`
+    /// bit). Logged while `log_changes` is set.
+    Changed { class: u32, event: &'static str },
     /// Its TTL passed (lazily on access, or by active expiry).
     Expired,
     /// maxmemory eviction.
@@ -44,6 +49,55 @@ pub enum Removal {
     /// Not a removal: a read lookup (one that counts a keyspace miss) found nothing
     /// (Valkey's `keymiss` event). Logged while `log_misses` is set.
     Missed,
+}
+
+/// A database's log of [`KeyEvent`]s, each stamped with its place in one sequence shared by
+/// every database, so that the events of a command that touched two (MOVE, COPY ... DB)
+/// are drained in the order they happened.
+#[derive(Default, Debug)]
+pub struct EventLog(Vec<(u64, Box<[u8]>, KeyEvent)>);
+
+/// The shared sequence of [`EventLog`] stamps (only ever compared, never reset).
+static EVENT_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl EventLog {
+    pub fn push(&mut self, key: &[u8], what: KeyEvent) {
+        let seq = EVENT_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.push((seq, key.into(), what));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The events, oldest first, each with its stamp.
+    pub fn iter(&self) -> impl Iterator<Item = &(u64, Box<[u8]>, KeyEvent)> {
+        self.0.iter()
+    }
+
+    /// Takes every event out, oldest first.
+    pub fn take(&mut self) -> Vec<(u64, Box<[u8]>, KeyEvent)> {
+        std::mem::take(&mut self.0)
+    }
+}
+
+/// Changes counted since the server last drained a database's event log.
+#[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pending {
+    /// Toward the save points (`dirty`).
+    pub dirty: u64,
+    /// Change events (a command that made any is propagated).
+    pub changes: u64,
+}
+
+impl Pending {
+    pub fn is_empty(&self) -> bool {
+        self.changes == 0 && self.dirty == 0
+    }
 }
 
 /// Counters a database keeps for INFO.
@@ -79,14 +133,19 @@ pub struct Db {
     access: AccessClock,
     /// The generator behind the LFU counter's probabilistic increment.
     lfu_rng: Rng,
-    /// While true, keys the keyspace removes on its own are recorded in `removals` for the
-    /// server (WATCH, client tracking and keyspace notifications need them); the server sets
-    /// it and drains the log after every command and time event.
+    /// While true, keys the keyspace removes on its own are recorded in `events` for the
+    /// server (WATCH, client tracking, keyspace notifications and the propagation feed need
+    /// them); the server sets it and drains the log after every command and time event.
     pub log_removals: bool,
-    pub removals: Vec<(Box<[u8]>, Removal)>,
-    /// While true, keys created are logged as [`Removal::Created`] (the `n` event class).
+    /// While true, the changes commands report ([`Db::changed`]) are recorded in `events`
+    /// (for keyspace notifications, WATCH, tracking and blocked clients).
+    pub log_changes: bool,
+    pub events: EventLog,
+    /// What the changes since the server last drained the log count (always kept).
+    pub pending: Pending,
+    /// While true, keys created are logged as [`KeyEvent::Created`] (the `n` event class).
     pub log_created: bool,
-    /// While true, read misses are logged as [`Removal::Missed`] (the `m` event class).
+    /// While true, read misses are logged as [`KeyEvent::Missed`] (the `m` event class).
     pub log_misses: bool,
     /// While true (replaying the AOF at start-up), keys past their expire time still count
     /// as present, as Valkey expires nothing while loading: a logged write to a key that
@@ -175,7 +234,7 @@ impl Db {
             log_created: self.log_created,
             log_misses: self.log_misses,
             stats: &mut self.stats,
-            removals: &mut self.removals,
+            events: &mut self.events,
             lfu_rng: &mut self.lfu_rng,
         };
         (&mut self.keys, beside)
@@ -196,7 +255,7 @@ impl Db {
             } else {
                 b.stats.keyspace_misses += 1;
                 if b.log_misses && access != Access::ReadNoNotify {
-                    b.removals.push((key.into(), Removal::Missed));
+                    b.events.push(key, KeyEvent::Missed);
                 }
             }
         }
@@ -447,10 +506,24 @@ impl Db {
         let e = self.keys.remove(h, key)?;
         if !self.expiry_paused && e.expire_at().is_some_and(|at| is_expired(at, now_ms)) {
             self.stats.expired_keys += 1;
-            self.log_removal(key, Removal::Expired);
+            self.log_removal(key, KeyEvent::Expired);
             return None;
         }
         Some(e)
+    }
+
+    /// The effects call: a command changed `key`, as keyspace event `event` of `class` (a
+    /// `KeyspaceEvents` bit: GENERIC, STRING, LIST, SET, HASH, ZSET...), counting `dirty`
+    /// changes toward the save points (Valkey's `server.dirty`: one per element a command
+    /// adds or removes; 0 for a second event of the same change). Counted here, and logged
+    /// while someone listens; the server does the rest after the command (`server::events`).
+    #[inline]
+    pub fn changed(&mut self, key: &[u8], dirty: u64, class: u32, event: &'static str) {
+        self.pending.dirty += dirty;
+        self.pending.changes += 1;
+        if self.log_changes {
+            self.events.push(key, KeyEvent::Changed { class, event });
+        }
     }
 
     /// Remove a key because a command gave it an expire time already past (EXPIRE with a
@@ -461,8 +534,9 @@ impl Db {
         if self.take_entry(key, now_ms).is_none() {
             return false;
         }
+        self.pending.dirty += 1;
         self.stats.expired_keys += 1;
-        self.log_removal(key, Removal::Expired);
+        self.log_removal(key, KeyEvent::Expired);
         true
     }
 
@@ -620,7 +694,7 @@ impl Db {
             }
             self.keys.remove(hash_key(&key), &key);
             self.stats.expired_keys += 1;
-            self.log_removal(&key, Removal::Expired);
+            self.log_removal(&key, KeyEvent::Expired);
         }
         None
     }
@@ -632,7 +706,7 @@ impl Db {
         let expired = keys.len();
         for k in keys {
             self.keys.remove(hash_key(&k), &k);
-            self.log_removal(&k, Removal::Expired);
+            self.log_removal(&k, KeyEvent::Expired);
         }
         self.stats.expired_keys += expired as u64;
         (sampled, expired)
@@ -640,13 +714,13 @@ impl Db {
 
     fn log_created(&mut self, key: &[u8]) {
         if self.log_created {
-            self.removals.push((key.into(), Removal::Created));
+            self.events.push(key, KeyEvent::Created);
         }
     }
 
-    fn log_removal(&mut self, key: &[u8], why: Removal) {
+    fn log_removal(&mut self, key: &[u8], why: KeyEvent) {
         if self.log_removals {
-            self.removals.push((key.into(), why));
+            self.events.push(key, why);
         }
     }
 
@@ -688,7 +762,7 @@ impl Db {
     pub fn evict(&mut self, key: &[u8]) -> Option<KeyEntry> {
         let e = self.keys.remove(hash_key(key), key)?;
         self.stats.evicted_keys += 1;
-        self.log_removal(key, Removal::Evicted);
+        self.log_removal(key, KeyEvent::Evicted);
         Some(e)
     }
 
@@ -759,7 +833,7 @@ struct Beside<'a> {
     log_created: bool,
     log_misses: bool,
     stats: &'a mut DbStats,
-    removals: &'a mut Vec<(Box<[u8]>, Removal)>,
+    events: &'a mut EventLog,
     lfu_rng: &'a mut Rng,
 }
 
@@ -767,7 +841,7 @@ impl Beside<'_> {
     /// Logs `key` as created, while creations are logged.
     fn created(&mut self, key: &[u8]) {
         if self.log_created {
-            self.removals.push((key.into(), Removal::Created));
+            self.events.push(key, KeyEvent::Created);
         }
     }
 }
@@ -788,7 +862,7 @@ fn probe_live<'k>(
             let (_expired, gap) = f.remove_leaving_gap();
             b.stats.expired_keys += 1;
             if b.log_removals {
-                b.removals.push((key.into(), Removal::Expired));
+                b.events.push(key, KeyEvent::Expired);
             }
             KeyProbe::Absent(gap)
         }
@@ -956,7 +1030,7 @@ mod tests {
         let mut db = Db::new();
         db.set_str(b"quiet", StrValue::Int(1), Ttl::Clear, T0);
         assert!(db.get(b"nokey", T0).is_none());
-        assert!(db.removals.is_empty(), "nothing logged while off");
+        assert!(db.events.is_empty(), "nothing logged while off");
         (db.log_created, db.log_misses, db.log_removals) = (true, true, true);
         db.set_str(b"k", StrValue::Int(1), Ttl::At(T0 + 1), T0);
         db.set_str(b"k", StrValue::Int(2), Ttl::Keep, T0);
@@ -966,15 +1040,15 @@ mod tests {
         db.set_str(b"k", StrValue::Int(3), Ttl::Clear, T0 + 2);
         let obj = db.take(b"quiet", T0).expect("exists");
         db.put(b"k", obj);
-        let log: Vec<(&[u8], Removal)> = db.removals.iter().map(|(k, r)| (&k[..], *r)).collect();
+        let log: Vec<(&[u8], KeyEvent)> = db.events.iter().map(|(_, k, r)| (&k[..], *r)).collect();
         assert_eq!(
             log,
             [
-                (&b"k"[..], Removal::Created),
-                (b"nokey", Removal::Missed),
-                (b"k", Removal::Expired),
-                (b"k", Removal::Created),
-                (b"k", Removal::Created),
+                (&b"k"[..], KeyEvent::Created),
+                (b"nokey", KeyEvent::Missed),
+                (b"k", KeyEvent::Expired),
+                (b"k", KeyEvent::Created),
+                (b"k", KeyEvent::Created),
             ]
         );
         assert_eq!(db.stats.keyspace_misses, 3);

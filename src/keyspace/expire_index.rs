@@ -16,7 +16,7 @@
 //!
 //! - 8 bytes per key with a TTL (chunks of 4096 pointers: no doubling slack beyond one chunk).
 //! - Each entry records its slot (`KeyEntry::expire_slot`, 4 bytes, inside the 48-byte class).
-//!   Removal swaps the last pointer into the hole and updates that entry's slot: O(1).
+//!   KeyEvent swaps the last pointer into the hole and updates that entry's slot: O(1).
 //! - Sampling draws uniform random slots: every key with a TTL is equally likely, and no
 //!   empty slot is ever visited, however sparse the keyspace.
 //!

@@ -226,6 +226,7 @@ pub fn call(
 ) -> Flow {
     // Client tracking: the current client, and tracking-table-max-keys.
     crate::server::tracking::begin(srv, token, slot);
+    srv.sync_event_logs();
     let (db_before, changes_before) = (slot.client.db, srv.changes);
     let started = Instant::now();
     // The keys' hashes serve the handler's lookups in its database while `argv` lives.
@@ -253,8 +254,8 @@ pub fn call(
     let duration_us = started.elapsed().as_micros() as u64;
 
     let block = slot.client.block_request.take();
-    if srv.dbs.iter().any(|d| !d.removals.is_empty()) {
-        srv.drain_removals();
+    if srv.has_key_events() {
+        srv.drain_key_events();
     }
     if srv.feed.on {
         crate::server::propagate::after_command(srv, cmd, argv, db_before, changes_before, now_ms);

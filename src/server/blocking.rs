@@ -117,6 +117,11 @@ impl Blocking {
         }
     }
 
+    /// Whether any client is blocked on keys.
+    pub fn any(&self) -> bool {
+        !self.by_key.is_empty()
+    }
+
     /// Signals every key waited on in these dbs (SWAPDB: serving checks which hold data).
     pub fn signal_all(&mut self, dbs: &[usize]) {
         let keys: Vec<(usize, Bytes)> =

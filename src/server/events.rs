@@ -1,25 +1,30 @@
 //! The effects of writes: the one place where the server learns that the dataset changed,
 //! and does everything that follows from it.
 //!
-//! A command reports each change with [`ServerState::changed`] (through `Ctx::changed`), once
-//! per keyspace event, after the change, with Valkey's event name (`set`, `lpush`, `del`,
-//! `rename_from`...). That one call does all of the change's consequences: the dirty counter
-//! that save points read, keyspace notifications, WATCH invalidation, client-side caching
-//! (tracking) invalidation, waking clients blocked on the key, and the count of changes that
-//! makes dispatch record the command in the propagation feed (`propagate`). Commands reach
-//! none of these on their own: the dirty counter only grows in here ([`Dirty`]), and the
-//! other registries are not theirs to call. A write command that forgot its call would show
-//! no effect at all, and the test that runs every write command of the table
+//! A command reports each change with one call, `Ctx::changed` ([`Db::changed`]), once per
+//! keyspace event, after the change, with Valkey's event name (`set`, `lpush`, `del`,
+//! `rename_from`...). The database counts it (the dirty counter that save points read, and
+//! the count of changes that makes dispatch record the command in the propagation feed) and,
+//! while anything listens, logs it with the key, in one log with the keys the keyspace
+//! removed on its own (expired, evicted) and the `new` / `keymiss` notes. After the command
+//! (and after each time event), [`ServerState::drain_key_events`] does every consequence,
+//! event by event in the order they happened: WATCH invalidation, client-side caching
+//! (tracking) invalidation, waking clients blocked on the key, the propagation of removals,
+//! and keyspace notifications. So a handler needs nothing but its database to have all the
+//! effects of a write, and has no other way to have them: the dirty counter only grows in
+//! here ([`Dirty`]). A write command that forgot its call would show no effect at all, and
+//! the test that runs every write command of the table
 //! (`every_write_command_has_all_the_effects_of_a_write`) would fail.
 //!
-//! Commands that change whole databases (FLUSHDB, FLUSHALL, SWAPDB) call
-//! [`ServerState::dbs_changed`] instead, before the change. The keyspace itself logs keys it
-//! removes on its own (expired, evicted) and, for notifications, keys created and read
-//! misses, while [`ServerState::refresh_removal_log`] says someone listens;
-//! [`ServerState::drain_removals`] turns them into the same effects.
+//! [`ServerState::refresh_removal_log`] turns the logs on while someone listens
+//! (notifications of a class, WATCH, tracking, blocked clients, the AOF); when nobody does, a
+//! write costs two counter increments here. Commands that change whole databases (FLUSHDB,
+//! FLUSHALL, SWAPDB) call [`ServerState::dbs_changed`] instead, before the change.
+//!
+//! [`Db::changed`]: crate::keyspace::db::Db::changed
 
 use crate::config::KeyspaceEvents;
-use crate::keyspace::db::Removal;
+use crate::keyspace::db::KeyEvent;
 use crate::server::state::ServerState;
 
 /// Changes since the last save, for the save points (`save` / INFO
@@ -45,17 +50,6 @@ impl Dirty {
 }
 
 impl ServerState {
-    /// The effects call: `key` of `db` changed, as keyspace event `event` of `class` (a
-    /// `KeyspaceEvents` bit: GENERIC, STRING, LIST, SET, HASH, ZSET...), counting `dirty`
-    /// changes toward the save points (Valkey's `server.dirty`: one per element a command
-    /// adds or removes; 0 for a second event of the same change). Does everything that
-    /// follows: see the module documentation.
-    pub fn changed(&mut self, db: usize, key: &[u8], dirty: u64, class: u32, event: &str) {
-        self.dirty.0 += dirty;
-        self.blocking.signal(db, key);
-        self.notify(db, class, event, key);
-    }
-
     /// Every key of `db` (None: every db) is about to change (FLUSHDB, FLUSHALL, SWAPDB):
     /// called before the change, so that listeners can still see which of their keys exist,
     /// with the `dirty` count of the change.
@@ -78,21 +72,6 @@ impl ServerState {
         self.blocking.signal_all(&[a, b]);
     }
 
-    /// `key` of `db` expired at once, by a command that gave it an expire time already
-    /// past: removed, counted as a change, and reported as an expiry (Valkey 9.1). True when
-    /// the key existed.
-    pub fn expire_now(&mut self, db: usize, key: &[u8], now_ms: i64) -> bool {
-        if !self.dbs[db].expire_now(key, now_ms) {
-            return false;
-        }
-        self.dirty.0 += 1;
-        if !self.dbs[db].log_removals {
-            // Nothing drains this removal: WATCH and tracking still hear of it.
-            self.key_modified(db, key);
-        }
-        true
-    }
-
     /// `key` of `db` was changed: WATCH and tracking hook in here.
     pub fn key_modified(&mut self, db: usize, key: &[u8]) {
         if self.watches.any() {
@@ -111,6 +90,19 @@ impl ServerState {
         self.tracking.db_modified();
     }
 
+    /// Whether anything needs the changes commands report, key by key.
+    fn wants_changes(&self) -> bool {
+        let own = KeyspaceEvents::EXPIRED
+            | KeyspaceEvents::EVICTED
+            | KeyspaceEvents::NEW
+            | KeyspaceEvents::KEY_MISS;
+        let ev = self.config.notify_keyspace_events.0;
+        let channels = ev & (KeyspaceEvents::KEYSPACE | KeyspaceEvents::KEYEVENT) != 0;
+        (channels && ev & !own & KeyspaceEvents::ALL != 0)
+            || self.removal_listeners > 0
+            || self.blocking.any()
+    }
+
     /// Whether anything needs the keyspace's own removals (expired and evicted keys).
     fn wants_removals(&self) -> bool {
         let ev = self.config.notify_keyspace_events.0;
@@ -119,19 +111,29 @@ impl ServerState {
         (channels && classes) || self.removal_listeners > 0 || self.feed.on
     }
 
-    /// Turns the removal log of every db on or off; call when notify-keyspace-events changes
-    /// or when `removal_listeners` changes.
+    /// Turns the event logs of every db on or off; call when notify-keyspace-events, the
+    /// AOF, `removal_listeners` or the presence of blocked clients change (dispatch checks
+    /// the last before every command: [`ServerState::sync_event_logs`]).
     pub fn refresh_removal_log(&mut self) {
-        let on = self.wants_removals();
+        let changes = self.wants_changes();
+        let on = changes || self.wants_removals();
         let created = self.notifies(KeyspaceEvents::NEW);
         let misses = self.notifies(KeyspaceEvents::KEY_MISS);
+        self.logging_for_blocked = self.blocking.any();
         for db in &mut self.dbs {
+            db.log_changes = changes;
             db.log_removals = on;
             db.log_created = created;
             db.log_misses = misses;
-            if !on && !created && !misses {
-                db.removals.clear();
-            }
+        }
+    }
+
+    /// Keeps the event logs on while clients are blocked on keys (their keys' changes wake
+    /// them): cheap enough to ask before every command.
+    #[inline]
+    pub fn sync_event_logs(&mut self) {
+        if self.blocking.any() != self.logging_for_blocked {
+            self.refresh_removal_log();
         }
     }
 
@@ -142,33 +144,51 @@ impl ServerState {
         channels && ev & class != 0
     }
 
-    /// Raises the events of keys the keyspace removed on its own since the last call.
-    pub fn drain_removals(&mut self) {
-        for db in 0..self.dbs.len() {
-            if self.dbs[db].removals.is_empty() {
-                continue;
+    /// Whether a database's event log holds anything to drain.
+    pub fn has_key_events(&self) -> bool {
+        self.dbs.iter().any(|d| !d.events.is_empty() || !d.pending.is_empty())
+    }
+
+    /// Does the effects of what the databases logged since the last call: the counts
+    /// (dirty, changes for propagation) and, event by event in the order they happened,
+    /// WATCH, tracking, blocked clients, the propagation of removals and keyspace
+    /// notifications.
+    pub fn drain_key_events(&mut self) {
+        let mut logged = Vec::new();
+        for (db, d) in self.dbs.iter_mut().enumerate() {
+            let pending = std::mem::take(&mut d.pending);
+            self.dirty.0 += pending.dirty;
+            self.changes += pending.changes;
+            if !d.events.is_empty() {
+                logged.extend(d.events.take().into_iter().map(|(seq, k, e)| (seq, db, k, e)));
             }
-            for (key, why) in std::mem::take(&mut self.dbs[db].removals) {
-                let (class, event) = match why {
-                    Removal::Expired => (KeyspaceEvents::EXPIRED, "expired"),
-                    Removal::Evicted => (KeyspaceEvents::EVICTED, "evicted"),
-                    // Notes for notifications only: the command reports its own writes.
-                    Removal::Created => (KeyspaceEvents::NEW, "new"),
-                    Removal::Missed => (KeyspaceEvents::KEY_MISS, "keymiss"),
-                };
-                if matches!(why, Removal::Expired | Removal::Evicted) {
+        }
+        // In the order they happened, across databases (MOVE: `move_from`, then `move_to`).
+        logged.sort_unstable_by_key(|&(seq, ..)| seq);
+        for (_, db, key, what) in logged {
+            let (class, event) = match what {
+                KeyEvent::Changed { class, event } => {
+                    self.blocking.signal(db, &key);
+                    self.key_modified(db, &key);
+                    (class, event)
+                }
+                KeyEvent::Expired | KeyEvent::Evicted => {
+                    let evicted = what == KeyEvent::Evicted;
                     self.key_modified(db, &key);
                     if self.feed.on {
-                        crate::server::propagate::removed(
-                            self,
-                            db,
-                            &key,
-                            matches!(why, Removal::Evicted),
-                        );
+                        crate::server::propagate::removed(self, db, &key, evicted);
+                    }
+                    if evicted {
+                        (KeyspaceEvents::EVICTED, "evicted")
+                    } else {
+                        (KeyspaceEvents::EXPIRED, "expired")
                     }
                 }
-                self.notify(db, class, event, &key);
-            }
+                // Notes for notifications only.
+                KeyEvent::Created => (KeyspaceEvents::NEW, "new"),
+                KeyEvent::Missed => (KeyspaceEvents::KEY_MISS, "keymiss"),
+            };
+            self.notify(db, class, event, &key);
         }
     }
 
@@ -176,24 +196,9 @@ impl ServerState {
     /// `__keyspace@<db>__:<key>` (message: the event) and `__keyevent@<db>__:<event>`
     /// (message: the key) as notify-keyspace-events selects.
     fn notify(&mut self, db: usize, class: u32, event: &str, key: &[u8]) {
-        // A command's event is also its report that it changed the key (Valkey pairs
-        // signalModifiedKey with notifyKeyspaceEvent the same way); the keyspace's own
-        // removals were reported by `drain_removals`, and `new`/`keymiss` change nothing.
-        let removal_notes = KeyspaceEvents::EXPIRED
-            | KeyspaceEvents::EVICTED
-            | KeyspaceEvents::NEW
-            | KeyspaceEvents::KEY_MISS;
-        if class & removal_notes == 0 {
-            self.changes += 1;
-            self.key_modified(db, key);
-        }
         let ev = self.config.notify_keyspace_events.0;
         if ev & class == 0 {
             return;
-        }
-        // Removals logged earlier in this command come first, as Valkey raises them first.
-        if self.dbs.iter().any(|d| !d.removals.is_empty()) {
-            self.drain_removals();
         }
         if ev & KeyspaceEvents::KEYSPACE != 0 {
             let mut channel = format!("__keyspace@{db}__:").into_bytes();

@@ -273,6 +273,8 @@ pub struct ServerState {
     /// How many things need the keyspace's own removals besides notifications (watched keys,
     /// tracked keys): see `events`.
     pub removal_listeners: usize,
+    /// The event logs are on because clients are blocked on keys (`events`).
+    pub logging_for_blocked: bool,
     /// Clients served or timed out of a block since the event loop last looked: their queued
     /// commands can run again.
     pub unblocked: Vec<usize>,
@@ -335,6 +337,7 @@ impl ServerState {
             watches: Default::default(),
             unblocked: Vec::new(),
             removal_listeners: 0,
+            logging_for_blocked: false,
             to_close: Vec::new(),
             to_write: Vec::new(),
             lastsave_s: now_ms / 1000,

@@ -108,7 +108,7 @@
 //!
 //! Invariants of a chain (checked by [`Table::check_invariants`]): every bucket but the last is
 //! full (slots 0..=5 present); the last bucket of a chain of two or more holds at least two
-//! elements. Removal keeps them: a hole in an inner bucket is filled from the last bucket, and a
+//! elements. KeyEvent keeps them: a hole in an inner bucket is filled from the last bucket, and a
 //! last bucket left with one element is folded back into its parent's slot 6. So no empty child
 //! buckets exist, a chain never grows longer than needed, and an empty head has `meta == 0`.
 //!

@@ -18,7 +18,7 @@
 //! All elements share the width, so element `i` is at `8 + i * w` and lookup is a binary
 //! search. Inserting a value that needs a wider encoding upgrades the whole set: every
 //! element is rewritten at the new width, and the new value, being outside the old range,
-//! goes first (negative) or last (positive). Removal never narrows the encoding (Valkey does
+//! goes first (negative) or last (positive). KeyEvent never narrows the encoding (Valkey does
 //! not either, and an RDB file must hold the bytes Valkey would).
 //!
 //! Like the listpack, an [`Intset`] is a thin pointer (8 bytes) to exactly the bytes above;

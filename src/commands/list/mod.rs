@@ -251,7 +251,7 @@ fn notify_push(ctx: &mut Ctx, key: &[u8], dirty: u64, end: End) {
 }
 
 /// `event` of `key`, then `del` when the edit emptied (and so deleted) the list.
-fn notify_edit(ctx: &mut Ctx, key: &[u8], dirty: u64, event: &str, emptied: bool) {
+fn notify_edit(ctx: &mut Ctx, key: &[u8], dirty: u64, event: &'static str, emptied: bool) {
     ctx.changed(key, dirty, KeyspaceEvents::LIST, event);
     if emptied {
         ctx.changed(key, 0, KeyspaceEvents::GENERIC, "del");

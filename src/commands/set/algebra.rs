@@ -238,7 +238,7 @@ fn diff_into(result: &mut SetObj, mut sets: Vec<Option<&SetObj>>, lim: &SetLimit
 /// Writes a *STORE result to `dst` (replacing any value and TTL) and raises `event`, or
 /// deletes `dst` (raising `del` if it existed) when the result is empty, and replies with
 /// the result's size.
-fn store(ctx: &mut Ctx, dst: &[u8], result: Option<SetObj>, event: &str) -> CmdResult {
+fn store(ctx: &mut Ctx, dst: &[u8], result: Option<SetObj>, event: &'static str) -> CmdResult {
     let now = ctx.now_ms;
     let result = result.filter(|r| !r.is_empty());
     let len = result.as_ref().map_or(0, SetObj::len);

@@ -258,7 +258,7 @@ fn smove(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 /// `event` (`srem`, `spop`) of `key`, then `del` when the removal emptied (and so deleted)
 /// the set.
-fn notify_removed(ctx: &mut Ctx, event: &str, dirty: u64, key: &[u8], emptied: bool) {
+fn notify_removed(ctx: &mut Ctx, event: &'static str, dirty: u64, key: &[u8], emptied: bool) {
     ctx.changed(key, dirty, KeyspaceEvents::SET, event);
     if emptied {
         ctx.changed(key, 0, KeyspaceEvents::GENERIC, "del");

@@ -208,7 +208,7 @@ pub static COMMANDS: &[Command] = &[
 /// The listpack limits from the config.
 /// `event` (`zrem`, `zpopmin`, `zremrangebyscore`...) of `key`, then `del` when the removal
 /// emptied (and so deleted) the sorted set.
-fn notify_removed(ctx: &mut Ctx, event: &str, dirty: u64, key: &[u8], emptied: bool) {
+fn notify_removed(ctx: &mut Ctx, event: &'static str, dirty: u64, key: &[u8], emptied: bool) {
     ctx.changed(key, dirty, KeyspaceEvents::ZSET, event);
     if emptied {
         ctx.changed(key, 0, KeyspaceEvents::GENERIC, "del");

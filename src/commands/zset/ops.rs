@@ -236,7 +236,7 @@ fn compute(srcs: &[Src<'_>], req: &Request<'_>, op: Op) -> Vec<(Vec<u8>, f64)> {
     out
 }
 
-fn generic(ctx: &mut Ctx, argv: &[Bytes], op: Op, store: bool, name: &str) -> CmdResult {
+fn generic(ctx: &mut Ctx, argv: &[Bytes], op: Op, store: bool, name: &'static str) -> CmdResult {
     let numkeys_at = if store { 2 } else { 1 };
     let req = parse(ctx, argv, numkeys_at, name, op, store, false)?;
     let result = {

@@ -249,7 +249,12 @@ pub fn zrangestore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// Stores `members` (sorted ascending, distinct) at `dst` as a new sorted set and raises
 /// `event`, or deletes `dst` (raising `del` if it existed) when there are none. Shared by
 /// ZRANGESTORE and the *STORE set operations.
-pub(super) fn store_sorted(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>, event: &str) {
+pub(super) fn store_sorted(
+    ctx: &mut Ctx,
+    dst: &[u8],
+    members: Vec<(Vec<u8>, f64)>,
+    event: &'static str,
+) {
     let now = ctx.now_ms;
     if members.is_empty() {
         if ctx.srv.dbs[ctx.client.db].remove(dst, now) {
@@ -289,7 +294,7 @@ pub fn zremrangebylex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn remove_span(
     ctx: &mut Ctx,
     key: &[u8],
-    event: &str,
+    event: &'static str,
     span: impl FnOnce(&ZSetObj) -> (usize, usize),
 ) -> CmdResult {
     let now = ctx.now_ms;
