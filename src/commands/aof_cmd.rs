@@ -2,8 +2,9 @@
 
 use bytes::Bytes;
 
+use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, Command};
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::persist::aof::rewrite::{self, StartError};
 
 pub static COMMANDS: &[Command] = &[Command::new(
@@ -11,12 +12,12 @@ pub static COMMANDS: &[Command] = &[Command::new(
     1,
     flag::ADMIN | flag::NOSCRIPT | flag::NO_ASYNC_LOADING,
     acl::ADMIN | acl::SLOW | acl::DANGEROUS,
-    bgrewriteaof,
+    Server(bgrewriteaof),
 )
 .doc("server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", "O(1)")];
 
 /// Starts a rewrite now, or schedules it when a BGSAVE runs.
-fn bgrewriteaof(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn bgrewriteaof(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
     let store = &mut crate::persist::store(ctx.srv);
     match rewrite::start(store, now) {

@@ -2,7 +2,7 @@
 //! start-up, through their handlers, as Valkey's loader does with its fake client. It lives
 //! here, with the handlers; persistence only calls it (`persist::aof::startup::Replay`).
 
-use crate::commands::Ctx;
+use crate::commands::run_handler;
 use crate::config::PropagationErrorBehavior;
 use crate::keyspace::db::Db;
 use crate::persist::aof::load::ExecError;
@@ -62,14 +62,9 @@ impl Replay for Replayer<'_> {
             )));
         }
         let Some(handler) = cmd.handler else { return Ok(()) };
-        let mut ctx = Ctx {
-            srv: &mut *srv,
-            client: &mut self.client,
-            out: &mut self.out,
-            now_ms,
-            slot: usize::MAX,
-        };
-        let error = match handler(&mut ctx, argv) {
+        let ran =
+            run_handler(handler, srv, &mut self.client, &mut self.out, argv, now_ms, usize::MAX);
+        let error = match ran {
             Err(e) => Some(e.to_string()),
             Ok(()) => error_reply_text(&self.out.buf),
         };

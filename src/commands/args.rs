@@ -275,7 +275,7 @@ pub fn scan_elements<T: Typed>(
 ) -> CmdResult {
     let cursor = parse_cursor(&argv[2]).ok_or(CmdError::InvalidCursor)?;
     let now = ctx.now_ms;
-    let Some(obj) = ctx.srv.dbs[ctx.client.db].read_agg::<T>(&argv[1], now)? else {
+    let Some(obj) = ctx.dbs[ctx.client.db].read_agg::<T>(&argv[1], now)? else {
         scan_reply(ctx.out, 0, &[]);
         return Ok(());
     };

@@ -13,9 +13,10 @@ use bytes::Bytes;
 use crate::commands::args::{is, text};
 use crate::commands::command::reply_help;
 use crate::commands::server_cmd::parse_timeout_ms;
+use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::tracking_cmd;
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::resp::reply::{Proto, Reply};
 use crate::server::client::{Client, ClientType, ReplyMode};
 use crate::server::pubsub::Kind;
@@ -30,16 +31,16 @@ const ACL_OWN: u64 = acl::SLOW | acl::CONNECTION;
 const ACL_OTHERS: u64 = acl::ADMIN | acl::SLOW | acl::DANGEROUS | acl::CONNECTION;
 
 static SUBCOMMANDS: &[Command] = &[
-    Command::new("client|id", 2, OWN_BUSY, ACL_OWN, client_id).doc(
+    Command::new("client|id", 2, OWN_BUSY, ACL_OWN, Server(client_id)).doc(
         "connection",
         "5.0.0",
         "Returns the unique client ID of the connection.",
         "O(1)",
     ),
-    Command::new("client|info", 2, OWN, ACL_OWN, client_info)
+    Command::new("client|info", 2, OWN, ACL_OWN, Server(client_info))
         .doc("connection", "6.2.0", "Returns information about the connection.", "O(1)")
         .tips(&["nondeterministic_output"]),
-    Command::new("client|list", -2, OTHERS, ACL_OTHERS, client_list)
+    Command::new("client|list", -2, OTHERS, ACL_OTHERS, Server(client_list))
         .history(&[
             ("2.8.12", "Added unique client `id` field."),
             ("5.0.0", "Added optional `TYPE` filter."),
@@ -58,7 +59,7 @@ static SUBCOMMANDS: &[Command] = &[
             "O(N) where N is the number of client connections",
         )
         .tips(&["nondeterministic_output"]),
-    Command::new("client|kill", -3, OTHERS, ACL_OTHERS, client_kill)
+    Command::new("client|kill", -3, OTHERS, ACL_OTHERS, Server(client_kill))
         .history(&[
             ("2.8.12", "Added new filter format."),
             ("2.8.12", "`ID` option."),
@@ -76,16 +77,16 @@ static SUBCOMMANDS: &[Command] = &[
             "Terminates open connections.",
             "O(N) where N is the number of client connections",
         ),
-    Command::new("client|setname", 3, OWN_BUSY, ACL_OWN, client_setname)
+    Command::new("client|setname", 3, OWN_BUSY, ACL_OWN, Server(client_setname))
         .doc("connection", "2.6.9", "Sets the connection name.", "O(1)")
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("client|getname", 2, OWN_BUSY, ACL_OWN, client_getname).doc(
+    Command::new("client|getname", 2, OWN_BUSY, ACL_OWN, Server(client_getname)).doc(
         "connection",
         "2.6.9",
         "Returns the name of the connection.",
         "O(1)",
     ),
-    Command::new("client|setinfo", 4, OWN_BUSY, ACL_OWN, client_setinfo)
+    Command::new("client|setinfo", 4, OWN_BUSY, ACL_OWN, Server(client_setinfo))
         .doc(
             "connection",
             "7.2.0",
@@ -93,7 +94,7 @@ static SUBCOMMANDS: &[Command] = &[
             "O(1)",
         )
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("client|pause", -3, OTHERS, ACL_OTHERS, client_pause)
+    Command::new("client|pause", -3, OTHERS, ACL_OTHERS, Server(client_pause))
         .history(&[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")])
         .doc(
             "connection",
@@ -101,61 +102,61 @@ static SUBCOMMANDS: &[Command] = &[
             "Suspends commands processing.",
             "O(1)",
         ),
-    Command::new("client|unpause", 2, OTHERS, ACL_OTHERS, client_unpause).doc(
+    Command::new("client|unpause", 2, OTHERS, ACL_OTHERS, Server(client_unpause)).doc(
         "connection",
         "6.2.0",
         "Resumes processing commands from paused clients.",
         "O(N) Where N is the number of paused clients",
     ),
-    Command::new("client|unblock", -3, OTHERS, ACL_OTHERS, client_unblock).doc(
+    Command::new("client|unblock", -3, OTHERS, ACL_OTHERS, Server(client_unblock)).doc(
         "connection",
         "5.0.0",
         "Unblocks a client blocked by a blocking command from a different connection.",
         "O(log N) where N is the number of client connections",
     ),
-    Command::new("client|reply", 3, OWN_BUSY | flag::NO_MULTI, ACL_OWN, client_reply).doc(
+    Command::new("client|reply", 3, OWN_BUSY | flag::NO_MULTI, ACL_OWN, Server(client_reply)).doc(
         "connection",
         "3.2.0",
         "Instructs the server whether to reply to commands.",
         "O(1)",
     ),
-    Command::new("client|no-evict", 3, OTHERS | flag::ALLOW_BUSY, ACL_OTHERS, client_no_evict).doc(
+    Command::new("client|no-evict", 3, OTHERS | flag::ALLOW_BUSY, ACL_OTHERS, Server(client_no_evict)).doc(
         "connection",
         "7.0.0",
         "Sets the client eviction mode of the connection.",
         "O(1)",
     ),
-    Command::new("client|no-touch", 3, OWN_BUSY, ACL_OWN, client_no_touch).doc(
+    Command::new("client|no-touch", 3, OWN_BUSY, ACL_OWN, Server(client_no_touch)).doc(
         "connection",
         "7.2.0",
         "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
         "O(1)",
     ),
-    Command::new("client|tracking", -3, OWN, ACL_OWN, tracking_cmd::client_tracking).doc(
+    Command::new("client|tracking", -3, OWN, ACL_OWN, Server(tracking_cmd::client_tracking)).doc(
         "connection",
         "6.0.0",
         "Controls server-assisted client-side caching for the connection.",
         "O(1). Some options may introduce additional complexity.",
     ),
-    Command::new("client|caching", 3, OWN_BUSY, ACL_OWN, tracking_cmd::client_caching).doc(
+    Command::new("client|caching", 3, OWN_BUSY, ACL_OWN, Server(tracking_cmd::client_caching)).doc(
         "connection",
         "6.0.0",
         "Instructs the server whether to track the keys in the next request.",
         "O(1)",
     ),
-    Command::new("client|getredir", 2, OWN_BUSY, ACL_OWN, tracking_cmd::client_getredir).doc(
+    Command::new("client|getredir", 2, OWN_BUSY, ACL_OWN, Server(tracking_cmd::client_getredir)).doc(
         "connection",
         "6.0.0",
         "Returns the client ID to which the connection's tracking notifications are redirected.",
         "O(1)",
     ),
-    Command::new("client|trackinginfo", 2, OWN, ACL_OWN, tracking_cmd::client_trackinginfo).doc(
+    Command::new("client|trackinginfo", 2, OWN, ACL_OWN, Server(tracking_cmd::client_trackinginfo)).doc(
         "connection",
         "6.2.0",
         "Returns information about server-assisted client-side caching for the connection.",
         "O(1)",
     ),
-    Command::new("client|help", 2, flag::LOADING | flag::STALE, ACL_OWN, client_help).doc(
+    Command::new("client|help", 2, flag::LOADING | flag::STALE, ACL_OWN, Server(client_help)).doc(
         "connection",
         "5.0.0",
         "Returns helpful text about the different subcommands.",
@@ -178,7 +179,7 @@ pub fn valid_client_attr(v: &[u8]) -> bool {
     v.iter().all(|&c| (b'!'..=b'~').contains(&c))
 }
 
-fn client_id(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn client_id(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.out.int(ctx.client.id as i64);
     Ok(())
 }
@@ -193,7 +194,7 @@ enum UnblockAs {
 }
 
 /// CLIENT UNBLOCK client-id [TIMEOUT | ERROR]: 1 when that client was blocked on keys.
-fn client_unblock(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn client_unblock(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let id = parse_i64(&argv[2]).ok_or(CmdError::NotInteger)?;
     let how = match argv.get(3) {
         None => UnblockAs::Timeout,
@@ -224,7 +225,7 @@ fn client_unblock(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn client_setname(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn client_setname(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let name = &argv[2];
     if !valid_client_attr(name) {
         return Err(CmdError::BadClientName);
@@ -234,7 +235,7 @@ fn client_setname(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn client_getname(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn client_getname(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     match &ctx.client.name {
         Some(n) => ctx.out.bulk(n),
         None => ctx.out.null(),
@@ -243,7 +244,7 @@ fn client_getname(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
 }
 
 /// CLIENT SETINFO LIB-NAME|LIB-VER value.
-fn client_setinfo(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn client_setinfo(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let (attr, value) = (&argv[2], &argv[3]);
     let slot = if is(attr, "LIB-NAME") {
         &mut ctx.client.lib_name
@@ -271,13 +272,13 @@ fn on_off(a: &[u8]) -> Result<bool, CmdError> {
     }
 }
 
-fn client_no_evict(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn client_no_evict(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     ctx.client.no_evict = on_off(&argv[2])?;
     ctx.out.ok();
     Ok(())
 }
 
-fn client_no_touch(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn client_no_touch(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     ctx.client.no_touch = on_off(&argv[2])?;
     ctx.out.ok();
     Ok(())
@@ -285,7 +286,7 @@ fn client_no_touch(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 /// CLIENT REPLY ON|OFF|SKIP. Dispatch applies the mode to the replies that follow; OFF and
 /// SKIP have no reply of their own.
-fn client_reply(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn client_reply(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let a = &argv[2];
     if is(a, "ON") {
         ctx.client.reply_mode = ReplyMode::On;
@@ -304,7 +305,7 @@ fn client_reply(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 /// CLIENT PAUSE timeout [WRITE|ALL]. A pause only ever extends an earlier one, and a WRITE
 /// pause does not weaken a running ALL pause.
-fn client_pause(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn client_pause(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     // Valkey 9.1 reads a mode only when it is the last word (and before the timeout); with
     // more words after it, the mode is not read at all and the pause is ALL.
     let kind = match argv.len() {
@@ -324,7 +325,7 @@ fn client_pause(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn client_unpause(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn client_unpause(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.srv.pause = Pause { held_clients: ctx.srv.pause.held_clients, ..Pause::default() };
     ctx.out.ok();
     Ok(())
@@ -409,7 +410,7 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
 }
 
 /// The executing client's view, while `cmd` runs with `argv`.
-fn own_view<'a>(ctx: &'a Ctx, cmd: &'static str, argv: &[Bytes]) -> ClientView<'a> {
+fn own_view<'a>(ctx: &'a ServerCtx, cmd: &'static str, argv: &[Bytes]) -> ClientView<'a> {
     let argv_mem = argv.iter().map(|a| a.len()).sum();
     ClientView {
         client: ctx.client,
@@ -421,7 +422,7 @@ fn own_view<'a>(ctx: &'a Ctx, cmd: &'static str, argv: &[Bytes]) -> ClientView<'
 }
 
 /// Every client, the executing one included, in connection order.
-fn all_views<'a>(ctx: &'a Ctx, cmd: &'static str, argv: &[Bytes]) -> Vec<ClientView<'a>> {
+fn all_views<'a>(ctx: &'a ServerCtx, cmd: &'static str, argv: &[Bytes]) -> Vec<ClientView<'a>> {
     let mut views: Vec<ClientView> = ctx
         .srv
         .clients
@@ -439,7 +440,7 @@ fn all_views<'a>(ctx: &'a Ctx, cmd: &'static str, argv: &[Bytes]) -> Vec<ClientV
     views
 }
 
-fn client_info(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn client_info(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let mut s = String::new();
     write_info_line(&mut s, &own_view(ctx, "client|info", argv), ctx.now_ms);
     s.push('\n');
@@ -474,7 +475,7 @@ fn parse_list_filter(argv: &[Bytes]) -> Result<ListFilter, CmdError> {
     }
 }
 
-fn client_list(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn client_list(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let filter = parse_list_filter(argv)?;
     let mut s = String::new();
     {
@@ -604,7 +605,7 @@ impl KillFilter<'_> {
     }
 }
 
-fn client_kill(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn client_kill(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let (filter, reply) = parse_kill(argv)?;
     let now = ctx.now_ms;
     let mut killed = 0;
@@ -693,7 +694,7 @@ const HELP_LINES: &[&str] = &[
     "    Will not touch LRU/LFU stats when this mode is on.",
 ];
 
-fn client_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn client_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     reply_help(ctx.out, "CLIENT", HELP_LINES);
     Ok(())
 }

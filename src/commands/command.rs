@@ -16,8 +16,9 @@ mod lint;
 
 use bytes::Bytes;
 
+use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, Command};
-use crate::commands::{all, lookup, CmdError, CmdResult, Ctx};
+use crate::commands::{all, lookup, CmdError, CmdResult, ServerCtx};
 use crate::config::glob_match;
 use crate::resp::reply::{AggKind, Reply};
 
@@ -30,13 +31,13 @@ const LOOKUP_COMPLEXITY: &str = "O(N) where N is the number of commands to look 
 const ARGS_COMPLEXITY: &str = "O(N) where N is the number of arguments to the command";
 
 static SUBCOMMANDS: &[Command] = &[
-    Command::new("command|count", 2, FLAGS, ACL, count).doc(
+    Command::new("command|count", 2, FLAGS, ACL, Server(count)).doc(
         "server",
         "2.8.13",
         "Returns a count of commands.",
         "O(1)",
     ),
-    Command::new("command|docs", -2, FLAGS, ACL, docs)
+    Command::new("command|docs", -2, FLAGS, ACL, Server(docs))
         .doc(
             "server",
             "7.0.0",
@@ -44,25 +45,26 @@ static SUBCOMMANDS: &[Command] = &[
             LOOKUP_COMPLEXITY,
         )
         .tips(ORDER_TIP),
-    Command::new("command|getkeys", -3, FLAGS, ACL, getkeys::getkeys).doc(
+    Command::new("command|getkeys", -3, FLAGS, ACL, Server(getkeys::getkeys)).doc(
         "server",
         "2.8.13",
         "Extracts the key names from an arbitrary command.",
         ARGS_COMPLEXITY,
     ),
-    Command::new("command|getkeysandflags", -3, FLAGS, ACL, getkeys::getkeys_and_flags).doc(
-        "server",
-        "7.0.0",
-        "Extracts the key names and access flags for an arbitrary command.",
-        ARGS_COMPLEXITY,
-    ),
-    Command::new("command|help", 2, FLAGS, ACL, help).doc(
+    Command::new("command|getkeysandflags", -3, FLAGS, ACL, Server(getkeys::getkeys_and_flags))
+        .doc(
+            "server",
+            "7.0.0",
+            "Extracts the key names and access flags for an arbitrary command.",
+            ARGS_COMPLEXITY,
+        ),
+    Command::new("command|help", 2, FLAGS, ACL, Server(help)).doc(
         "server",
         "5.0.0",
         "Returns helpful text about the different subcommands.",
         "O(1)",
     ),
-    Command::new("command|info", -2, FLAGS, ACL, info)
+    Command::new("command|info", -2, FLAGS, ACL, Server(info))
         .history(&[("7.0.0", "Allowed to be called with no argument to get info on all commands.")])
         .doc(
             "server",
@@ -71,7 +73,7 @@ static SUBCOMMANDS: &[Command] = &[
             LOOKUP_COMPLEXITY,
         )
         .tips(ORDER_TIP),
-    Command::new("command|list", -2, FLAGS, ACL, list)
+    Command::new("command|list", -2, FLAGS, ACL, Server(list))
         .doc(
             "server",
             "7.0.0",
@@ -84,7 +86,7 @@ static SUBCOMMANDS: &[Command] = &[
 pub static COMMANDS: &[Command] = &[
     // The one container that also runs on its own: bare COMMAND lists every command.
     Command {
-        handler: Some(all_commands),
+        handler: Some(Server(all_commands)),
         ..Command::container("command", -1, FLAGS, ACL, SUBCOMMANDS)
     }
     .doc(
@@ -122,7 +124,7 @@ pub fn reply_help(out: &mut Reply, cmd_upper: &str, lines: &[&str]) {
 }
 
 /// COMMAND: the INFO of every top-level command.
-fn all_commands(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn all_commands(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     reply_all_info(ctx.out);
     Ok(())
 }
@@ -134,13 +136,13 @@ fn reply_all_info(out: &mut Reply) {
     }
 }
 
-fn count(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn count(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.out.int(all().count() as i64);
     Ok(())
 }
 
 /// COMMAND INFO [name ...]: every command without names; a null for each unknown name.
-fn info(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn info(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let names = &argv[2..];
     if names.is_empty() {
         reply_all_info(ctx.out);
@@ -157,7 +159,7 @@ fn info(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 /// COMMAND DOCS [name ...]: a map of name to documentation; unknown names are left out.
-fn docs(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn docs(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let names = &argv[2..];
     if names.is_empty() {
         ctx.out.map(all().count());
@@ -228,7 +230,7 @@ fn acl_category(name: &[u8]) -> Option<u64> {
 
 /// COMMAND LIST: full names of commands and subcommands that pass the filter, each
 /// container followed by its subcommands.
-fn list(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn list(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let filter = ListFilter::parse(argv)?;
     let header = ctx.out.begin_deferred(AggKind::Array);
     let mut n = 0;
@@ -265,7 +267,7 @@ const HELP_LINES: &[&str] = &[
     "    Return the keys and the access flags from a full command.",
 ];
 
-fn help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     reply_help(ctx.out, "COMMAND", HELP_LINES);
     Ok(())
 }

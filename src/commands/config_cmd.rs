@@ -8,8 +8,9 @@ use bytes::Bytes;
 
 use crate::commands::command::reply_help;
 use crate::commands::error::ApplyFailure;
+use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, Command};
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::config::{Caller, Config};
 use crate::keyspace::db::DbStats;
 use crate::server::state::ServerState;
@@ -19,7 +20,7 @@ const ACL: u64 = acl::ADMIN | acl::SLOW | acl::DANGEROUS;
 const PARAMS_COMPLEXITY: &str = "O(N) when N is the number of configuration parameters provided";
 
 static SUBCOMMANDS: &[Command] = &[
-    Command::new("config|get", -3, FLAGS, ACL, get)
+    Command::new("config|get", -3, FLAGS, ACL, Server(get))
         .history(&[("7.0.0", "Added the ability to pass multiple pattern parameters in one call")])
         .doc(
             "server",
@@ -27,17 +28,17 @@ static SUBCOMMANDS: &[Command] = &[
             "Returns the effective values of configuration parameters.",
             PARAMS_COMPLEXITY,
         ),
-    Command::new("config|set", -4, FLAGS, ACL, set)
+    Command::new("config|set", -4, FLAGS, ACL, Server(set))
         .history(&[("7.0.0", "Added the ability to set multiple parameters in one call.")])
         .doc("server", "2.0.0", "Sets configuration parameters in-flight.", PARAMS_COMPLEXITY)
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("config|resetstat", 2, FLAGS, ACL, resetstat)
+    Command::new("config|resetstat", 2, FLAGS, ACL, Server(resetstat))
         .doc("server", "2.0.0", "Resets the server's statistics.", "O(1)")
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("config|rewrite", 2, FLAGS, ACL, rewrite)
+    Command::new("config|rewrite", 2, FLAGS, ACL, Server(rewrite))
         .doc("server", "2.8.0", "Persists the effective configuration to file.", "O(1)")
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("config|help", 2, flag::LOADING | flag::STALE, acl::SLOW, help).doc(
+    Command::new("config|help", 2, flag::LOADING | flag::STALE, acl::SLOW, Server(help)).doc(
         "server",
         "5.0.0",
         "Returns helpful text about the different subcommands.",
@@ -58,7 +59,7 @@ pub static COMMANDS: &[Command] = &[Command::container("config", -2, 0, acl::SLO
 /// As in Valkey, a pattern without glob characters is a plain name (or alias) and is
 /// answered under the name as typed; glob matches are answered under the table's names.
 /// A name already answered (in any case) is not repeated.
-fn get(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn get(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let config = &ctx.srv.config;
     let mut found: Vec<(String, String)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -89,7 +90,7 @@ fn get(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 /// `CONFIG SET name value [name value ...]`: all pairs or none.
-fn set(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn set(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let args = &argv[2..];
     if !args.len().is_multiple_of(2) {
         // Valkey answers an unpaired trailing name with a syntax error, not an arity error.
@@ -171,7 +172,7 @@ fn apply_one(srv: &mut ServerState, name: &str) -> Result<(), ApplyFailure> {
 
 /// `CONFIG RESETSTAT`: the INFO counters (stats, commandstats, errorstats, keyspace
 /// hits and misses, expired keys) start again from zero. The slow log is kept.
-fn resetstat(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn resetstat(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.srv.stats.reset();
     for db in &mut ctx.srv.dbs {
         db.stats = DbStats::default();
@@ -182,7 +183,7 @@ fn resetstat(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
 }
 
 /// `CONFIG REWRITE`: bring the config file the server was started with up to date.
-fn rewrite(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn rewrite(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let Some(path) = ctx.srv.config_file.as_deref() else {
         return Err(CmdError::NoConfigFile);
     };
@@ -206,7 +207,7 @@ const HELP_LINES: &[&str] = &[
     "    Rewrite the configuration file.",
 ];
 
-fn help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     reply_help(ctx.out, "CONFIG", HELP_LINES);
     Ok(())
 }
@@ -220,13 +221,13 @@ mod tests {
     /// Runs `handler` on a fresh server state with `argv`, returning the reply bytes.
     fn run(
         srv: &mut ServerState,
-        handler: crate::commands::table::Handler,
+        handler: fn(&mut ServerCtx, &[Bytes]) -> CmdResult,
         argv: &[&str],
     ) -> Result<Vec<u8>, CmdError> {
         let argv: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect();
         let mut client = Client::new(1, "127.0.0.1:1".into(), "127.0.0.1:2".into(), -1, false, 0);
         let mut out = Reply::new(Proto::Resp2);
-        let mut ctx = Ctx { srv, client: &mut client, out: &mut out, now_ms: 0, slot: 0 };
+        let mut ctx = ServerCtx { srv, client: &mut client, out: &mut out, now_ms: 0, slot: 0 };
         handler(&mut ctx, &argv).map(|()| out.buf)
     }
 

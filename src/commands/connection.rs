@@ -9,8 +9,9 @@ use bytes::Bytes;
 use crate::commands::args::{is, text};
 use crate::commands::client_cmd::valid_client_attr;
 use crate::commands::server_cmd::{SERVER_NAME, SERVER_VERSION};
+use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, Command};
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::resp::reply::Proto;
 use crate::types::string::parse_i64;
 
@@ -20,28 +21,28 @@ const HANDSHAKE: u64 =
 const ACL_CONN: u64 = acl::FAST | acl::CONNECTION;
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("ping", -1, flag::FAST, ACL_CONN, ping)
+    Command::new("ping", -1, flag::FAST, ACL_CONN, Server(ping))
         .doc("connection", "1.0.0", "Returns the server's liveliness response.", "O(1)")
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
-    Command::new("echo", 2, flag::LOADING | flag::STALE | flag::FAST, ACL_CONN, echo).doc(
+    Command::new("echo", 2, flag::LOADING | flag::STALE | flag::FAST, ACL_CONN, Server(echo)).doc(
         "connection",
         "1.0.0",
         "Returns the given string.",
         "O(1)",
     ),
-    Command::new("quit", -1, HANDSHAKE, ACL_CONN, quit).doc(
+    Command::new("quit", -1, HANDSHAKE, ACL_CONN, Server(quit)).doc(
         "connection",
         "1.0.0",
         "Closes the connection.",
         "O(1)",
     ),
-    Command::new("reset", 1, HANDSHAKE, ACL_CONN, reset).doc(
+    Command::new("reset", 1, HANDSHAKE, ACL_CONN, Server(reset)).doc(
         "connection",
         "6.2.0",
         "Resets the connection.",
         "O(1)",
     ),
-    Command::new("hello", -1, HANDSHAKE, ACL_CONN, hello)
+    Command::new("hello", -1, HANDSHAKE, ACL_CONN, Server(hello))
         .history(&[
             ("8.1.0", "A new `availability_zone` field is added to the response if the `availability-zone` config is set."),
             ("6.2.0", "`protover` made optional; when called without arguments the command reports the current connection's context."),
@@ -52,7 +53,7 @@ pub static COMMANDS: &[Command] = &[
             "Handshakes with the server.",
             "O(1)",
         ),
-    Command::new("auth", -2, HANDSHAKE, ACL_CONN, auth)
+    Command::new("auth", -2, HANDSHAKE, ACL_CONN, Server(auth))
         .history(&[("6.0.0", "Added ACL style (username and password).")])
         .doc(
             "connection",
@@ -65,7 +66,7 @@ pub static COMMANDS: &[Command] = &[
 /// The only user.
 const DEFAULT_USER: &[u8] = b"default";
 
-fn ping(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn ping(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     if argv.len() <= 2 && ctx.client.subs.total() > 0 && !ctx.out.is_resp3() {
         // RESP2 subscriber mode: `["pong", message or ""]`, as a pub/sub message would be.
         ctx.out.array(2);
@@ -81,19 +82,19 @@ fn ping(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn echo(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn echo(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     ctx.out.bulk(&argv[1]);
     Ok(())
 }
 
 /// QUIT: reply, then close once the reply is written. Extra arguments are ignored.
-fn quit(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn quit(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.out.ok();
     ctx.client.close_after_reply = true;
     Ok(())
 }
 
-fn reset(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn reset(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let slot = ctx.slot;
     ctx.srv.monitors.retain(|&m| m != slot);
     ctx.srv.pubsub.remove_client(slot, &mut ctx.client.subs);
@@ -118,7 +119,7 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Authenticate the client as `user`; a failure leaves its current state unchanged.
-fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> CmdResult {
+fn authenticate(ctx: &mut ServerCtx, user: &[u8], pass: &[u8]) -> CmdResult {
     let required = ctx.srv.config.requirepass.as_bytes();
     let ok = user == DEFAULT_USER && (required.is_empty() || same_secret(pass, required));
     if !ok {
@@ -130,7 +131,7 @@ fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> CmdResult {
 }
 
 /// AUTH password | AUTH username password.
-fn auth(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn auth(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let (user, pass): (&[u8], &[u8]) = match argv.len() {
         2 if ctx.srv.config.requirepass.is_empty() => return Err(CmdError::AuthNoPassword),
         2 => (DEFAULT_USER, &argv[1]),
@@ -176,7 +177,7 @@ fn parse_hello(argv: &[Bytes]) -> Result<HelloArgs<'_>, CmdError> {
 
 /// HELLO [protover [AUTH username password] [SETNAME clientname]]. The checks run in
 /// redis-server's order: options, credentials, name, then "must be authenticated".
-fn hello(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn hello(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let args = parse_hello(argv)?;
     if let Some((user, pass)) = args.credentials {
         authenticate(ctx, user, pass)?;

@@ -5,6 +5,7 @@ use bytes::Bytes;
 
 use crate::commands::args::is;
 use crate::commands::table::ks::{ACCESS, OW, RO, UPDATE};
+use crate::commands::table::Data;
 use crate::commands::table::{acl, flag, range, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
@@ -18,7 +19,7 @@ const DUMP_KEYS: &[KeySpec] = &[range(RO | ACCESS, 1, 0, 1)];
 const RESTORE_KEYS: &[KeySpec] = &[range(OW | UPDATE, 1, 0, 1)];
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("dump", 2, flag::READONLY, acl::KEYSPACE | acl::READ | acl::SLOW, dump_cmd)
+    Command::new("dump", 2, flag::READONLY, acl::KEYSPACE | acl::READ | acl::SLOW, Data(dump_cmd))
         .keys(DUMP_KEYS)
         .tips(&["nondeterministic_output"])
         .doc(
@@ -32,7 +33,7 @@ pub static COMMANDS: &[Command] = &[
         -4,
         flag::WRITE | flag::DENYOOM,
         acl::KEYSPACE | acl::WRITE | acl::SLOW | acl::DANGEROUS,
-        restore,
+        Data(restore),
     ).history(&[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")])
     .keys(RESTORE_KEYS)
     .doc(
@@ -45,7 +46,7 @@ pub static COMMANDS: &[Command] = &[
 
 fn dump_cmd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
-    let compress = ctx.srv.config.rdbcompression;
+    let compress = ctx.config.rdbcompression;
     let payload = ctx.db().read_obj(&argv[1], now).map(|e| dump::payload(e.value_ref(), compress));
     match payload {
         Some(p) => ctx.out.bulk(&p),
@@ -107,8 +108,8 @@ fn restore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     if exists && !opts.replace {
         return Err(CmdError::Other("BUSYKEY Target key name already exists.".into()));
     }
-    let lim = LoadLimits::from_config(&ctx.srv.config);
-    let max_len = ctx.srv.config.proto_max_bulk_len;
+    let lim = LoadLimits::from_config(ctx.config);
+    let max_len = ctx.config.proto_max_bulk_len;
     let value = dump::parse(payload, &lim, max_len).map_err(|e| match e {
         PayloadError::VersionOrChecksum => {
             CmdError::err("DUMP payload version or checksum are wrong")
@@ -120,7 +121,7 @@ fn restore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         t if opts.absolute_ttl => Some(t),
         t => Some(t.saturating_add(now)),
     };
-    if expire_at_ms.is_some_and(|at| is_expired(at, now)) && !ctx.srv.loading {
+    if expire_at_ms.is_some_and(|at| is_expired(at, now)) && !ctx.loading {
         // Already expired: the key is not created (a replaced one is deleted), as Valkey.
         if exists && ctx.db().remove(key, now) {
             ctx.changed(key, 1, KeyspaceEvents::GENERIC, "del");

@@ -11,8 +11,9 @@ use std::fmt::Write as _;
 use bytes::Bytes;
 
 use crate::commands::server_cmd::{REDIS_COMPAT_VERSION, SERVER_VERSION};
+use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, Command};
-use crate::commands::{CmdResult, Ctx};
+use crate::commands::{CmdResult, ServerCtx};
 use crate::keyspace::db::lru_clock;
 use crate::keyspace::lazyfree;
 use crate::server::evict;
@@ -20,15 +21,16 @@ use crate::server::pubsub::Kind;
 use crate::server::state::rate;
 use crate::server::state::ServerState;
 
-pub static COMMANDS: &[Command] =
-    &[Command::new("info", -1, flag::LOADING | flag::STALE, acl::SLOW | acl::DANGEROUS, info)
-        .history(&[("7.0.0", "Added support for taking multiple section arguments.")])
-        .doc("server", "1.0.0", "Returns information and statistics about the server.", "O(1)")
-        .tips(&[
-            "nondeterministic_output",
-            "request_policy:all_shards",
-            "response_policy:special",
-        ])];
+pub static COMMANDS: &[Command] = &[Command::new(
+    "info",
+    -1,
+    flag::LOADING | flag::STALE,
+    acl::SLOW | acl::DANGEROUS,
+    Server(info),
+)
+.history(&[("7.0.0", "Added support for taking multiple section arguments.")])
+.doc("server", "1.0.0", "Returns information and statistics about the server.", "O(1)")
+.tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])];
 
 /// Every section, in output order: name, whether `INFO` / `INFO default` includes it, and
 /// the function that writes its lines.
@@ -91,7 +93,7 @@ struct Now {
     own_mem: usize,
 }
 
-fn info(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn info(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let sel = Selection::parse(&argv[1..]);
     let now = Now {
         ms: ctx.now_ms,

@@ -1,9 +1,14 @@
-//! Commands: the declarative table (`table`, entries in `defs`), the execution context handed
-//! to every handler, and the handlers grouped by family.
+//! Commands: the declarative table (`table`, entries in `defs`), the contexts handed to
+//! handlers, and the handlers grouped by family.
 //!
 //! Handlers never check arity or authentication (dispatch does, from the table), never invent
-//! error text (they return a [`CmdError`](error::CmdError)), and never touch sockets: they
-//! read `argv`, change `ctx.srv` and `ctx.client`, and write the reply into `ctx.out`.
+//! error text (they return a [`CmdError`](error::CmdError)), and never touch sockets. A data
+//! command's handler (strings, hashes, lists, sets, sorted sets, keys, SORT, DUMP/RESTORE)
+//! gets a [`Ctx`]: the keyspace, the settings, its client and its reply as separate borrows,
+//! and reports every change through [`Ctx::changed`]; it cannot reach the client table, the
+//! registries or persistence. A server-wide command's handler (CONFIG, CLIENT, INFO, DEBUG,
+//! SAVE, pub/sub, transactions, FLUSHALL...) gets a [`ServerCtx`], whose one capability is
+//! the whole server state. The table says which is which (`table::Handler`).
 
 pub mod aof_cmd;
 pub mod aof_replay;
@@ -34,13 +39,16 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use std::sync::OnceLock;
 
+use crate::config::Config;
 use crate::keyspace::db::Db;
 use crate::resp::reply::Reply;
 use crate::server::blocking::BlockRequest;
 use crate::server::client::Client;
+use crate::server::propagate::Feed;
 use crate::server::state::ServerState;
 pub use crate::spec::error;
 pub use crate::spec::error::{CmdError, CmdResult};
+use crate::util::rng::Rng;
 pub use table::Command;
 
 /// The command table's shape from `spec`, with this layer's handler type filled in.
@@ -49,16 +57,49 @@ pub mod table {
 
     use bytes::Bytes;
 
-    use crate::commands::{CmdResult, Ctx};
+    use crate::commands::{CmdResult, Ctx, ServerCtx};
 
-    /// What runs a command.
-    pub type Handler = fn(&mut Ctx, &[Bytes]) -> CmdResult;
+    /// What runs a command: a data command's handler works on a [`Ctx`] (the keyspace, the
+    /// settings, its client and its reply); a server-wide command's (CONFIG, CLIENT, INFO,
+    /// DEBUG, persistence, pub/sub, transactions, FLUSHALL...) on a [`ServerCtx`], which
+    /// holds the whole server state as its one named capability.
+    #[derive(Clone, Copy)]
+    pub enum Handler {
+        Data(fn(&mut Ctx, &[Bytes]) -> CmdResult),
+        Server(fn(&mut ServerCtx, &[Bytes]) -> CmdResult),
+    }
+    pub use Handler::{Data, Server};
+
     /// A command of this server's table.
     pub type Command = crate::spec::table::Command<Handler>;
 }
 
-/// What a handler works with.
+/// What a data command's handler works with: separate borrows of the keyspace, the
+/// settings, the calling client and its reply, and nothing else of the server. Every effect
+/// of a write goes through [`Ctx::changed`] into the key's database (`server::events`).
 pub struct Ctx<'a> {
+    /// Every database; the client's is `dbs[client.db]` ([`Ctx::db`]).
+    pub dbs: &'a mut [Db],
+    /// The settings, read only.
+    pub config: &'a Config,
+    pub client: &'a mut Client,
+    pub out: &'a mut Reply,
+    /// Unix time in milliseconds, fixed for the duration of the command.
+    pub now_ms: i64,
+    /// The client's slot in the client table (its token).
+    pub slot: usize,
+    /// Replaying the AOF at start-up: expire times already past are set, not acted on.
+    pub loading: bool,
+    /// The server's generator, for random choices (SPOP, SRANDMEMBER, RANDOMKEY...).
+    pub rng: &'a mut Rng,
+    /// The propagation feed, for [`Ctx::propagate_as`].
+    feed: &'a mut Feed,
+    /// Clients to close at the end of the tick, for [`Ctx::close_asap`].
+    to_close: &'a mut Vec<usize>,
+}
+
+/// What a server-wide command's handler works with: the whole server state, named.
+pub struct ServerCtx<'a> {
     pub srv: &'a mut ServerState,
     pub client: &'a mut Client,
     pub out: &'a mut Reply,
@@ -68,10 +109,45 @@ pub struct Ctx<'a> {
     pub slot: usize,
 }
 
+/// Runs `handler` for `client` on `srv`, with the context its kind takes.
+pub fn run_handler(
+    handler: table::Handler,
+    srv: &mut ServerState,
+    client: &mut Client,
+    out: &mut Reply,
+    argv: &[Bytes],
+    now_ms: i64,
+    slot: usize,
+) -> CmdResult {
+    match handler {
+        table::Handler::Data(h) => with_ctx(srv, client, out, now_ms, slot, |ctx| h(ctx, argv)),
+        table::Handler::Server(h) => h(&mut ServerCtx { srv, client, out, now_ms, slot }, argv),
+    }
+}
+
+/// Runs `f` with the data context of `client` on `srv`.
+pub fn with_ctx<R>(
+    srv: &mut ServerState,
+    client: &mut Client,
+    out: &mut Reply,
+    now_ms: i64,
+    slot: usize,
+    f: impl FnOnce(&mut Ctx) -> R,
+) -> R {
+    let ServerState { dbs, config, loading, rng, feed, to_close, .. } = srv;
+    let loading = *loading;
+    f(&mut Ctx { dbs, config, client, out, now_ms, slot, loading, rng, feed, to_close })
+}
+
 impl Ctx<'_> {
     /// The client's selected database.
     pub fn db(&mut self) -> &mut Db {
-        &mut self.srv.dbs[self.client.db]
+        &mut self.dbs[self.client.db]
+    }
+
+    /// A pseudo-random number (xorshift64*), for sampling.
+    pub fn random(&mut self) -> u64 {
+        self.rng.next_u64()
     }
 
     /// Whether this command may block its client. False inside MULTI/EXEC and for clients
@@ -97,7 +173,7 @@ impl Ctx<'_> {
     /// (`server::events`): the dirty counter, notifications, WATCH, tracking, blocked
     /// clients and the propagation feed.
     pub fn changed(&mut self, key: &[u8], dirty: u64, class: u32, event: &'static str) {
-        self.srv.dbs[self.client.db].changed(key, dirty, class, event);
+        self.dbs[self.client.db].changed(key, dirty, class, event);
     }
 
     /// As [`Ctx::changed`], for a key of database `db` (COPY ... DB, MOVE).
@@ -109,22 +185,46 @@ impl Ctx<'_> {
         class: u32,
         event: &'static str,
     ) {
-        self.srv.dbs[db].changed(key, dirty, class, event);
+        self.dbs[db].changed(key, dirty, class, event);
     }
 
     /// Expires `key` (of the client's database) at once, for a command that set an expire
     /// time already past; see [`crate::keyspace::db::Db::expire_now`]. The command raises no
     /// event of its own, so it is not logged itself: the removal is. True when it existed.
     pub fn expire_now(&mut self, key: &[u8]) -> bool {
-        self.srv.dbs[self.client.db].expire_now(key, self.now_ms)
+        self.dbs[self.client.db].expire_now(key, self.now_ms)
+    }
+
+    /// Whether the propagation feed records commands (the AOF is on).
+    pub fn propagating(&self) -> bool {
+        self.feed.on
     }
 
     /// Logs `cmds` to the AOF instead of the running command (for a command whose effect
     /// was random, such as SPOP: the log must say what happened). Nothing when the AOF is off.
     pub fn propagate_as(&mut self, cmds: impl FnOnce() -> Vec<Vec<Bytes>>) {
-        if self.srv.feed.on {
-            self.srv.feed.replaced = Some(cmds());
+        if self.feed.on {
+            self.feed.replaced = Some(cmds());
         }
+    }
+
+    /// Closes the client at the end of this tick, after its reply (a reply past its limit).
+    pub fn close_asap(&mut self) {
+        self.client.close_asap = true;
+        self.to_close.push(self.slot);
+    }
+}
+
+impl ServerCtx<'_> {
+    /// The client's selected database.
+    pub fn db(&mut self) -> &mut Db {
+        &mut self.srv.dbs[self.client.db]
+    }
+
+    /// Runs `f` with the data context of this command (for what a server-wide command
+    /// shares with data commands).
+    pub fn data<R>(&mut self, f: impl FnOnce(&mut Ctx) -> R) -> R {
+        with_ctx(self.srv, self.client, self.out, self.now_ms, self.slot, f)
     }
 }
 

@@ -8,8 +8,9 @@
 use bytes::Bytes;
 
 use crate::commands::error::MultiError;
+use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, specs, Command};
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::server::multi;
 
 /// Flags of the commands that act on the transaction itself (Valkey's).
@@ -20,7 +21,7 @@ const ACL_TX: u64 = acl::FAST | acl::TRANSACTION;
 const GROUP: &str = "transactions";
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("multi", 1, TX_START_FLAGS, ACL_TX, multi).doc(
+    Command::new("multi", 1, TX_START_FLAGS, ACL_TX, Server(multi)).doc(
         GROUP,
         "1.2.0",
         "Starts a transaction.",
@@ -31,7 +32,7 @@ pub static COMMANDS: &[Command] = &[
         1,
         flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::SKIP_COMMANDLOG,
         acl::SLOW | acl::TRANSACTION,
-        exec,
+        Server(exec),
     )
     .doc(
         GROUP,
@@ -39,19 +40,21 @@ pub static COMMANDS: &[Command] = &[
         "Executes all commands in a transaction.",
         "Depends on commands in the transaction",
     ),
-    Command::new("discard", 1, TX_FLAGS, ACL_TX, discard).doc(
+    Command::new("discard", 1, TX_FLAGS, ACL_TX, Server(discard)).doc(
         GROUP,
         "2.0.0",
         "Discards a transaction.",
         "O(N), when N is the number of queued commands",
     ),
-    Command::new("watch", -2, TX_START_FLAGS, ACL_TX, watch).keys(specs::READ_ALL_META).doc(
-        GROUP,
-        "2.2.0",
-        "Monitors changes to keys to determine the execution of a transaction.",
-        "O(1) for every key.",
-    ),
-    Command::new("unwatch", 1, TX_FLAGS, ACL_TX, unwatch).doc(
+    Command::new("watch", -2, TX_START_FLAGS, ACL_TX, Server(watch))
+        .keys(specs::READ_ALL_META)
+        .doc(
+            GROUP,
+            "2.2.0",
+            "Monitors changes to keys to determine the execution of a transaction.",
+            "O(1) for every key.",
+        ),
+    Command::new("unwatch", 1, TX_FLAGS, ACL_TX, Server(unwatch)).doc(
         GROUP,
         "2.2.0",
         "Forgets about watched keys of a transaction.",
@@ -59,7 +62,7 @@ pub static COMMANDS: &[Command] = &[
     ),
 ];
 
-fn multi(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn multi(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     debug_assert!(ctx.client.multi.is_none(), "dispatch refuses a nested MULTI");
     ctx.client.multi = Some(Box::default());
     ctx.out.ok();
@@ -69,7 +72,7 @@ fn multi(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
 /// EXEC: EXECABORT when a command was refused while queuing (that check comes first), a
 /// null array when a watched key changed or expired, else the array of the queued
 /// commands' replies (written by dispatch after this returns, see `server::multi`).
-fn exec(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn exec(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let Some(t) = ctx.client.multi.as_deref() else {
         return Err(CmdError::Multi(MultiError::ExecWithoutMulti));
     };
@@ -93,7 +96,7 @@ fn exec(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn discard(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn discard(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     if ctx.client.multi.is_none() {
         return Err(CmdError::Multi(MultiError::DiscardWithoutMulti));
     }
@@ -102,7 +105,7 @@ fn discard(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn watch(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn watch(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     debug_assert!(ctx.client.multi.is_none(), "dispatch refuses WATCH inside MULTI");
     let db = ctx.client.db;
     for key in &argv[1..] {
@@ -112,7 +115,7 @@ fn watch(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn unwatch(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn unwatch(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     multi::unwatch_all(ctx.srv, ctx.slot);
     ctx.out.ok();
     Ok(())

@@ -3,8 +3,9 @@
 
 use bytes::Bytes;
 
+use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, Command};
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::persist::bgsave::{self, StartError};
 
 pub static COMMANDS: &[Command] = &[
@@ -13,7 +14,7 @@ pub static COMMANDS: &[Command] = &[
         -1,
         flag::ADMIN | flag::NOSCRIPT | flag::NO_ASYNC_LOADING,
         acl::ADMIN | acl::SLOW | acl::DANGEROUS,
-        bgsave,
+        Server(bgsave),
     )
     .history(&[("3.2.2", "Added the `SCHEDULE` option."), ("8.1.0", "Added the `CANCEL` option.")])
     .doc("server", "1.0.0", "Asynchronously saves the database(s) to disk.", "O(1)"),
@@ -22,7 +23,7 @@ pub static COMMANDS: &[Command] = &[
         1,
         flag::ADMIN | flag::NOSCRIPT | flag::NO_ASYNC_LOADING | flag::NO_MULTI,
         acl::ADMIN | acl::SLOW | acl::DANGEROUS,
-        save,
+        Server(save),
     )
     .doc(
         "server",
@@ -32,7 +33,7 @@ pub static COMMANDS: &[Command] = &[
     ),
 ];
 
-fn save(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn save(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let store = &mut crate::persist::store(ctx.srv);
     if store.persist.bgsave.child.is_some() {
         return Err(CmdError::BgsaveInProgress);
@@ -53,7 +54,7 @@ enum When {
 
 /// BGSAVE [SCHEDULE]. Inside a transaction it is scheduled, as in Valkey (the fork waits
 /// for the time events).
-fn bgsave(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn bgsave(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let when = match argv {
         [_] => When::Now,
         [_, a] if crate::commands::args::is(a, "schedule") => When::Schedule,

@@ -10,8 +10,9 @@ use bytes::Bytes;
 
 use crate::commands::command::reply_help;
 use crate::commands::server_cmd::subcommand_syntax;
+use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, ks, range, Command, KeySpec};
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::server::pubsub::{self, Kind, Scope};
 
 const SUB_FLAGS: u64 = flag::PUBSUB | flag::NOSCRIPT | flag::LOADING | flag::STALE;
@@ -25,50 +26,54 @@ const SHARD_CHANNELS: &[KeySpec] = &[range(ks::NOT_KEY, 1, -1, 1)];
 const SHARD_CHANNEL: &[KeySpec] = &[range(ks::NOT_KEY, 1, 0, 1)];
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("subscribe", -2, SUB_FLAGS, SUB_ACL, subscribe).doc(
+    Command::new("subscribe", -2, SUB_FLAGS, SUB_ACL, Server(subscribe)).doc(
         "pubsub",
         "2.0.0",
         "Listens for messages published to channels.",
         "O(N) where N is the number of channels to subscribe to.",
     ),
-    Command::new("unsubscribe", -1, SUB_FLAGS, SUB_ACL, unsubscribe).doc(
+    Command::new("unsubscribe", -1, SUB_FLAGS, SUB_ACL, Server(unsubscribe)).doc(
         "pubsub",
         "2.0.0",
         "Stops listening to messages posted to channels.",
         "O(N) where N is the number of channels to unsubscribe.",
     ),
-    Command::new("psubscribe", -2, SUB_FLAGS, SUB_ACL, psubscribe).doc(
+    Command::new("psubscribe", -2, SUB_FLAGS, SUB_ACL, Server(psubscribe)).doc(
         "pubsub",
         "2.0.0",
         "Listens for messages published to channels that match one or more patterns.",
         "O(N) where N is the number of patterns to subscribe to.",
     ),
-    Command::new("punsubscribe", -1, SUB_FLAGS, SUB_ACL, punsubscribe).doc(
+    Command::new("punsubscribe", -1, SUB_FLAGS, SUB_ACL, Server(punsubscribe)).doc(
         "pubsub",
         "2.0.0",
         "Stops listening to messages published to channels that match one or more patterns.",
         "O(N) where N is the number of patterns to unsubscribe.",
     ),
-    Command::new("ssubscribe", -2, SUB_FLAGS, SUB_ACL, ssubscribe).keys(SHARD_CHANNELS).doc(
-        "pubsub",
-        "7.0.0",
-        "Listens for messages published to shard channels.",
-        "O(N) where N is the number of shard channels to subscribe to.",
-    ),
-    Command::new("sunsubscribe", -1, SUB_FLAGS, SUB_ACL, sunsubscribe).keys(SHARD_CHANNELS).doc(
-        "pubsub",
-        "7.0.0",
-        "Stops listening to messages posted to shard channels.",
-        "O(N) where N is the number of shard channels to unsubscribe.",
-    ),
-    Command::new("publish", 3, PUB_FLAGS, PUB_ACL, publish).doc(
+    Command::new("ssubscribe", -2, SUB_FLAGS, SUB_ACL, Server(ssubscribe))
+        .keys(SHARD_CHANNELS)
+        .doc(
+            "pubsub",
+            "7.0.0",
+            "Listens for messages published to shard channels.",
+            "O(N) where N is the number of shard channels to subscribe to.",
+        ),
+    Command::new("sunsubscribe", -1, SUB_FLAGS, SUB_ACL, Server(sunsubscribe))
+        .keys(SHARD_CHANNELS)
+        .doc(
+            "pubsub",
+            "7.0.0",
+            "Stops listening to messages posted to shard channels.",
+            "O(N) where N is the number of shard channels to unsubscribe.",
+        ),
+    Command::new("publish", 3, PUB_FLAGS, PUB_ACL, Server(publish)).doc(
         "pubsub",
         "2.0.0",
         "Posts a message to a channel.",
         "O(N+M) where N is the number of clients subscribed to the receiving channel and M is \
          the total number of subscribed patterns (by any client).",
     ),
-    Command::new("spublish", 3, PUB_FLAGS, PUB_ACL, spublish).keys(SHARD_CHANNEL).doc(
+    Command::new("spublish", 3, PUB_FLAGS, PUB_ACL, Server(spublish)).keys(SHARD_CHANNEL).doc(
         "pubsub",
         "7.0.0",
         "Posts a message to a shard channel.",
@@ -83,39 +88,39 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 static SUBCOMMANDS: &[Command] = &[
-    Command::new("pubsub|channels", -2, INTROSPECT_FLAGS, SUB_ACL, channels).doc(
+    Command::new("pubsub|channels", -2, INTROSPECT_FLAGS, SUB_ACL, Server(channels)).doc(
         "pubsub",
         "2.8.0",
         "Returns the active channels.",
         "O(N) where N is the number of active channels, and assuming constant time pattern \
          matching (relatively short channels and patterns)",
     ),
-    Command::new("pubsub|numsub", -2, INTROSPECT_FLAGS, SUB_ACL, numsub).doc(
+    Command::new("pubsub|numsub", -2, INTROSPECT_FLAGS, SUB_ACL, Server(numsub)).doc(
         "pubsub",
         "2.8.0",
         "Returns a count of subscribers to channels.",
         "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
     ),
-    Command::new("pubsub|numpat", 2, INTROSPECT_FLAGS, SUB_ACL, numpat).doc(
+    Command::new("pubsub|numpat", 2, INTROSPECT_FLAGS, SUB_ACL, Server(numpat)).doc(
         "pubsub",
         "2.8.0",
         "Returns a count of unique pattern subscriptions.",
         "O(1)",
     ),
-    Command::new("pubsub|shardchannels", -2, INTROSPECT_FLAGS, SUB_ACL, shardchannels).doc(
+    Command::new("pubsub|shardchannels", -2, INTROSPECT_FLAGS, SUB_ACL, Server(shardchannels)).doc(
         "pubsub",
         "7.0.0",
         "Returns the active shard channels.",
         "O(N) where N is the number of active shard channels, and assuming constant time \
          pattern matching (relatively short shard channels).",
     ),
-    Command::new("pubsub|shardnumsub", -2, INTROSPECT_FLAGS, SUB_ACL, shardnumsub).doc(
+    Command::new("pubsub|shardnumsub", -2, INTROSPECT_FLAGS, SUB_ACL, Server(shardnumsub)).doc(
         "pubsub",
         "7.0.0",
         "Returns the count of subscribers of shard channels.",
         "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
     ),
-    Command::new("pubsub|help", 2, flag::LOADING | flag::STALE, acl::SLOW, help).doc(
+    Command::new("pubsub|help", 2, flag::LOADING | flag::STALE, acl::SLOW, Server(help)).doc(
         "pubsub",
         "6.2.0",
         "Returns helpful text about the different subcommands.",
@@ -124,7 +129,7 @@ static SUBCOMMANDS: &[Command] = &[
 ];
 
 /// Subscribes to every name in `argv[1..]`, confirming each (also one already held).
-fn subscribe_all(ctx: &mut Ctx, kind: Kind, argv: &[Bytes]) {
+fn subscribe_all(ctx: &mut ServerCtx, kind: Kind, argv: &[Bytes]) {
     for name in &argv[1..] {
         ctx.srv.pubsub.subscribe(kind, ctx.slot, &mut ctx.client.subs, name);
         let count = ctx.client.subs.confirm_count(kind);
@@ -134,7 +139,7 @@ fn subscribe_all(ctx: &mut Ctx, kind: Kind, argv: &[Bytes]) {
 
 /// Unsubscribes from every name in `argv[1..]`, or from all of `kind` when there are none;
 /// confirms each name, or once with a null name when there was nothing to leave.
-fn unsubscribe_all(ctx: &mut Ctx, kind: Kind, argv: &[Bytes]) {
+fn unsubscribe_all(ctx: &mut ServerCtx, kind: Kind, argv: &[Bytes]) {
     let names = if argv.len() > 1 { argv[1..].to_vec() } else { ctx.client.subs.names(kind) };
     if names.is_empty() {
         let count = ctx.client.subs.confirm_count(kind);
@@ -147,19 +152,19 @@ fn unsubscribe_all(ctx: &mut Ctx, kind: Kind, argv: &[Bytes]) {
     }
 }
 
-fn subscribe(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn subscribe(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     subscribe_all(ctx, Kind::Channel, argv);
     Ok(())
 }
 
-fn psubscribe(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn psubscribe(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     subscribe_all(ctx, Kind::Pattern, argv);
     Ok(())
 }
 
 /// SSUBSCRIBE is refused inside EXEC (Valkey's DENY BLOCKING clients), unlike SUBSCRIBE and
 /// PSUBSCRIBE, which MULTI allows for backward compatibility.
-fn ssubscribe(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn ssubscribe(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     if ctx.client.in_exec {
         return Err(CmdError::DenyBlocking("SSUBSCRIBE"));
     }
@@ -167,40 +172,40 @@ fn ssubscribe(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn unsubscribe(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn unsubscribe(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     unsubscribe_all(ctx, Kind::Channel, argv);
     Ok(())
 }
 
-fn punsubscribe(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn punsubscribe(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     unsubscribe_all(ctx, Kind::Pattern, argv);
     Ok(())
 }
 
-fn sunsubscribe(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn sunsubscribe(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     unsubscribe_all(ctx, Kind::Shard, argv);
     Ok(())
 }
 
 /// PUBLISH and SPUBLISH: the number of deliveries. A message to the publisher itself (a
 /// RESP3 subscriber) comes before this reply.
-fn publish_in(ctx: &mut Ctx, scope: Scope, argv: &[Bytes]) -> CmdResult {
+fn publish_in(ctx: &mut ServerCtx, scope: Scope, argv: &[Bytes]) -> CmdResult {
     // Messages to the publisher itself follow this reply (dispatch writes them).
     let receivers = pubsub::publish(ctx.srv, scope, &argv[1], &argv[2]);
     ctx.out.int(receivers as i64);
     Ok(())
 }
 
-fn publish(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn publish(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     publish_in(ctx, Scope::Global, argv)
 }
 
-fn spublish(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn spublish(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     publish_in(ctx, Scope::Shard, argv)
 }
 
 /// PUBSUB CHANNELS / SHARDCHANNELS [pattern].
-fn list_names(ctx: &mut Ctx, kind: Kind, argv: &[Bytes]) -> CmdResult {
+fn list_names(ctx: &mut ServerCtx, kind: Kind, argv: &[Bytes]) -> CmdResult {
     if argv.len() > 3 {
         return Err(subcommand_syntax(argv));
     }
@@ -214,7 +219,7 @@ fn list_names(ctx: &mut Ctx, kind: Kind, argv: &[Bytes]) -> CmdResult {
 
 /// PUBSUB NUMSUB / SHARDNUMSUB [name ...]: a flat array of name, count pairs (an array in
 /// RESP3 too, as in Valkey).
-fn count_subscribers(ctx: &mut Ctx, kind: Kind, argv: &[Bytes]) -> CmdResult {
+fn count_subscribers(ctx: &mut ServerCtx, kind: Kind, argv: &[Bytes]) -> CmdResult {
     ctx.out.array((argv.len() - 2) * 2);
     for name in &argv[2..] {
         ctx.out.bulk(name);
@@ -223,24 +228,24 @@ fn count_subscribers(ctx: &mut Ctx, kind: Kind, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn channels(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn channels(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     list_names(ctx, Kind::Channel, argv)
 }
 
-fn shardchannels(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn shardchannels(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     list_names(ctx, Kind::Shard, argv)
 }
 
-fn numsub(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn numsub(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     count_subscribers(ctx, Kind::Channel, argv)
 }
 
-fn shardnumsub(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn shardnumsub(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     count_subscribers(ctx, Kind::Shard, argv)
 }
 
 /// PUBSUB NUMPAT: distinct patterns with subscribers.
-fn numpat(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn numpat(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.out.int(ctx.srv.pubsub.len(Kind::Pattern) as i64);
     Ok(())
 }
@@ -259,7 +264,7 @@ const HELP_LINES: &[&str] = &[
     "    Return the number of subscribers for the specified shard level channel(s)",
 ];
 
-fn help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     reply_help(ctx.out, "PUBSUB", HELP_LINES);
     Ok(())
 }

@@ -41,7 +41,7 @@ pub struct ReplyLimit {
 impl ReplyLimit {
     /// The limit for a reply to `ctx`'s client, from the configuration as it is now.
     pub fn new(ctx: &Ctx) -> ReplyLimit {
-        let classes = &ctx.srv.config.client_output_buffer_limit;
+        let classes = &ctx.config.client_output_buffer_limit;
         ReplyLimit::for_hard_limit(classes[ObufClass::Normal as usize].hard_bytes)
     }
 
@@ -66,8 +66,7 @@ impl ReplyLimit {
     /// this reply unless the dispatcher's limit check will.
     pub fn cut_off(&self, ctx: &mut Ctx) {
         if self.close_here {
-            ctx.client.close_asap = true;
-            ctx.srv.to_close.push(ctx.slot);
+            ctx.close_asap();
         }
     }
 }
@@ -115,8 +114,8 @@ mod tests {
         let handler = cmd.handler.expect("a command with a handler");
         let mut client = Client::new(1, "127.0.0.1:1".into(), "127.0.0.1:2".into(), -1, false, 0);
         let mut out = Reply::new(Proto::Resp2);
-        let mut ctx = Ctx { srv, client: &mut client, out: &mut out, now_ms: 0, slot: 7 };
-        handler(&mut ctx, &argv).expect("the command succeeds");
+        crate::commands::run_handler(handler, srv, &mut client, &mut out, &argv, 0, 7)
+            .expect("the command succeeds");
         (out.len(), client.close_asap)
     }
 
@@ -155,10 +154,11 @@ mod tests {
         srv.config.client_output_buffer_limit[ObufClass::Normal as usize].hard_bytes = 0;
         let mut client = Client::new(1, "127.0.0.1:1".into(), "127.0.0.1:2".into(), -1, false, 0);
         let mut out = Reply::new(Proto::Resp2);
-        let mut ctx = Ctx { srv: &mut srv, client: &mut client, out: &mut out, now_ms: 0, slot: 7 };
-        let lim = ReplyLimit::new(&ctx);
-        assert_eq!(lim.bytes_max, REPLY_BYTES_CEILING);
-        lim.cut_off(&mut ctx);
+        crate::commands::with_ctx(&mut srv, &mut client, &mut out, 0, 7, |ctx| {
+            let lim = ReplyLimit::new(ctx);
+            assert_eq!(lim.bytes_max, REPLY_BYTES_CEILING);
+            lim.cut_off(ctx);
+        });
         assert!(client.close_asap);
         assert_eq!(srv.to_close, vec![7]);
     }

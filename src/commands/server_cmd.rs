@@ -9,8 +9,9 @@ use bytes::Bytes;
 
 use crate::commands::args::{is, text};
 use crate::commands::command::reply_help;
-use crate::commands::table::{acl, flag, Command, Handler};
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::table::Server;
+use crate::commands::table::{acl, flag, Command};
+use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::config::EnableDebugCommand;
 use crate::keyspace::db::{lru_clock, ObjView, Ttl, ValueRef};
 use crate::keyspace::entry::KeyEntry;
@@ -35,7 +36,7 @@ const ACL_ADMIN: u64 = acl::ADMIN | acl::SLOW | acl::DANGEROUS;
 const SLOWLOG_FLAGS: u64 = flag::ADMIN | flag::LOADING | flag::STALE;
 
 static SLOWLOG_SUBCOMMANDS: &[Command] = &[
-    Command::new("slowlog|get", -2, SLOWLOG_FLAGS, ACL_ADMIN, slowlog_get)
+    Command::new("slowlog|get", -2, SLOWLOG_FLAGS, ACL_ADMIN, Server(slowlog_get))
         .history(&[("4.0.0", "Added client IP address, port and name to the reply.")])
         .doc(
             "server",
@@ -44,10 +45,10 @@ static SLOWLOG_SUBCOMMANDS: &[Command] = &[
             "O(N) where N is the number of entries returned",
         )
         .tips(&["request_policy:all_nodes", "nondeterministic_output"]),
-    Command::new("slowlog|len", 2, SLOWLOG_FLAGS, ACL_ADMIN, slowlog_len)
+    Command::new("slowlog|len", 2, SLOWLOG_FLAGS, ACL_ADMIN, Server(slowlog_len))
         .doc("server", "2.2.12", "Returns the number of entries in the slow log.", "O(1)")
         .tips(&["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
-    Command::new("slowlog|reset", 2, SLOWLOG_FLAGS, ACL_ADMIN, slowlog_reset)
+    Command::new("slowlog|reset", 2, SLOWLOG_FLAGS, ACL_ADMIN, Server(slowlog_reset))
         .doc(
             "server",
             "2.2.12",
@@ -55,22 +56,18 @@ static SLOWLOG_SUBCOMMANDS: &[Command] = &[
             "O(N) where N is the number of entries in the slowlog",
         )
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("slowlog|help", 2, flag::LOADING | flag::STALE, acl::SLOW, slowlog_help).doc(
-        "server",
-        "6.2.0",
-        "Shows helpful text about the different subcommands.",
-        "O(1)",
-    ),
+    Command::new("slowlog|help", 2, flag::LOADING | flag::STALE, acl::SLOW, Server(slowlog_help))
+        .doc("server", "6.2.0", "Shows helpful text about the different subcommands.", "O(1)"),
 ];
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("time", 1, flag::LOADING | flag::STALE | flag::FAST, acl::FAST, time)
+    Command::new("time", 1, flag::LOADING | flag::STALE | flag::FAST, acl::FAST, Server(time))
         .doc("server", "2.6.0", "Returns the server time.", "O(1)")
         .tips(&["nondeterministic_output"]),
-    Command::new("lastsave", 1, flag::LOADING | flag::STALE | flag::FAST, acl::ADMIN | acl::FAST | acl::DANGEROUS, lastsave)
+    Command::new("lastsave", 1, flag::LOADING | flag::STALE | flag::FAST, acl::ADMIN | acl::FAST | acl::DANGEROUS, Server(lastsave))
         .doc("server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", "O(1)")
         .tips(&["nondeterministic_output"]),
-    Command::new("shutdown", -1, ADMIN_FLAGS | flag::NO_MULTI | flag::ALLOW_BUSY, ACL_ADMIN, shutdown)
+    Command::new("shutdown", -1, ADMIN_FLAGS | flag::NO_MULTI | flag::ALLOW_BUSY, ACL_ADMIN, Server(shutdown))
         .history(&[
             ("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers."),
             ("9.0.0", "Added the `SAFE` and `FAILOVER` modifiers."),
@@ -81,14 +78,14 @@ pub static COMMANDS: &[Command] = &[
             "Synchronously saves the database(s) to disk and shuts down the server.",
             "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
         ),
-    Command::new("debug", -2, ADMIN_FLAGS, ACL_ADMIN, debug)
+    Command::new("debug", -2, ADMIN_FLAGS, ACL_ADMIN, Server(debug))
         .doc_flags(&["syscmd"])
         .doc("server", "1.0.0", "A container for debugging commands.", "Depends on subcommand."),
     Command::container("slowlog", -2, 0, acl::SLOW, SLOWLOG_SUBCOMMANDS)
         .doc("server", "2.2.12", "A container for slow log commands.", "Depends on subcommand."),
-    Command::new("monitor", 1, ADMIN_FLAGS, ACL_ADMIN, monitor)
+    Command::new("monitor", 1, ADMIN_FLAGS, ACL_ADMIN, Server(monitor))
         .doc("server", "1.0.0", "Listens for all requests received by the server in real-time.", ""),
-    Command::new("wait", 3, flag::BLOCKING, acl::SLOW | acl::CONNECTION | acl::BLOCKING, wait)
+    Command::new("wait", 3, flag::BLOCKING, acl::SLOW | acl::CONNECTION | acl::BLOCKING, Server(wait))
         .doc(
             "generic",
             "3.0.0",
@@ -107,7 +104,7 @@ pub fn subcommand_syntax(argv: &[Bytes]) -> CmdError {
 }
 
 /// TIME reads the clock itself: it needs microseconds, and `ctx.now_ms` has milliseconds.
-fn time(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn time(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let now = crate::util::clock::since_epoch();
     ctx.out.array(2);
     ctx.out.bulk_int(now.as_secs() as i64);
@@ -115,7 +112,7 @@ fn time(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn lastsave(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn lastsave(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.out.int(ctx.srv.lastsave_s);
     Ok(())
 }
@@ -132,7 +129,7 @@ struct ShutdownOpts {
 /// wait for). The final save runs here, so that its failure can still be answered: without
 /// FORCE the server keeps running and replies `-ERR Errors trying to SHUTDOWN. Check
 /// logs.` A shutdown is never left in progress, so ABORT always finds none.
-fn shutdown(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn shutdown(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let opts = parse_shutdown(argv)?;
     let now = ctx.now_ms;
     let store = &mut crate::persist::store(ctx.srv);
@@ -180,7 +177,7 @@ fn parse_shutdown(argv: &[Bytes]) -> Result<ShutdownOpts, CmdError> {
 
 /// MONITOR: from now on the client receives every command other clients run. Sent again,
 /// it is ignored without a reply, as in Valkey.
-fn monitor(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn monitor(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     if ctx.client.in_exec {
         // It would stop the client's replies from being one per command (Valkey 7.0).
         return Err(CmdError::Multi(crate::commands::error::MultiError::MonitorInExec));
@@ -208,7 +205,7 @@ pub fn parse_timeout_ms(arg: &[u8], now_ms: i64) -> Result<i64, CmdError> {
 }
 
 /// WAIT numreplicas timeout: there are no replicas, so the answer is 0 at once.
-fn wait(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     parse_i64(&argv[1]).ok_or(CmdError::NotInteger)?;
     parse_timeout_ms(&argv[2], ctx.now_ms)?;
     ctx.out.int(0);
@@ -221,7 +218,7 @@ fn wait(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// Entries SLOWLOG GET returns without a count.
 const SLOWLOG_GET_DEFAULT: usize = 10;
 
-fn slowlog_get(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn slowlog_get(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let count = match argv.len() {
         2 => SLOWLOG_GET_DEFAULT,
         3 => match parse_i64(&argv[2]) {
@@ -249,18 +246,18 @@ fn slowlog_get(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn slowlog_len(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn slowlog_len(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.out.int(ctx.srv.slowlog.entries.len() as i64);
     Ok(())
 }
 
-fn slowlog_reset(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn slowlog_reset(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.srv.slowlog.entries.clear();
     ctx.out.ok();
     Ok(())
 }
 
-fn slowlog_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn slowlog_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     reply_help(
         ctx.out,
         "SLOWLOG",
@@ -286,7 +283,7 @@ fn slowlog_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
 struct DebugSub {
     name: &'static str,
     arity: i32,
-    handler: Handler,
+    handler: fn(&mut ServerCtx, &[Bytes]) -> CmdResult,
 }
 
 /// The DEBUG subcommands. Families that own a debugging feature (RELOAD, DIGEST, ...) add
@@ -302,7 +299,7 @@ static DEBUG_SUBCOMMANDS: &[DebugSub] = &[
 ];
 
 /// Whether this client may run DEBUG under `enable-debug-command`.
-fn debug_allowed(ctx: &Ctx) -> bool {
+fn debug_allowed(ctx: &ServerCtx) -> bool {
     match ctx.srv.config.enable_debug_command {
         EnableDebugCommand::Yes => true,
         EnableDebugCommand::Local => ctx.client.is_local(),
@@ -310,7 +307,7 @@ fn debug_allowed(ctx: &Ctx) -> bool {
     }
 }
 
-fn debug(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn debug(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     if !debug_allowed(ctx) {
         return Err(CmdError::DebugNotAllowed);
     }
@@ -326,7 +323,7 @@ fn arity_ok(arity: i32, argc: usize) -> bool {
 }
 
 /// DEBUG HELP: Valkey 9.1's entries, word for word, for the subcommands ferrokey has.
-fn debug_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn debug_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     reply_help(
         ctx.out,
         "DEBUG",
@@ -387,7 +384,7 @@ fn leading_i64(a: &[u8]) -> i64 {
 
 /// DEBUG SLEEP seconds: block the whole server (decimals allowed; not a number or
 /// negative means no sleep).
-fn debug_sleep(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn debug_sleep(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let secs = leading_f64(&argv[2]);
     if secs > 0.0 && secs.is_finite() {
         std::thread::sleep(Duration::from_secs_f64(secs));
@@ -396,14 +393,14 @@ fn debug_sleep(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn debug_set_active_expire(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn debug_set_active_expire(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     ctx.srv.active_expire_enabled = leading_i64(&argv[2]) != 0;
     ctx.out.ok();
     Ok(())
 }
 
 /// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty the dataset, load the file back.
-fn debug_reload(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn debug_reload(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let mut opts = Reload::default();
     for a in &argv[2..] {
         if is(a, "MERGE") {
@@ -445,7 +442,7 @@ fn non_negative(a: &[u8]) -> Result<u64, CmdError> {
 /// DEBUG POPULATE count [prefix] [size]: creates the string keys `<prefix>:<n>` (prefix
 /// `key`) for n in 0..count with the value `value:<n>`, cut or padded with zero bytes to
 /// `size` when one is given. Keys that exist are left alone.
-fn debug_populate(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn debug_populate(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     if argv.len() > 5 {
         return Err(subcommand_syntax(argv));
     }
@@ -486,7 +483,7 @@ const POPULATE_KEY_OVERHEAD_MIN: u64 = 16;
 /// DEBUG POPULATE refuses, before it writes anything, what could only end with the process
 /// out of memory (Valkey would abort there): a value longer than `proto-max-bulk-len`, or
 /// more keys than `maxmemory` (else the machine's memory) could hold at their smallest.
-fn check_populate_bounds(ctx: &Ctx, count: u64, prefix_len: usize, size: usize) -> CmdResult {
+fn check_populate_bounds(ctx: &ServerCtx, count: u64, prefix_len: usize, size: usize) -> CmdResult {
     if size as u64 > ctx.srv.config.proto_max_bulk_len {
         return Err(CmdError::StringTooLong);
     }
@@ -537,7 +534,7 @@ fn serialized_len(value: ValueRef<'_>) -> usize {
 /// DEBUG OBJECT key [fast]: `fast` leaves out `serializedlength` (the one field that costs
 /// a walk of the value); any other word there is ignored, and more arguments are refused, as
 /// in Valkey 9.1.
-fn debug_object(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn debug_object(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     if argv.len() > 4 {
         return Err(subcommand_syntax(argv));
     }

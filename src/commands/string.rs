@@ -20,6 +20,7 @@ use bytes::Bytes;
 
 use crate::commands::args::{int_arg, is, Args};
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
+use crate::commands::table::Data;
 use crate::commands::table::{acl, flag, range, specs, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
@@ -61,10 +62,10 @@ const O1: &str = "O(1)";
 const RANGE_COMPLEXITY: &str = "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.";
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("get", 2, READ_FAST.0, READ_FAST.1, get)
+    Command::new("get", 2, READ_FAST.0, READ_FAST.1, Data(get))
         .keys(specs::READ1)
         .doc("string", "1.0.0", "Returns the string value of a key.", O1),
-    Command::new("set", -3, WRITE_SLOW.0, WRITE_SLOW.1, set)
+    Command::new("set", -3, WRITE_SLOW.0, WRITE_SLOW.1, Data(set))
         .history(&[
             ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
             ("6.0.0", "Added the `KEEPTTL` option."),
@@ -74,66 +75,66 @@ pub static COMMANDS: &[Command] = &[
         ])
         .keys(SET_KEYS)
         .doc("string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", O1),
-    Command::new("setnx", 3, WRITE_FAST.0, WRITE_FAST.1, setnx)
+    Command::new("setnx", 3, WRITE_FAST.0, WRITE_FAST.1, Data(setnx))
         .keys(SETNX_KEYS)
         .doc("string", "1.0.0", "Sets the string value of a key only when the key doesn't exist.", O1),
-    Command::new("setex", 4, WRITE_SLOW.0, WRITE_SLOW.1, setex)
+    Command::new("setex", 4, WRITE_SLOW.0, WRITE_SLOW.1, Data(setex))
         .keys(specs::OVERWRITE1)
         .doc("string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", O1),
-    Command::new("psetex", 4, WRITE_SLOW.0, WRITE_SLOW.1, psetex)
+    Command::new("psetex", 4, WRITE_SLOW.0, WRITE_SLOW.1, Data(psetex))
         .keys(specs::OVERWRITE1)
         .doc("string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", O1),
-    Command::new("getset", 3, WRITE_FAST.0, WRITE_FAST.1, getset)
+    Command::new("getset", 3, WRITE_FAST.0, WRITE_FAST.1, Data(getset))
         .keys(specs::RW1_UPDATE)
         .doc("string", "1.0.0", "Returns the previous string value of a key after setting it to a new value.", O1),
-    Command::new("getdel", 2, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, getdel)
+    Command::new("getdel", 2, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, Data(getdel))
         .keys(GETDEL_KEYS)
         .doc("string", "6.2.0", "Returns the string value of a key after deleting the key.", O1),
-    Command::new("getex", -2, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, getex)
+    Command::new("getex", -2, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, Data(getex))
         .keys(specs::RW1_UPDATE)
         .doc("string", "6.2.0", "Returns the string value of a key after setting its expiration time.", O1),
-    Command::new("mget", -2, READ_FAST.0, READ_FAST.1, mget)
+    Command::new("mget", -2, READ_FAST.0, READ_FAST.1, Data(mget))
         .keys(specs::READ_ALL)
         .tips(MULTI_SHARD)
         .doc("string", "1.0.0", "Atomically returns the string values of one or more keys.", "O(N) where N is the number of keys to retrieve."),
-    Command::new("mset", -3, WRITE_SLOW.0, WRITE_SLOW.1, mset)
+    Command::new("mset", -3, WRITE_SLOW.0, WRITE_SLOW.1, Data(mset))
         .keys(MSET_KEYS)
         .tips(MULTI_SHARD_ALL_SUCCEEDED)
         .doc("string", "1.0.1", "Atomically creates or modifies the string values of one or more keys.", "O(N) where N is the number of keys to set."),
-    Command::new("msetnx", -3, WRITE_SLOW.0, WRITE_SLOW.1, msetnx)
+    Command::new("msetnx", -3, WRITE_SLOW.0, WRITE_SLOW.1, Data(msetnx))
         .keys(MSETNX_KEYS)
         .doc("string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "O(N) where N is the number of keys to set."),
-    Command::new("append", 3, WRITE_FAST.0, WRITE_FAST.1, edit::append)
+    Command::new("append", 3, WRITE_FAST.0, WRITE_FAST.1, Data(edit::append))
         .keys(APPEND_KEYS)
         .doc("string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by the server will double the free space available on every reallocation."),
-    Command::new("strlen", 2, READ_FAST.0, READ_FAST.1, edit::strlen)
+    Command::new("strlen", 2, READ_FAST.0, READ_FAST.1, Data(edit::strlen))
         .keys(specs::READ1_META)
         .doc("string", "2.2.0", "Returns the length of a string value.", O1),
-    Command::new("incr", 2, WRITE_FAST.0, WRITE_FAST.1, edit::incr)
+    Command::new("incr", 2, WRITE_FAST.0, WRITE_FAST.1, Data(edit::incr))
         .keys(specs::RW1_UPDATE)
         .doc("string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", O1),
-    Command::new("decr", 2, WRITE_FAST.0, WRITE_FAST.1, edit::decr)
+    Command::new("decr", 2, WRITE_FAST.0, WRITE_FAST.1, Data(edit::decr))
         .keys(specs::RW1_UPDATE)
         .doc("string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", O1),
-    Command::new("incrby", 3, WRITE_FAST.0, WRITE_FAST.1, edit::incrby)
+    Command::new("incrby", 3, WRITE_FAST.0, WRITE_FAST.1, Data(edit::incrby))
         .keys(specs::RW1_UPDATE)
         .doc("string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", O1),
-    Command::new("decrby", 3, WRITE_FAST.0, WRITE_FAST.1, edit::decrby)
+    Command::new("decrby", 3, WRITE_FAST.0, WRITE_FAST.1, Data(edit::decrby))
         .keys(specs::RW1_UPDATE)
         .doc("string", "1.0.0", "Decrements the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", O1),
-    Command::new("incrbyfloat", 3, WRITE_FAST.0, WRITE_FAST.1, edit::incrbyfloat)
+    Command::new("incrbyfloat", 3, WRITE_FAST.0, WRITE_FAST.1, Data(edit::incrbyfloat))
         .keys(specs::RW1_UPDATE)
         .doc("string", "2.6.0", "Increments the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", O1),
-    Command::new("getrange", 4, READ_SLOW.0, READ_SLOW.1, edit::getrange)
+    Command::new("getrange", 4, READ_SLOW.0, READ_SLOW.1, Data(edit::getrange))
         .keys(specs::READ1)
         .doc("string", "2.4.0", "Returns a substring of the string stored at a key.", RANGE_COMPLEXITY),
-    Command::new("setrange", 4, WRITE_SLOW.0, WRITE_SLOW.1, edit::setrange)
+    Command::new("setrange", 4, WRITE_SLOW.0, WRITE_SLOW.1, Data(edit::setrange))
         .keys(specs::RW1_META)
         .doc("string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument."),
-    Command::new("substr", 4, READ_SLOW.0, READ_SLOW.1, edit::getrange)
+    Command::new("substr", 4, READ_SLOW.0, READ_SLOW.1, Data(edit::getrange))
         .keys(specs::READ1)
         .doc("string", "1.0.0", "Returns a substring from a string value.", RANGE_COMPLEXITY),
-    Command::new("lcs", -3, READ_SLOW.0, READ_SLOW.1, lcs::lcs)
+    Command::new("lcs", -3, READ_SLOW.0, READ_SLOW.1, Data(lcs::lcs))
         .keys(LCS_KEYS)
         .doc("string", "7.0.0", "Finds the longest common substring.", "O(N*M) where N and M are the lengths of s1 and s2, respectively"),
 ];
@@ -164,7 +165,7 @@ pub fn reply_stored(out: &mut Reply, e: &KeyEntry, share_from: usize) {
 
 /// The value length from which replies reference string values instead of copying them.
 fn share_from(ctx: &Ctx) -> usize {
-    let config = &ctx.srv.config;
+    let config = &ctx.config;
     config.network.avoid_copy_min_len(config.io_threads)
 }
 
@@ -362,7 +363,7 @@ fn resolve_expiry(arg: ExpiryArg<'_>, now_ms: i64, cmd: &str) -> Result<Expiry, 
 fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: Ack) -> CmdResult {
     let now_ms = ctx.now_ms;
     let share = share_from(ctx);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     // Whether the key exists, known early only when the old value is replied.
     let old_exists = match opts.old_value {
         OldValue::Reply => {
@@ -401,13 +402,13 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: A
     // type) expires at once, with its `expired` event only; a missing one stays missing.
     // While loading, the time is kept as written.
     if let Ttl::At(at_ms) = ttl {
-        if at_ms <= now_ms && !ctx.srv.loading {
+        if at_ms <= now_ms && !ctx.loading {
             ctx.expire_now(key);
             ack_with(ctx.out, true);
             return Ok(());
         }
     }
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     db.set_str_ref(key, StrRef::from_bytes(value), ttl, now_ms);
     ctx.changed(key, 1, KeyspaceEvents::STRING, "set");
     if let Ttl::At(_) = ttl {
@@ -419,7 +420,7 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: A
 
 fn get(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let share = share_from(ctx);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     match read_str_entry(db, &argv[1], ctx.now_ms)? {
         Some(e) => reply_stored(ctx.out, e, share),
         None => ctx.out.null(),
@@ -474,7 +475,7 @@ fn getset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now_ms = ctx.now_ms;
     let share = share_from(ctx);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     match read_str_entry(db, &argv[1], now_ms)? {
         None => ctx.out.null(),
         Some(e) => {
@@ -490,12 +491,12 @@ fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let parsed = parse_options(Grammar::GetEx, &mut Args::new(argv, 2))?;
     let now_ms = ctx.now_ms;
-    let loading = ctx.srv.loading;
+    let loading = ctx.loading;
     let key = &argv[1];
     // Valkey 9.1 checks the time before the key: an invalid one fails even on a missing key.
     let expiry = resolve_expiry(parsed.expiry, now_ms, "getex")?;
     let share = share_from(ctx);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     match read_str_entry(db, key, now_ms)? {
         None => {
             ctx.out.null();
@@ -508,7 +509,7 @@ fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         ctx.expire_now(key);
         return Ok(());
     }
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let event = match expiry {
         Expiry::None | Expiry::Keep => None,
         Expiry::Persist => (db.expire_at(key, now_ms).is_some()
@@ -524,7 +525,7 @@ fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let share = share_from(ctx);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let keys = &argv[1..];
     ctx.out.array(keys.len());
     for key in keys {
@@ -555,7 +556,7 @@ fn mset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn msetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let pairs = pairs(argv)?;
     let now_ms = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     if pairs.clone().any(|pair| db.contains(&pair[0], now_ms)) {
         ctx.out.int(0);
         return Ok(());
@@ -569,7 +570,7 @@ fn msetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// `new a, set a, new b, set b`).
 fn set_pairs(ctx: &mut Ctx, pairs: std::slice::ChunksExact<'_, Bytes>) {
     for pair in pairs {
-        let db = &mut ctx.srv.dbs[ctx.client.db];
+        let db = &mut ctx.dbs[ctx.client.db];
         db.set_str_ref(&pair[0], StrRef::from_bytes(&pair[1]), Ttl::Clear, ctx.now_ms);
         ctx.changed(&pair[0], 1, KeyspaceEvents::STRING, "set");
     }
@@ -595,8 +596,8 @@ mod tests {
         let handler = cmd.handler.expect("a command with a handler");
         let mut client = Client::new(1, "127.0.0.1:1".into(), "127.0.0.1:2".into(), -1, false, 0);
         let before = crate::memory::thread_allocated_gross();
-        let mut ctx = Ctx { srv, client: &mut client, out, now_ms: 0, slot: 7 };
-        handler(&mut ctx, &argv).expect("the command succeeds");
+        crate::commands::run_handler(handler, srv, &mut client, out, &argv, 0, 7)
+            .expect("the command succeeds");
         crate::memory::thread_allocated_gross() - before
     }
 

@@ -10,7 +10,7 @@ use bytes::Bytes;
 
 use crate::commands::args::is;
 use crate::commands::error::TrackingError;
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::server::tracking::{self, ClientTracking, Enable, Mode};
 use crate::types::string::parse_i64;
 
@@ -28,7 +28,7 @@ struct Options {
 
 /// Parses the options after ON|OFF. A REDIRECT target must exist now (it may go away
 /// later: the tracking client then sees `broken_redirect`).
-fn parse_options(ctx: &mut Ctx, argv: &[Bytes]) -> Result<Options, CmdError> {
+fn parse_options(ctx: &mut ServerCtx, argv: &[Bytes]) -> Result<Options, CmdError> {
     let mut o = Options::default();
     let mut i = 3;
     while i < argv.len() {
@@ -63,7 +63,7 @@ fn parse_options(ctx: &mut Ctx, argv: &[Bytes]) -> Result<Options, CmdError> {
 }
 
 /// The slot of the client with `id` (the caller included), if connected.
-fn find_client(ctx: &mut Ctx, id: i64) -> Option<usize> {
+fn find_client(ctx: &mut ServerCtx, id: i64) -> Option<usize> {
     if id <= 0 {
         return None;
     }
@@ -140,7 +140,7 @@ fn check_prefixes(
 }
 
 /// CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP].
-pub fn client_tracking(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+pub fn client_tracking(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let o = parse_options(ctx, argv)?;
     if is(&argv[2], "ON") {
         let mode = validate(ctx.client.tracking.as_deref(), &o).map_err(CmdError::Tracking)?;
@@ -156,7 +156,7 @@ pub fn client_tracking(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 /// CLIENT CACHING YES|NO: whether the next command's keys are remembered (OPTIN / OPTOUT).
-pub fn client_caching(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+pub fn client_caching(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let Some(t) = ctx.client.tracking.as_deref_mut() else {
         return Err(CmdError::Tracking(TrackingError::CachingNotTracking));
     };
@@ -176,13 +176,13 @@ pub fn client_caching(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 /// CLIENT GETREDIR: the redirect id (0: none), or -1 when tracking is off.
-pub fn client_getredir(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+pub fn client_getredir(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.out.int(tracking::list_redirect(ctx.client));
     Ok(())
 }
 
 /// CLIENT TRACKINGINFO: a map of `flags` (a set), `redirect` and `prefixes`.
-pub fn client_trackinginfo(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+pub fn client_trackinginfo(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let t = ctx.client.tracking.as_deref();
     let mut flags: Vec<&[u8]> = vec![if t.is_some() { b"on" } else { b"off" }];
     if let Some(t) = t {

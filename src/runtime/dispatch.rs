@@ -7,7 +7,7 @@ use std::time::Instant;
 use bytes::Bytes;
 
 use crate::commands::error::MultiError;
-use crate::commands::{self, table::flag, CmdError, Command, Ctx};
+use crate::commands::{self, table::flag, CmdError, Command};
 use crate::keyspace::db::HashedKeys;
 use crate::server::blocking::Blocked;
 use crate::server::calls::{record_call, reply_error_text, CallOf};
@@ -232,18 +232,11 @@ pub fn call(
     // The keys' hashes serve the handler's lookups in its database while `argv` lives.
     let hashed_db = slot.client.db;
     srv.dbs[hashed_db].hashed = hashed;
-    let result = {
-        let mut ctx = Ctx {
-            srv: &mut *srv,
-            client: &mut slot.client,
-            out: &mut slot.out,
-            now_ms,
-            slot: token,
-        };
-        match cmd.handler {
-            Some(h) => h(&mut ctx, argv),
-            None => Err(CmdError::WrongArity(cmd.name.to_string())),
+    let result = match cmd.handler {
+        Some(h) => {
+            commands::run_handler(h, srv, &mut slot.client, &mut slot.out, argv, now_ms, token)
         }
+        None => Err(CmdError::WrongArity(cmd.name.to_string())),
     };
     srv.dbs[hashed_db].hashed = HashedKeys::default();
     // EXEC's queued commands run here, inside its reply and its duration.

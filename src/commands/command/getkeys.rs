@@ -4,7 +4,7 @@
 use bytes::Bytes;
 
 use crate::commands::table::{flag, key_positions, ks, Command, KeyBuf, KeySpec};
-use crate::commands::{lookup, CmdError, CmdResult, Ctx};
+use crate::commands::{lookup, CmdError, CmdResult, ServerCtx};
 
 use super::info::reply_names;
 
@@ -34,7 +34,7 @@ fn checked(argv: &[Bytes]) -> Result<&'static Command, CmdError> {
 }
 
 /// No keys found: an empty reply for commands whose keys are optional, else an error.
-fn no_keys(ctx: &mut Ctx, cmd: &Command) -> CmdResult {
+fn no_keys(ctx: &mut ServerCtx, cmd: &Command) -> CmdResult {
     if cmd.flags & flag::NO_MANDATORY_KEYS == 0 {
         return Err(CmdError::GetKeysInvalidArgs);
     }
@@ -43,7 +43,7 @@ fn no_keys(ctx: &mut Ctx, cmd: &Command) -> CmdResult {
 }
 
 /// `COMMAND GETKEYS cmd arg...`: the key arguments.
-pub fn getkeys(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+pub fn getkeys(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let target = &argv[2..];
     let cmd = checked(target)?;
     let mut keys = KeyBuf::new();
@@ -59,7 +59,7 @@ pub fn getkeys(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 /// `COMMAND GETKEYSANDFLAGS cmd arg...`: each key with the flags of the key spec that
 /// found it.
-pub fn getkeys_and_flags(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+pub fn getkeys_and_flags(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let target = &argv[2..];
     let cmd = checked(target)?;
     let found = match keys_with_flags(cmd, target) {
@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn set_flags_depend_on_get() {
-        let set = Command::new("set", -3, 0, 0, |_, _| Ok(()));
+        let set = Command::new("set", -3, 0, 0, crate::commands::table::Data(|_, _| Ok(())));
         let spec = ks::RW | ks::ACCESS | ks::UPDATE | ks::VARIABLE_FLAGS;
         assert_eq!(resolve_variable_flags(&set, &args("set k v"), spec), ks::OW | ks::UPDATE);
         let with_get = resolve_variable_flags(&set, &args("set k v nx Get"), spec);

@@ -232,7 +232,8 @@ mod tests {
 
     #[test]
     fn docs_leave_out_empty_fields() {
-        let mut cmd = Command::new("x", 1, 0, 0, |_, _| Ok(())).doc("server", "1.0.0", "S", "");
+        let mut cmd = Command::new("x", 1, 0, 0, crate::commands::table::Data(|_, _| Ok(())))
+            .doc("server", "1.0.0", "S", "");
         cmd.since = "";
         let mut out = Reply::new(Proto::Resp3);
         reply_docs(&mut out, &cmd);

@@ -13,6 +13,7 @@ use bytes::Bytes;
 
 use crate::commands::args::int_arg;
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, RO, RW, UPDATE};
+use crate::commands::table::Data;
 use crate::commands::table::{acl, flag, range, specs, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
@@ -42,58 +43,58 @@ const O1: &str = "O(1)";
 const ON_SIZE: &str = "O(N) where N is the size of the hash.";
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("hset", -4, WRITE_FAST.0, WRITE_FAST.1, hset)
+    Command::new("hset", -4, WRITE_FAST.0, WRITE_FAST.1, Data(hset))
         .history(&[("4.0.0", "Accepts multiple `field` and `value` arguments.")])
         .keys(RW_UPDATE)
         .doc("hash", "2.0.0", "Creates or modifies the value of a field in a hash.", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs."),
-    Command::new("hsetnx", 4, WRITE_FAST.0, WRITE_FAST.1, hsetnx)
+    Command::new("hsetnx", 4, WRITE_FAST.0, WRITE_FAST.1, Data(hsetnx))
         .keys(RW_INSERT)
         .doc("hash", "2.0.0", "Sets the value of a field in a hash only when the field doesn't exist.", O1),
-    Command::new("hmset", -4, WRITE_FAST.0, WRITE_FAST.1, hmset)
+    Command::new("hmset", -4, WRITE_FAST.0, WRITE_FAST.1, Data(hmset))
         .keys(RW_UPDATE)
         .doc("hash", "2.0.0", "Sets the values of multiple fields.", "O(N) where N is the number of fields being set."),
-    Command::new("hget", 3, READ_FAST.0, READ_FAST.1, hget)
+    Command::new("hget", 3, READ_FAST.0, READ_FAST.1, Data(hget))
         .keys(RO_ACCESS)
         .doc("hash", "2.0.0", "Returns the value of a field in a hash.", O1),
-    Command::new("hmget", -3, READ_FAST.0, READ_FAST.1, hmget)
+    Command::new("hmget", -3, READ_FAST.0, READ_FAST.1, Data(hmget))
         .keys(RO_ACCESS)
         .doc("hash", "2.0.0", "Returns the values of all fields in a hash.", "O(N) where N is the number of fields being requested."),
-    Command::new("hdel", -3, DELETE_FAST.0, DELETE_FAST.1, hdel)
+    Command::new("hdel", -3, DELETE_FAST.0, DELETE_FAST.1, Data(hdel))
         .history(&[("2.4.0", "Accepts multiple `field` arguments.")])
         .keys(RW_DELETE)
         .doc("hash", "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", "O(N) where N is the number of fields to be removed."),
-    Command::new("hlen", 2, READ_FAST.0, READ_FAST.1, hlen)
+    Command::new("hlen", 2, READ_FAST.0, READ_FAST.1, Data(hlen))
         .keys(specs::READ1_META)
         .doc("hash", "2.0.0", "Returns the number of fields in a hash.", O1),
-    Command::new("hstrlen", 3, READ_FAST.0, READ_FAST.1, hstrlen)
+    Command::new("hstrlen", 3, READ_FAST.0, READ_FAST.1, Data(hstrlen))
         .keys(specs::READ1_META)
         .doc("hash", "3.2.0", "Returns the length of the value of a field.", O1),
-    Command::new("hexists", 3, READ_FAST.0, READ_FAST.1, hexists)
+    Command::new("hexists", 3, READ_FAST.0, READ_FAST.1, Data(hexists))
         .keys(specs::READ1_META)
         .doc("hash", "2.0.0", "Determines whether a field exists in a hash.", O1),
-    Command::new("hkeys", 2, READ_SLOW.0, READ_SLOW.1, hkeys)
+    Command::new("hkeys", 2, READ_SLOW.0, READ_SLOW.1, Data(hkeys))
         .keys(RO_ACCESS)
         .tips(ORDER_TIP)
         .doc("hash", "2.0.0", "Returns all fields in a hash.", ON_SIZE),
-    Command::new("hvals", 2, READ_SLOW.0, READ_SLOW.1, hvals)
+    Command::new("hvals", 2, READ_SLOW.0, READ_SLOW.1, Data(hvals))
         .keys(RO_ACCESS)
         .tips(ORDER_TIP)
         .doc("hash", "2.0.0", "Returns all values in a hash.", ON_SIZE),
-    Command::new("hgetall", 2, READ_SLOW.0, READ_SLOW.1, hgetall)
+    Command::new("hgetall", 2, READ_SLOW.0, READ_SLOW.1, Data(hgetall))
         .keys(RO_ACCESS)
         .tips(ORDER_TIP)
         .doc("hash", "2.0.0", "Returns all fields and values in a hash.", ON_SIZE),
-    Command::new("hincrby", 4, WRITE_FAST.0, WRITE_FAST.1, hincrby)
+    Command::new("hincrby", 4, WRITE_FAST.0, WRITE_FAST.1, Data(hincrby))
         .keys(RW_ACCESS_UPDATE)
         .doc("hash", "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", O1),
-    Command::new("hincrbyfloat", 4, WRITE_FAST.0, WRITE_FAST.1, hincrbyfloat)
+    Command::new("hincrbyfloat", 4, WRITE_FAST.0, WRITE_FAST.1, Data(hincrbyfloat))
         .keys(RW_ACCESS_UPDATE)
         .doc("hash", "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", O1),
-    Command::new("hrandfield", -2, READ_SLOW.0, READ_SLOW.1, random::hrandfield)
+    Command::new("hrandfield", -2, READ_SLOW.0, READ_SLOW.1, Data(random::hrandfield))
         .keys(RO_ACCESS)
         .tips(OUTPUT_TIP)
         .doc("hash", "6.2.0", "Returns one or more random fields from a hash.", "O(N) where N is the number of fields returned"),
-    Command::new("hscan", -3, READ_SLOW.0, READ_SLOW.1, scan::hscan)
+    Command::new("hscan", -3, READ_SLOW.0, READ_SLOW.1, Data(scan::hscan))
         .keys(RO_ACCESS)
         .tips(OUTPUT_TIP)
         .doc("hash", "2.8.0", "Iterates over fields and values of a hash.", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection."),
@@ -113,8 +114,8 @@ fn set_pairs(ctx: &mut Ctx, argv: &[Bytes]) -> Result<i64, CmdError> {
         let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
         return Err(CmdError::WrongArity(name));
     }
-    let limits = Limits::from_config(&ctx.srv.config);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let limits = Limits::from_config(ctx.config);
+    let db = &mut ctx.dbs[ctx.client.db];
     let h = db.write_agg_or_create(&argv[1], ctx.now_ms, HashObj::new)?;
     let pairs = &argv[2..];
     h.prepare_write(pairs, limits);
@@ -138,8 +139,8 @@ fn hmset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn hsetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (key, field, value) = (&argv[1], &argv[2], &argv[3]);
-    let limits = Limits::from_config(&ctx.srv.config);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let limits = Limits::from_config(ctx.config);
+    let db = &mut ctx.dbs[ctx.client.db];
     let h = db.write_agg_or_create(key, ctx.now_ms, HashObj::new)?;
     // As Valkey: an existing field changes nothing, not even the encoding.
     let set = !h.contains(field);
@@ -153,7 +154,7 @@ fn hsetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn hget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     match db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?.and_then(|h| h.get(&argv[2])) {
         Some(v) => reply_elem(ctx.out, v),
         None => ctx.out.null(),
@@ -162,7 +163,7 @@ fn hget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn hmget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let h = db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?;
     let fields = &argv[2..];
     ctx.out.array(fields.len());
@@ -177,7 +178,7 @@ fn hmget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn hdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let key = &argv[1];
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(mut h) = db.agg_existing::<HashObj>(key, ctx.now_ms)? else {
         ctx.out.int(0);
         return Ok(());
@@ -196,14 +197,14 @@ fn hdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn hlen(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let len = db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?.map_or(0, |h| h.len());
     ctx.out.int(len as i64);
     Ok(())
 }
 
 fn hstrlen(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let value = db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?.and_then(|h| h.get(&argv[2]));
     let len = value.map_or(0, |v| v.write_to(&mut [0u8; INT_DECIMAL_BYTES_MAX]).len());
     ctx.out.int(len as i64);
@@ -211,7 +212,7 @@ fn hstrlen(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn hexists(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let found = db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?.is_some_and(|h| h.contains(&argv[2]));
     ctx.out.int(i64::from(found));
     Ok(())
@@ -226,7 +227,7 @@ enum Part {
 }
 
 fn get_all(ctx: &mut Ctx, key: &[u8], part: Part) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let h = db.read_agg::<HashObj>(key, ctx.now_ms)?;
     let len = h.map_or(0, |h| h.len());
     match part {
@@ -259,8 +260,8 @@ fn hgetall(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn hincrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (key, field) = (&argv[1], &argv[2]);
     let incr = int_arg(&argv[3])?;
-    let limits = Limits::from_config(&ctx.srv.config);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let limits = Limits::from_config(ctx.config);
+    let db = &mut ctx.dbs[ctx.client.db];
     let h = db.write_agg_or_create(key, ctx.now_ms, HashObj::new)?;
     // Errors come only from an existing field, so the hash is not empty on an error.
     let current = match h.get(field) {
@@ -282,8 +283,8 @@ fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     if !incr.is_finite() {
         return Err(CmdError::ValueNanOrInfinity);
     }
-    let limits = Limits::from_config(&ctx.srv.config);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let limits = Limits::from_config(ctx.config);
+    let db = &mut ctx.dbs[ctx.client.db];
     let h = db.write_agg_or_create(key, ctx.now_ms, HashObj::new)?;
     // Errors come only from an existing field, so the hash is not empty on an error.
     let current = match h.get(field) {

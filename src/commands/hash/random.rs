@@ -50,9 +50,9 @@ fn parse(argv: &[Bytes]) -> Result<(Count, bool), CmdError> {
 
 pub(super) fn hrandfield(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (count, with_values) = parse(argv)?;
-    let mut rng = Rng::new(ctx.srv.random());
+    let mut rng = Rng::new(ctx.random());
     let mut limit = ReplyLimit::new(ctx);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let h = db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?;
     let out = &mut *ctx.out;
     let Some(h) = h else {

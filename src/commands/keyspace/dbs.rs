@@ -4,20 +4,20 @@ use bytes::Bytes;
 
 use super::{db_index_arg, db_position};
 use crate::commands::error::DbIndexArg;
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::{CmdError, CmdResult, Ctx, ServerCtx};
 use crate::keyspace::db::Db;
 use crate::keyspace::lazyfree;
 use crate::server::state::ServerState;
 
 pub fn select(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let index = db_index_arg(&argv[1])?;
-    ctx.client.db = db_position(&ctx.srv.dbs, index)?;
+    ctx.client.db = db_position(ctx.dbs, index)?;
     ctx.out.ok();
     Ok(())
 }
 
 /// SWAPDB: clients on either database see the other one's keys from now on.
-pub fn swapdb(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+pub fn swapdb(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let first = db_index_arg(&argv[1]).map_err(|_| CmdError::InvalidDbIndex(DbIndexArg::First))?;
     let second =
         db_index_arg(&argv[2]).map_err(|_| CmdError::InvalidDbIndex(DbIndexArg::Second))?;
@@ -67,7 +67,7 @@ fn flush(db: &mut Db, mode: FlushMode) -> usize {
     n
 }
 
-pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+pub fn flushdb(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let mode = parse_flush_mode(ctx.srv, argv)?;
     let db = ctx.client.db;
     let keys = ctx.db().len() as u64;
@@ -77,7 +77,7 @@ pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+pub fn flushall(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let mode = parse_flush_mode(ctx.srv, argv)?;
     // One more change than keys removed, as Valkey counts it, so a save point sees it even
     // when the server was empty.

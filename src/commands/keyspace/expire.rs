@@ -148,8 +148,8 @@ fn set_expire(ctx: &mut Ctx, argv: &[Bytes], unit: Unit, base: Base, name: &str)
     let when_ms =
         absolute_ms(n, unit, base, now).ok_or_else(|| CmdError::InvalidExpire(name.into()))?;
     let key = &argv[1];
-    let past = when_ms <= now && !ctx.srv.loading;
-    let Some(live) = ctx.srv.dbs[ctx.client.db].live(key, now) else {
+    let past = when_ms <= now && !ctx.loading;
+    let Some(live) = ctx.dbs[ctx.client.db].live(key, now) else {
         ctx.out.int(0);
         return Ok(());
     };

@@ -21,7 +21,7 @@ enum FreeMode {
 }
 
 pub fn del(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let mode = if ctx.srv.config.lazyfree_lazy_user_del { FreeMode::Lazy } else { FreeMode::Sync };
+    let mode = if ctx.config.lazyfree_lazy_user_del { FreeMode::Lazy } else { FreeMode::Sync };
     delete_keys(ctx, &argv[1..], mode)
 }
 
@@ -33,7 +33,7 @@ fn delete_keys(ctx: &mut Ctx, keys: &[Bytes], mode: FreeMode) -> CmdResult {
     let now = ctx.now_ms;
     let mut deleted = 0;
     for key in keys {
-        let Some(obj) = ctx.srv.dbs[ctx.client.db].take_raw(key, now) else { continue };
+        let Some(obj) = ctx.dbs[ctx.client.db].take_raw(key, now) else { continue };
         deleted += 1;
         if mode == FreeMode::Lazy && obj.free_effort() > lazyfree::LAZYFREE_THRESHOLD {
             lazyfree::free_async(obj, 1);
@@ -91,7 +91,7 @@ pub fn renamenx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// RENAME and RENAMENX: the object moves as it is, with its expire time and access clock.
 fn rename_key(ctx: &mut Ctx, src: &[u8], dst: &[u8], overwrite: Overwrite) -> CmdResult {
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     if !db.contains(src, now) {
         return Err(CmdError::NoSuchKey);
     }
@@ -144,21 +144,21 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (src_key, dst_key) = (&argv[1], &argv[2]);
     let src_pos = ctx.client.db;
     let dst_pos = match opts.db {
-        Some(index) => db_position(&ctx.srv.dbs, index)?,
+        Some(index) => db_position(ctx.dbs, index)?,
         None => src_pos,
     };
     if src_pos == dst_pos && src_key == dst_key {
         return Err(CmdError::SameObject);
     }
     let now = ctx.now_ms;
-    let Some((value, expire_at_ms)) = ctx.srv.dbs[src_pos]
+    let Some((value, expire_at_ms)) = ctx.dbs[src_pos]
         .read_obj(src_key, now)
         .map(|o| (o.value_ref().to_owned(), o.expire_at_ms()))
     else {
         ctx.out.int(0);
         return Ok(());
     };
-    let dst = &mut ctx.srv.dbs[dst_pos];
+    let dst = &mut ctx.dbs[dst_pos];
     match opts.overwrite {
         Overwrite::Keep if dst.contains(dst_key, now) => {
             ctx.out.int(0);
@@ -183,13 +183,13 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// MOVE: the object moves to another database as it is, unless the key exists there.
 pub fn move_cmd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let key = &argv[1];
-    let dst_pos = db_position(&ctx.srv.dbs, db_index_arg(&argv[2])?)?;
+    let dst_pos = db_position(ctx.dbs, db_index_arg(&argv[2])?)?;
     let src_pos = ctx.client.db;
     if src_pos == dst_pos {
         return Err(CmdError::SameObject);
     }
     let now = ctx.now_ms;
-    let (src, dst): (&mut Db, &mut Db) = two_dbs(&mut ctx.srv.dbs, src_pos, dst_pos);
+    let (src, dst): (&mut Db, &mut Db) = two_dbs(ctx.dbs, src_pos, dst_pos);
     let moved = src.contains(key, now) && !dst.contains(key, now);
     if moved {
         let entry = src.take_raw(key, now).expect("source checked above");

@@ -21,6 +21,7 @@ mod scan;
 
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE};
 use crate::commands::table::{acl, flag, range, specs, Command, KeySpec};
+use crate::commands::table::{Data, Server};
 use crate::commands::CmdError;
 use crate::config::{Config, MaxmemoryPolicy};
 use crate::keyspace::db::{AccessClock, Db};
@@ -52,7 +53,7 @@ const TTL_ACL: u64 = acl::KEYSPACE | acl::READ | acl::FAST;
 const EXPIRE_COMPLEXITY: &str = "O(1)";
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("del", -2, flag::WRITE, acl::KEYSPACE | acl::WRITE | acl::SLOW, keys::del)
+    Command::new("del", -2, flag::WRITE, acl::KEYSPACE | acl::WRITE | acl::SLOW, Data(keys::del))
         .keys(specs::DELETE_ALL)
         .tips(MULTI_SHARD_SUM)
         .doc(
@@ -61,7 +62,7 @@ pub static COMMANDS: &[Command] = &[
             "Deletes one or more keys.",
             "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
         ),
-    Command::new("unlink", -2, flag::WRITE | flag::FAST, acl::KEYSPACE | acl::WRITE | acl::FAST, keys::unlink)
+    Command::new("unlink", -2, flag::WRITE | flag::FAST, acl::KEYSPACE | acl::WRITE | acl::FAST, Data(keys::unlink))
         .keys(specs::DELETE_ALL)
         .tips(MULTI_SHARD_SUM)
         .doc(
@@ -70,15 +71,15 @@ pub static COMMANDS: &[Command] = &[
             "Asynchronously deletes one or more keys.",
             "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.",
         ),
-    Command::new("exists", -2, flag::READONLY | flag::FAST, acl::KEYSPACE | acl::READ | acl::FAST, keys::exists)
+    Command::new("exists", -2, flag::READONLY | flag::FAST, acl::KEYSPACE | acl::READ | acl::FAST, Data(keys::exists))
         .history(&[("3.0.3", "Accepts multiple `key` arguments.")])
         .keys(specs::READ_ALL_META)
         .tips(MULTI_SHARD_SUM)
         .doc("generic", "1.0.0", "Determines whether one or more keys exist.", "O(N) where N is the number of keys to check."),
-    Command::new("type", 2, flag::READONLY | flag::FAST, acl::KEYSPACE | acl::READ | acl::FAST, keys::type_cmd)
+    Command::new("type", 2, flag::READONLY | flag::FAST, acl::KEYSPACE | acl::READ | acl::FAST, Data(keys::type_cmd))
         .keys(specs::READ1_META)
         .doc("generic", "1.0.0", "Determines the type of value stored at a key.", "O(1)"),
-    Command::new("touch", -2, flag::READONLY | flag::FAST, acl::KEYSPACE | acl::READ | acl::FAST, keys::touch)
+    Command::new("touch", -2, flag::READONLY | flag::FAST, acl::KEYSPACE | acl::READ | acl::FAST, Data(keys::touch))
         .keys(specs::READ_ALL_META)
         .tips(MULTI_SHARD_SUM)
         .doc(
@@ -87,14 +88,14 @@ pub static COMMANDS: &[Command] = &[
             "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
             "O(N) where N is the number of keys that will be touched.",
         ),
-    Command::new("rename", 3, flag::WRITE, acl::KEYSPACE | acl::WRITE | acl::SLOW, keys::rename)
+    Command::new("rename", 3, flag::WRITE, acl::KEYSPACE | acl::WRITE | acl::SLOW, Data(keys::rename))
         .keys(RENAME_KEYS)
         .doc("generic", "1.0.0", "Renames a key and overwrites the destination.", "O(1)"),
-    Command::new("renamenx", 3, flag::WRITE | flag::FAST, acl::KEYSPACE | acl::WRITE | acl::FAST, keys::renamenx)
+    Command::new("renamenx", 3, flag::WRITE | flag::FAST, acl::KEYSPACE | acl::WRITE | acl::FAST, Data(keys::renamenx))
         .history(&[("3.2.0", "The command no longer returns an error when source and destination names are the same.")])
         .keys(RENAMENX_KEYS)
         .doc("generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", "O(1)"),
-    Command::new("copy", -3, flag::WRITE | flag::DENYOOM, acl::KEYSPACE | acl::WRITE | acl::SLOW, keys::copy)
+    Command::new("copy", -3, flag::WRITE | flag::DENYOOM, acl::KEYSPACE | acl::WRITE | acl::SLOW, Data(keys::copy))
         .keys(COPY_KEYS)
         .doc(
             "generic",
@@ -102,10 +103,10 @@ pub static COMMANDS: &[Command] = &[
             "Copies the value of a key to a new key.",
             "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
         ),
-    Command::new("move", 3, flag::WRITE | flag::FAST, acl::KEYSPACE | acl::WRITE | acl::FAST, keys::move_cmd)
+    Command::new("move", 3, flag::WRITE | flag::FAST, acl::KEYSPACE | acl::WRITE | acl::FAST, Data(keys::move_cmd))
         .keys(specs::RW1_UPDATE)
         .doc("generic", "1.0.0", "Moves a key to another database.", "O(1)"),
-    Command::new("keys", 2, flag::READONLY, acl::KEYSPACE | acl::READ | acl::SLOW | acl::DANGEROUS, scan::keys)
+    Command::new("keys", 2, flag::READONLY, acl::KEYSPACE | acl::READ | acl::SLOW | acl::DANGEROUS, Data(scan::keys))
         .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
         .doc(
             "generic",
@@ -113,7 +114,7 @@ pub static COMMANDS: &[Command] = &[
             "Returns all key names that match a pattern.",
             "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
         ),
-    Command::new("scan", -2, flag::READONLY, acl::KEYSPACE | acl::READ | acl::SLOW, scan::scan)
+    Command::new("scan", -2, flag::READONLY, acl::KEYSPACE | acl::READ | acl::SLOW, Data(scan::scan))
         .history(&[("6.0.0", "Added the `TYPE` subcommand.")])
         .tips(&["nondeterministic_output", "request_policy:special", "response_policy:special"])
         .doc(
@@ -122,22 +123,22 @@ pub static COMMANDS: &[Command] = &[
             "Iterates over the key names in the database.",
             "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
         ),
-    Command::new("randomkey", 1, flag::READONLY, acl::KEYSPACE | acl::READ | acl::SLOW, scan::randomkey)
+    Command::new("randomkey", 1, flag::READONLY, acl::KEYSPACE | acl::READ | acl::SLOW, Data(scan::randomkey))
         .tips(&["request_policy:all_shards", "response_policy:special", "nondeterministic_output"])
         .doc("generic", "1.0.0", "Returns a random key name from the database.", "O(1)"),
-    Command::new("expire", -3, EXPIRE_FLAGS, EXPIRE_ACL, expire::expire)
+    Command::new("expire", -3, EXPIRE_FLAGS, EXPIRE_ACL, Data(expire::expire))
         .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .keys(specs::RW1_META)
         .doc("generic", "1.0.0", "Sets the expiration time of a key in seconds.", EXPIRE_COMPLEXITY),
-    Command::new("pexpire", -3, EXPIRE_FLAGS, EXPIRE_ACL, expire::pexpire)
+    Command::new("pexpire", -3, EXPIRE_FLAGS, EXPIRE_ACL, Data(expire::pexpire))
         .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .keys(specs::RW1_META)
         .doc("generic", "2.6.0", "Sets the expiration time of a key in milliseconds.", EXPIRE_COMPLEXITY),
-    Command::new("expireat", -3, EXPIRE_FLAGS, EXPIRE_ACL, expire::expireat)
+    Command::new("expireat", -3, EXPIRE_FLAGS, EXPIRE_ACL, Data(expire::expireat))
         .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .keys(specs::RW1_META)
         .doc("generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", EXPIRE_COMPLEXITY),
-    Command::new("pexpireat", -3, EXPIRE_FLAGS, EXPIRE_ACL, expire::pexpireat)
+    Command::new("pexpireat", -3, EXPIRE_FLAGS, EXPIRE_ACL, Data(expire::pexpireat))
         .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .keys(specs::RW1_META)
         .doc(
@@ -146,20 +147,20 @@ pub static COMMANDS: &[Command] = &[
             "Sets the expiration time of a key to a Unix milliseconds timestamp.",
             EXPIRE_COMPLEXITY,
         ),
-    Command::new("ttl", 2, TTL_FLAGS, TTL_ACL, expire::ttl)
+    Command::new("ttl", 2, TTL_FLAGS, TTL_ACL, Data(expire::ttl))
         .history(&[("2.8.0", "Added the -2 reply.")])
         .keys(TTL_KEYS)
         .tips(NONDETERMINISTIC)
         .doc("generic", "1.0.0", "Returns the expiration time in seconds of a key.", "O(1)"),
-    Command::new("pttl", 2, TTL_FLAGS, TTL_ACL, expire::pttl)
+    Command::new("pttl", 2, TTL_FLAGS, TTL_ACL, Data(expire::pttl))
         .history(&[("2.8.0", "Added the -2 reply.")])
         .keys(TTL_KEYS)
         .tips(NONDETERMINISTIC)
         .doc("generic", "2.6.0", "Returns the expiration time in milliseconds of a key.", "O(1)"),
-    Command::new("expiretime", 2, TTL_FLAGS, TTL_ACL, expire::expiretime)
+    Command::new("expiretime", 2, TTL_FLAGS, TTL_ACL, Data(expire::expiretime))
         .keys(TTL_KEYS)
         .doc("generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", "O(1)"),
-    Command::new("pexpiretime", 2, TTL_FLAGS, TTL_ACL, expire::pexpiretime)
+    Command::new("pexpiretime", 2, TTL_FLAGS, TTL_ACL, Data(expire::pexpiretime))
         .keys(TTL_KEYS)
         .doc(
             "generic",
@@ -167,7 +168,7 @@ pub static COMMANDS: &[Command] = &[
             "Returns the expiration time of a key as a Unix milliseconds timestamp.",
             "O(1)",
         ),
-    Command::new("persist", 2, EXPIRE_FLAGS, EXPIRE_ACL, expire::persist)
+    Command::new("persist", 2, EXPIRE_FLAGS, EXPIRE_ACL, Data(expire::persist))
         .keys(specs::RW1_META)
         .doc("generic", "2.2.0", "Removes the expiration time of a key.", "O(1)"),
     Command::container("object", -2, 0, acl::SLOW, object::SUBCOMMANDS).doc(
@@ -176,19 +177,19 @@ pub static COMMANDS: &[Command] = &[
         "A container for object introspection commands.",
         "Depends on subcommand.",
     ),
-    Command::new("select", 2, flag::LOADING | flag::STALE | flag::FAST | flag::ALLOW_BUSY, acl::FAST | acl::CONNECTION, dbs::select)
+    Command::new("select", 2, flag::LOADING | flag::STALE | flag::FAST | flag::ALLOW_BUSY, acl::FAST | acl::CONNECTION, Data(dbs::select))
         .doc("connection", "1.0.0", "Changes the selected database.", "O(1)"),
-    Command::new("swapdb", 3, flag::WRITE | flag::FAST, acl::KEYSPACE | acl::WRITE | acl::FAST | acl::DANGEROUS, dbs::swapdb)
+    Command::new("swapdb", 3, flag::WRITE | flag::FAST, acl::KEYSPACE | acl::WRITE | acl::FAST | acl::DANGEROUS, Server(dbs::swapdb))
         .doc(
             "server",
             "4.0.0",
             "Swaps two databases.",
             "O(N) where N is the count of clients watching or blocking on keys from both databases.",
         ),
-    Command::new("dbsize", 1, flag::READONLY | flag::FAST, acl::KEYSPACE | acl::READ | acl::FAST, dbs::dbsize)
+    Command::new("dbsize", 1, flag::READONLY | flag::FAST, acl::KEYSPACE | acl::READ | acl::FAST, Data(dbs::dbsize))
         .tips(ALL_SHARDS_SUM)
         .doc("server", "1.0.0", "Returns the number of keys in the database.", "O(1)"),
-    Command::new("flushdb", -1, flag::WRITE, acl::KEYSPACE | acl::WRITE | acl::SLOW | acl::DANGEROUS, dbs::flushdb)
+    Command::new("flushdb", -1, flag::WRITE, acl::KEYSPACE | acl::WRITE | acl::SLOW | acl::DANGEROUS, Server(dbs::flushdb))
         .history(&[
             ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
             ("6.2.0", "Added the `SYNC` flushing mode modifier."),
@@ -200,7 +201,7 @@ pub static COMMANDS: &[Command] = &[
             "Removes all keys from the current database.",
             "O(N) where N is the number of keys in the selected database",
         ),
-    Command::new("flushall", -1, flag::WRITE, acl::KEYSPACE | acl::WRITE | acl::SLOW | acl::DANGEROUS, dbs::flushall)
+    Command::new("flushall", -1, flag::WRITE, acl::KEYSPACE | acl::WRITE | acl::SLOW | acl::DANGEROUS, Server(dbs::flushall))
         .history(&[
             ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
             ("6.2.0", "Added the `SYNC` flushing mode modifier."),

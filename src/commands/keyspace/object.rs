@@ -6,6 +6,7 @@ use bytes::Bytes;
 
 use crate::commands::command::reply_help;
 use crate::commands::table::ks::RO;
+use crate::commands::table::Data;
 use crate::commands::table::{acl, flag, range, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::MaxmemoryPolicy;
@@ -20,23 +21,32 @@ const SUB_TIPS: &[&str] = &["nondeterministic_output"];
 
 /// Alphabetical (redis-server lists them in the order of a randomly seeded hash table).
 pub static SUBCOMMANDS: &[Command] = &[
-    Command::new("object|encoding", 3, SUB_FLAGS, SUB_ACL, encoding)
+    Command::new("object|encoding", 3, SUB_FLAGS, SUB_ACL, Data(encoding))
         .keys(OBJECT_KEY)
         .tips(SUB_TIPS)
         .doc("generic", "2.2.3", "Returns the internal encoding of an object.", "O(1)"),
-    Command::new("object|freq", 3, SUB_FLAGS, SUB_ACL, freq).keys(OBJECT_KEY).tips(SUB_TIPS).doc(
-        "generic",
-        "4.0.0",
-        "Returns the logarithmic access frequency counter of an object.",
-        "O(1)",
-    ),
-    Command::new("object|help", 2, flag::LOADING | flag::STALE, acl::KEYSPACE | acl::SLOW, help)
-        .doc("generic", "6.2.0", "Returns helpful text about the different subcommands.", "O(1)"),
-    Command::new("object|idletime", 3, SUB_FLAGS, SUB_ACL, idletime)
+    Command::new("object|freq", 3, SUB_FLAGS, SUB_ACL, Data(freq))
+        .keys(OBJECT_KEY)
+        .tips(SUB_TIPS)
+        .doc(
+            "generic",
+            "4.0.0",
+            "Returns the logarithmic access frequency counter of an object.",
+            "O(1)",
+        ),
+    Command::new(
+        "object|help",
+        2,
+        flag::LOADING | flag::STALE,
+        acl::KEYSPACE | acl::SLOW,
+        Data(help),
+    )
+    .doc("generic", "6.2.0", "Returns helpful text about the different subcommands.", "O(1)"),
+    Command::new("object|idletime", 3, SUB_FLAGS, SUB_ACL, Data(idletime))
         .keys(OBJECT_KEY)
         .tips(SUB_TIPS)
         .doc("generic", "2.2.3", "Returns the time since the last access to an object.", "O(1)"),
-    Command::new("object|refcount", 3, SUB_FLAGS, SUB_ACL, refcount)
+    Command::new("object|refcount", 3, SUB_FLAGS, SUB_ACL, Data(refcount))
         .keys(OBJECT_KEY)
         .tips(SUB_TIPS)
         .doc("generic", "2.2.3", "Returns the reference count of a value of a key.", "O(1)"),
@@ -67,7 +77,7 @@ fn help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
 /// null and yields None when the key does not exist.
 fn lookup<'c>(ctx: &'c mut Ctx, argv: &[Bytes]) -> Option<(&'c KeyEntry, &'c mut Reply)> {
     let now = ctx.now_ms;
-    let obj = ctx.srv.dbs[ctx.client.db].read_obj_nonotify(&argv[2], now);
+    let obj = ctx.dbs[ctx.client.db].read_obj_nonotify(&argv[2], now);
     if obj.is_none() {
         ctx.out.null();
     }
@@ -87,7 +97,7 @@ fn is_lfu(policy: MaxmemoryPolicy) -> bool {
 
 /// The key is looked up first: a missing key replies null whatever the policy.
 fn freq(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let (policy, decay) = (ctx.srv.config.maxmemory_policy, ctx.srv.config.lfu_decay_time_mins);
+    let (policy, decay) = (ctx.config.maxmemory_policy, ctx.config.lfu_decay_time_mins);
     let now = ctx.now_ms;
     if let Some((obj, out)) = lookup(ctx, argv) {
         if !is_lfu(policy) {
@@ -99,7 +109,7 @@ fn freq(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn idletime(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let policy = ctx.srv.config.maxmemory_policy;
+    let policy = ctx.config.maxmemory_policy;
     let now = ctx.now_ms;
     if let Some((obj, out)) = lookup(ctx, argv) {
         if is_lfu(policy) {

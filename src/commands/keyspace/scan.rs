@@ -12,7 +12,7 @@ pub fn scan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let cursor = parse_cursor(&argv[1]).ok_or(CmdError::InvalidCursor)?;
     let opts = parse_scan_opts(&argv[2..], ScanKind::Keys)?;
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let mut found: Vec<Vec<u8>> = Vec::new();
     let next = db.scan(cursor, opts.count, |key, _| {
         if opts.pattern.matches(key) {
@@ -34,7 +34,7 @@ pub fn scan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 pub fn keys(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let pattern = Pattern::new(&argv[1]);
     let now = ctx.now_ms;
-    let db = &ctx.srv.dbs[ctx.client.db];
+    let db = &ctx.dbs[ctx.client.db];
     let out = &mut *ctx.out;
     let header = out.begin_deferred(AggKind::Array);
     let mut n = 0;
@@ -49,7 +49,7 @@ pub fn keys(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 pub fn randomkey(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
-    let seed = ctx.srv.random();
+    let seed = ctx.random();
     let now = ctx.now_ms;
     match ctx.db().random_key(seed, now) {
         Some(key) => ctx.out.bulk(&key),

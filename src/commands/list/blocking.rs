@@ -39,7 +39,7 @@ fn bpop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> CmdResult {
     let timeout_at_ms = parse_timeout(&argv[argv.len() - 1], ctx.now_ms)?;
     let keys = &argv[1..argv.len() - 1];
     let limit = super::limit(ctx);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     for key in keys {
         let Some(mut list) = db.agg_existing::<ListObj>(key, ctx.now_ms)? else { continue };
         debug_assert!(!list.get().is_empty());
@@ -70,7 +70,7 @@ fn bmove(
     to: End,
     timeout_at_ms: Option<i64>,
 ) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     if db.write_agg::<ListObj>(&argv[1], ctx.now_ms)?.is_some() {
         return move_element(ctx, &argv[1], &argv[2], from, to);
     }

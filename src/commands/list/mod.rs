@@ -18,6 +18,7 @@ use bytes::Bytes;
 
 use crate::commands::args::{self, int_arg, is, negatable_int_arg, pop_count_arg, Args};
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, RW};
+use crate::commands::table::Data;
 use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
@@ -72,75 +73,75 @@ const MPOP_COMPLEXITY: &str =
 const BPOP_COMPLEXITY: &str = "O(N) where N is the number of provided keys.";
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("lpush", -3, PUSH.0, PUSH.1, lpush)
+    Command::new("lpush", -3, PUSH.0, PUSH.1, Data(lpush))
         .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
         .doc("list", "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", PUSH_COMPLEXITY),
-    Command::new("rpush", -3, PUSH.0, PUSH.1, rpush)
+    Command::new("rpush", -3, PUSH.0, PUSH.1, Data(rpush))
         .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
         .doc("list", "1.0.0", "Appends one or more elements to a list. Creates the key if it doesn't exist.", PUSH_COMPLEXITY),
-    Command::new("lpushx", -3, PUSH.0, PUSH.1, lpushx)
+    Command::new("lpushx", -3, PUSH.0, PUSH.1, Data(lpushx))
         .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
         .doc("list", "2.2.0", "Prepends one or more elements to a list only when the list exists.", PUSH_COMPLEXITY),
-    Command::new("rpushx", -3, PUSH.0, PUSH.1, rpushx)
+    Command::new("rpushx", -3, PUSH.0, PUSH.1, Data(rpushx))
         .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .keys(PUSH_KEYS)
         .doc("list", "2.2.0", "Appends one or more elements to a list only when the list exists.", PUSH_COMPLEXITY),
-    Command::new("lpop", -2, POP.0, POP.1, lpop)
+    Command::new("lpop", -2, POP.0, POP.1, Data(lpop))
         .history(&[("6.2.0", "Added the `count` argument.")])
         .keys(POP_KEYS)
         .doc("list", "1.0.0", "Returns and removes one or more elements from the beginning of a list. Deletes the list if the last element was popped.", POP_COMPLEXITY),
-    Command::new("rpop", -2, POP.0, POP.1, rpop)
+    Command::new("rpop", -2, POP.0, POP.1, Data(rpop))
         .history(&[("6.2.0", "Added the `count` argument.")])
         .keys(POP_KEYS)
         .doc("list", "1.0.0", "Returns and removes one or more elements from the end of a list. Deletes the list if the last element was popped.", POP_COMPLEXITY),
-    Command::new("llen", 2, READ_FAST.0, READ_FAST.1, llen)
+    Command::new("llen", 2, READ_FAST.0, READ_FAST.1, Data(llen))
         .keys(specs::READ1_META)
         .doc("list", "1.0.0", "Returns the length of a list.", "O(1)"),
-    Command::new("lindex", 3, READ_SLOW.0, READ_SLOW.1, lindex)
+    Command::new("lindex", 3, READ_SLOW.0, READ_SLOW.1, Data(lindex))
         .keys(specs::READ1)
         .doc("list", "1.0.0", "Returns an element from a list by its index.", "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1)."),
-    Command::new("lset", 4, GROW_SLOW.0, GROW_SLOW.1, lset)
+    Command::new("lset", 4, GROW_SLOW.0, GROW_SLOW.1, Data(lset))
         .keys(UPDATE_KEYS)
         .doc("list", "1.0.0", "Sets the value of an element in a list by its index.", "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1)."),
-    Command::new("lrange", 4, READ_SLOW.0, READ_SLOW.1, lrange)
+    Command::new("lrange", 4, READ_SLOW.0, READ_SLOW.1, Data(lrange))
         .keys(specs::READ1)
         .doc("list", "1.0.0", "Returns a range of elements from a list.", "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range."),
-    Command::new("ltrim", 4, WRITE_SLOW.0, WRITE_SLOW.1, ltrim)
+    Command::new("ltrim", 4, WRITE_SLOW.0, WRITE_SLOW.1, Data(ltrim))
         .keys(DELETE_KEYS)
         .doc("list", "1.0.0", "Removes elements from both ends of a list. Deletes the list if all elements were trimmed.", "O(N) where N is the number of elements to be removed by the operation."),
-    Command::new("lrem", 4, WRITE_SLOW.0, WRITE_SLOW.1, lrem)
+    Command::new("lrem", 4, WRITE_SLOW.0, WRITE_SLOW.1, Data(lrem))
         .keys(DELETE_KEYS)
         .doc("list", "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed.", "O(N+M) where N is the length of the list and M is the number of elements removed."),
-    Command::new("linsert", 5, GROW_SLOW.0, GROW_SLOW.1, linsert)
+    Command::new("linsert", 5, GROW_SLOW.0, GROW_SLOW.1, Data(linsert))
         .keys(PUSH_KEYS)
         .doc("list", "2.2.0", "Inserts an element before or after another element in a list.", "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N)."),
-    Command::new("lpos", -3, READ_SLOW.0, READ_SLOW.1, lpos)
+    Command::new("lpos", -3, READ_SLOW.0, READ_SLOW.1, Data(lpos))
         .keys(specs::READ1)
         .doc("list", "6.0.6", "Returns the index of matching elements in a list.", "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time."),
-    Command::new("lmove", 5, GROW_SLOW.0, GROW_SLOW.1, lmove)
+    Command::new("lmove", 5, GROW_SLOW.0, GROW_SLOW.1, Data(lmove))
         .keys(MOVE_KEYS)
         .doc("list", "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", "O(1)"),
-    Command::new("rpoplpush", 3, GROW_SLOW.0, GROW_SLOW.1, rpoplpush)
+    Command::new("rpoplpush", 3, GROW_SLOW.0, GROW_SLOW.1, Data(rpoplpush))
         .keys(MOVE_KEYS)
         .doc("list", "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", "O(1)"),
-    Command::new("lmpop", -4, WRITE_SLOW.0 | flag::MOVABLE_KEYS, WRITE_SLOW.1, lmpop)
+    Command::new("lmpop", -4, WRITE_SLOW.0 | flag::MOVABLE_KEYS, WRITE_SLOW.1, Data(lmpop))
         .keys(LMPOP_KEYS)
         .doc("list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", MPOP_COMPLEXITY),
-    Command::new("blpop", -3, BLOCK.0, BLOCK.1, blocking::blpop)
+    Command::new("blpop", -3, BLOCK.0, BLOCK.1, Data(blocking::blpop))
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(BPOP_KEYS)
         .doc("list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", BPOP_COMPLEXITY),
-    Command::new("brpop", -3, BLOCK.0, BLOCK.1, blocking::brpop)
+    Command::new("brpop", -3, BLOCK.0, BLOCK.1, Data(blocking::brpop))
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(BPOP_KEYS)
         .doc("list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", BPOP_COMPLEXITY),
-    Command::new("blmove", 6, BLOCK_GROW.0, BLOCK_GROW.1, blocking::blmove)
+    Command::new("blmove", 6, BLOCK_GROW.0, BLOCK_GROW.1, Data(blocking::blmove))
         .keys(MOVE_KEYS)
         .doc("list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "O(1)"),
-    Command::new("brpoplpush", 4, BLOCK_GROW.0, BLOCK_GROW.1, blocking::brpoplpush)
+    Command::new("brpoplpush", 4, BLOCK_GROW.0, BLOCK_GROW.1, Data(blocking::brpoplpush))
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(MOVE_KEYS)
         .doc("list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "O(1)"),
@@ -149,7 +150,7 @@ pub static COMMANDS: &[Command] = &[
         -5,
         flag::WRITE | flag::BLOCKING | flag::MOVABLE_KEYS,
         acl::WRITE | acl::LIST | acl::SLOW | acl::BLOCKING,
-        blocking::blmpop,
+        Data(blocking::blmpop),
     )
     .keys(BLMPOP_KEYS)
     .doc("list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", MPOP_COMPLEXITY),
@@ -159,7 +160,7 @@ pub static COMMANDS: &[Command] = &[
 
 /// The node limit of this command (`list-max-listpack-size`).
 fn limit(ctx: &Ctx) -> NodeLimit {
-    NodeLimit::from_fill(ctx.srv.config.list_max_listpack_size)
+    NodeLimit::from_fill(ctx.config.list_max_listpack_size)
 }
 
 fn reply_entry(out: &mut Reply, e: LpEntry<'_>) {
@@ -270,7 +271,7 @@ enum Create {
 fn push_generic(ctx: &mut Ctx, argv: &[Bytes], end: End, create: Create) -> CmdResult {
     let limit = limit(ctx);
     let (key, elements) = (&argv[1], &argv[2..]);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let list = match create {
         Create::Yes => db.write_agg_or_create::<ListObj>(key, ctx.now_ms, ListObj::new)?,
         Create::OnlyExisting => match db.write_agg::<ListObj>(key, ctx.now_ms)? {
@@ -315,7 +316,7 @@ fn pop_generic(ctx: &mut Ctx, argv: &[Bytes], end: End, name: &str) -> CmdResult
     let count = argv.get(2).map(|a| pop_count_arg(a)).transpose()?;
     let limit = limit(ctx);
     let key = &argv[1];
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(mut list) = db.agg_existing::<ListObj>(key, ctx.now_ms)? else {
         match count {
             Some(_) => ctx.out.null_array(),
@@ -352,7 +353,7 @@ fn rpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// `[key, [elements]]`. Returns false (and replies nothing) when every list is missing.
 fn mpop(ctx: &mut Ctx, keys: &[Bytes], end: End, count: usize) -> Result<bool, CmdError> {
     let limit = limit(ctx);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     for key in keys {
         let Some(mut list) = db.agg_existing::<ListObj>(key, ctx.now_ms)? else { continue };
         ctx.out.array(2);
@@ -382,14 +383,14 @@ fn lmpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 // ----- reads -----------------------------------------------------------------------------
 
 fn llen(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let len = db.read_agg::<ListObj>(&argv[1], ctx.now_ms)?.map_or(0, |l| l.len());
     ctx.out.int(len as i64);
     Ok(())
 }
 
 fn lindex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     // A missing key answers null before the index is looked at.
     let Some(list) = db.read_agg::<ListObj>(&argv[1], ctx.now_ms)? else {
         ctx.out.null();
@@ -404,7 +405,7 @@ fn lindex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn lrange(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (start, stop) = (int_arg(&argv[2])?, int_arg(&argv[3])?);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(list) = db.read_agg::<ListObj>(&argv[1], ctx.now_ms)? else {
         ctx.out.array(0);
         return Ok(());
@@ -462,7 +463,7 @@ fn parse_lpos(argv: &[Bytes]) -> Result<LposOptions, CmdError> {
 fn lpos(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let o = parse_lpos(argv)?;
     let needle = Needle::new(&argv[2]);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(list) = db.read_agg::<ListObj>(&argv[1], ctx.now_ms)? else {
         match o.count {
             Some(_) => ctx.out.array(0),
@@ -506,7 +507,7 @@ fn lpos(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn lset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let limit = limit(ctx);
     let (key, value) = (&argv[1], &argv[3]);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else {
         return Err(CmdError::NoSuchKey);
     };
@@ -527,7 +528,7 @@ fn ltrim(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (start, stop) = (int_arg(&argv[2])?, int_arg(&argv[3])?);
     let limit = limit(ctx);
     let key = &argv[1];
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(mut list) = db.agg_existing::<ListObj>(key, ctx.now_ms)? else {
         ctx.out.ok();
         return Ok(());
@@ -551,7 +552,7 @@ fn lrem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let count = negatable_int_arg(&argv[2])?;
     let limit = limit(ctx);
     let key = &argv[1];
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(mut list) = db.agg_existing::<ListObj>(key, ctx.now_ms)? else {
         ctx.out.int(0);
         return Ok(());
@@ -578,7 +579,7 @@ fn linsert(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     };
     let limit = limit(ctx);
     let (key, pivot, value) = (&argv[1], &argv[3], &argv[4]);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(list) = db.write_agg::<ListObj>(key, ctx.now_ms)? else {
         ctx.out.int(0);
         return Ok(());
@@ -599,7 +600,7 @@ fn linsert(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn move_element(ctx: &mut Ctx, src: &Bytes, dst: &Bytes, from: End, to: End) -> CmdResult {
     let limit = limit(ctx);
     let now_ms = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     if db.write_agg::<ListObj>(src, now_ms)?.is_none() {
         ctx.out.null();
         return Ok(());

@@ -9,8 +9,9 @@ use bytes::Bytes;
 use crate::commands::args::Args;
 use crate::commands::command::reply_help;
 use crate::commands::info::MemoryBreakdown;
+use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, ks, range, Command};
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::keyspace::entry::KeyEntry;
 use crate::memory::{self, AllocatorStats};
 use crate::server::evict;
@@ -21,7 +22,7 @@ const REPORT_TIPS: &[&str] =
 const MAY_BE_SLOW: &str = "Depends on how much memory is allocated, could be slow";
 
 pub static MEMORY_SUBCOMMANDS: &[Command] = &[
-    Command::new("memory|usage", -3, flag::READONLY, acl::READ | acl::SLOW, memory_usage)
+    Command::new("memory|usage", -3, flag::READONLY, acl::READ | acl::SLOW, Server(memory_usage))
         .keys(&[range(ks::RO, 2, 0, 1)])
         .doc(
             "server",
@@ -29,24 +30,20 @@ pub static MEMORY_SUBCOMMANDS: &[Command] = &[
             "Estimates the memory usage of a key.",
             "O(N) where N is the number of samples.",
         ),
-    Command::new("memory|stats", 2, 0, acl::SLOW, memory_stats)
+    Command::new("memory|stats", 2, 0, acl::SLOW, Server(memory_stats))
         .doc("server", "4.0.0", "Returns details about memory usage.", "O(1)")
         .tips(REPORT_TIPS),
-    Command::new("memory|doctor", 2, 0, acl::SLOW, memory_doctor)
+    Command::new("memory|doctor", 2, 0, acl::SLOW, Server(memory_doctor))
         .doc("server", "4.0.0", "Outputs a memory problems report.", "O(1)")
         .tips(REPORT_TIPS),
-    Command::new("memory|malloc-stats", 2, flag::LOADING, acl::SLOW, memory_malloc_stats)
+    Command::new("memory|malloc-stats", 2, flag::LOADING, acl::SLOW, Server(memory_malloc_stats))
         .doc("server", "4.0.0", "Returns the allocator statistics.", MAY_BE_SLOW)
         .tips(REPORT_TIPS),
-    Command::new("memory|purge", 2, flag::LOADING, acl::SLOW, memory_purge)
+    Command::new("memory|purge", 2, flag::LOADING, acl::SLOW, Server(memory_purge))
         .doc("server", "4.0.0", "Asks the allocator to release memory.", MAY_BE_SLOW)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
-    Command::new("memory|help", 2, flag::LOADING | flag::STALE, acl::SLOW, memory_help).doc(
-        "server",
-        "4.0.0",
-        "Returns helpful text about the different subcommands.",
-        "O(1)",
-    ),
+    Command::new("memory|help", 2, flag::LOADING | flag::STALE, acl::SLOW, Server(memory_help))
+        .doc("server", "4.0.0", "Returns helpful text about the different subcommands.", "O(1)"),
 ];
 
 /// Bytes one key costs: its entry (key, value and metadata in one allocation, at the
@@ -56,7 +53,7 @@ fn usage_bytes(obj: &KeyEntry) -> usize {
 }
 
 /// MEMORY USAGE key [SAMPLES count]. Options are checked before the key is looked up.
-fn memory_usage(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+fn memory_usage(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let mut args = Args::new(argv, 3);
     while !args.is_empty() {
         if !args.eat("SAMPLES") || args.is_empty() {
@@ -87,7 +84,7 @@ struct Report {
 }
 
 impl Report {
-    fn gather(ctx: &Ctx) -> Report {
+    fn gather(ctx: &ServerCtx) -> Report {
         let mem = MemoryBreakdown::now(ctx.srv, evict::client_memory_bytes(ctx.client, ctx.out));
         Report {
             mem,
@@ -139,7 +136,7 @@ fn float_field(value: f64) -> f64 {
 /// with keys.
 const STATS_FIELDS: usize = 34;
 
-fn memory_stats(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn memory_stats(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let r = Report::gather(ctx);
     let dbs: Vec<(usize, (usize, usize))> = ctx
         .srv
@@ -300,7 +297,7 @@ fn doctor_findings(r: &Report) -> Vec<&'static str> {
     checks.into_iter().filter(|&(found, _)| found).map(|(_, text)| text).collect()
 }
 
-fn memory_doctor(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn memory_doctor(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let r = Report::gather(ctx);
     let text = if r.mem.used < DOCTOR_MIN_USED_BYTES {
         DOCTOR_EMPTY.to_string()
@@ -319,18 +316,18 @@ fn memory_doctor(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn memory_malloc_stats(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn memory_malloc_stats(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.out.verbatim("txt", memory::malloc_stats_text().as_bytes());
     Ok(())
 }
 
-fn memory_purge(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn memory_purge(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     memory::purge().map_err(|_| CmdError::err("Error purging dirty pages"))?;
     ctx.out.ok();
     Ok(())
 }
 
-fn memory_help(ctx: &mut Ctx, _argv: &[Bytes]) -> CmdResult {
+fn memory_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     reply_help(
         ctx.out,
         "MEMORY",

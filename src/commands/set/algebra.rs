@@ -78,7 +78,7 @@ pub fn sintercard(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn intersect(ctx: &mut Ctx, keys: &[Bytes], mode: InterOut, dst: Option<&Bytes>) -> CmdResult {
     let lim = limits(ctx);
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let out = &mut *ctx.out;
     let sets = read_sets(db, keys, now)?;
     let Some(mut sets) = sets.into_iter().collect::<Option<Vec<&SetObj>>>() else {
@@ -169,7 +169,7 @@ pub fn sdiffstore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn union_diff(ctx: &mut Ctx, keys: &[Bytes], op: Op, dst: Option<&Bytes>) -> CmdResult {
     let lim = limits(ctx);
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let sets = read_sets(db, keys, now)?;
     // Built from an empty intset, converted as members come (as Valkey does).
     let mut result = SetObj::new_intset();

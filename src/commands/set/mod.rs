@@ -15,6 +15,7 @@ use bytes::Bytes;
 
 use crate::commands::args::{scan_elements, ScanKind};
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE};
+use crate::commands::table::Data;
 use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
@@ -51,65 +52,65 @@ const INTER_COMPLEXITY: &str =
 const UNION_COMPLEXITY: &str = "O(N) where N is the total number of elements in all given sets.";
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("sadd", -3, WRITE_FAST.0, WRITE_FAST.1, sadd)
+    Command::new("sadd", -3, WRITE_FAST.0, WRITE_FAST.1, Data(sadd))
         .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
         .keys(SADD_KEYS)
         .doc("set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."),
-    Command::new("srem", -3, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, srem)
+    Command::new("srem", -3, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, Data(srem))
         .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
         .keys(SREM_KEYS)
         .doc("set", "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", "O(N) where N is the number of members to be removed."),
-    Command::new("sismember", 3, READ_FAST.0, READ_FAST.1, sismember)
+    Command::new("sismember", 3, READ_FAST.0, READ_FAST.1, Data(sismember))
         .keys(specs::READ1_META)
         .doc("set", "1.0.0", "Determines whether a member belongs to a set.", "O(1)"),
-    Command::new("smismember", -3, READ_FAST.0, READ_FAST.1, smismember)
+    Command::new("smismember", -3, READ_FAST.0, READ_FAST.1, Data(smismember))
         .keys(specs::READ1)
         .doc("set", "6.2.0", "Determines whether multiple members belong to a set.", "O(N) where N is the number of elements being checked for membership"),
-    Command::new("scard", 2, READ_FAST.0, READ_FAST.1, scard)
+    Command::new("scard", 2, READ_FAST.0, READ_FAST.1, Data(scard))
         .keys(specs::READ1_META)
         .doc("set", "1.0.0", "Returns the number of members in a set.", "O(1)"),
-    Command::new("smembers", 2, READ_SLOW.0, READ_SLOW.1, algebra::smembers)
+    Command::new("smembers", 2, READ_SLOW.0, READ_SLOW.1, Data(algebra::smembers))
         .keys(specs::READ1)
         .tips(ORDER_TIP)
         .doc("set", "1.0.0", "Returns all members of a set.", "O(N) where N is the set cardinality."),
-    Command::new("srandmember", -2, READ_SLOW.0, READ_SLOW.1, random::srandmember)
+    Command::new("srandmember", -2, READ_SLOW.0, READ_SLOW.1, Data(random::srandmember))
         .history(&[("2.6.0", "Added the optional `count` argument.")])
         .keys(specs::READ1)
         .tips(OUTPUT_TIP)
         .doc("set", "1.0.0", "Gets one or multiple random members from a set.", "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count."),
-    Command::new("spop", -2, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, random::spop)
+    Command::new("spop", -2, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, Data(random::spop))
         .history(&[("3.2.0", "Added the `count` argument.")])
         .keys(SPOP_KEYS)
         .tips(OUTPUT_TIP)
         .doc("set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "Without the count argument O(1), otherwise O(N) where N is the value of the passed count."),
-    Command::new("smove", 4, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, smove)
+    Command::new("smove", 4, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, Data(smove))
         .keys(SMOVE_KEYS)
         .doc("set", "1.0.0", "Moves a member from one set to another.", "O(1)"),
-    Command::new("sinter", -2, READ_SLOW.0, READ_SLOW.1, algebra::sinter)
+    Command::new("sinter", -2, READ_SLOW.0, READ_SLOW.1, Data(algebra::sinter))
         .keys(specs::READ_ALL)
         .tips(ORDER_TIP)
         .doc("set", "1.0.0", "Returns the intersect of multiple sets.", INTER_COMPLEXITY),
-    Command::new("sintercard", -3, READ_SLOW.0 | flag::MOVABLE_KEYS, READ_SLOW.1, algebra::sintercard)
+    Command::new("sintercard", -3, READ_SLOW.0 | flag::MOVABLE_KEYS, READ_SLOW.1, Data(algebra::sintercard))
         .keys(SINTERCARD_KEYS)
         .doc("set", "7.0.0", "Returns the number of members of the intersect of multiple sets.", INTER_COMPLEXITY),
-    Command::new("sinterstore", -3, WRITE_SLOW.0, WRITE_SLOW.1, algebra::sinterstore)
+    Command::new("sinterstore", -3, WRITE_SLOW.0, WRITE_SLOW.1, Data(algebra::sinterstore))
         .keys(STORE_KEYS)
         .doc("set", "1.0.0", "Stores the intersect of multiple sets in a key.", INTER_COMPLEXITY),
-    Command::new("sunion", -2, READ_SLOW.0, READ_SLOW.1, algebra::sunion)
+    Command::new("sunion", -2, READ_SLOW.0, READ_SLOW.1, Data(algebra::sunion))
         .keys(specs::READ_ALL)
         .tips(ORDER_TIP)
         .doc("set", "1.0.0", "Returns the union of multiple sets.", UNION_COMPLEXITY),
-    Command::new("sunionstore", -3, WRITE_SLOW.0, WRITE_SLOW.1, algebra::sunionstore)
+    Command::new("sunionstore", -3, WRITE_SLOW.0, WRITE_SLOW.1, Data(algebra::sunionstore))
         .keys(STORE_KEYS)
         .doc("set", "1.0.0", "Stores the union of multiple sets in a key.", UNION_COMPLEXITY),
-    Command::new("sdiff", -2, READ_SLOW.0, READ_SLOW.1, algebra::sdiff)
+    Command::new("sdiff", -2, READ_SLOW.0, READ_SLOW.1, Data(algebra::sdiff))
         .keys(specs::READ_ALL)
         .tips(ORDER_TIP)
         .doc("set", "1.0.0", "Returns the difference of multiple sets.", UNION_COMPLEXITY),
-    Command::new("sdiffstore", -3, WRITE_SLOW.0, WRITE_SLOW.1, algebra::sdiffstore)
+    Command::new("sdiffstore", -3, WRITE_SLOW.0, WRITE_SLOW.1, Data(algebra::sdiffstore))
         .keys(STORE_KEYS)
         .doc("set", "1.0.0", "Stores the difference of multiple sets in a key.", UNION_COMPLEXITY),
-    Command::new("sscan", -3, READ_SLOW.0, READ_SLOW.1, sscan)
+    Command::new("sscan", -3, READ_SLOW.0, READ_SLOW.1, Data(sscan))
         .keys(specs::READ1)
         .tips(OUTPUT_TIP)
         .doc("set", "2.8.0", "Iterates over members of a set.", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection."),
@@ -117,7 +118,7 @@ pub static COMMANDS: &[Command] = &[
 
 /// The encoding limits as configured now.
 fn limits(ctx: &Ctx) -> SetLimits {
-    SetLimits::from_config(&ctx.srv.config)
+    SetLimits::from_config(ctx.config)
 }
 
 /// A member as a bulk string (integers in decimal).
@@ -200,7 +201,7 @@ fn sismember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn smismember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
-    let set = ctx.srv.dbs[ctx.client.db].read_agg::<SetObj>(&argv[1], now)?;
+    let set = ctx.dbs[ctx.client.db].read_agg::<SetObj>(&argv[1], now)?;
     let members = &argv[2..];
     ctx.out.array(members.len());
     for m in members {

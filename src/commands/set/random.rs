@@ -30,9 +30,9 @@ pub fn srandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn srandmember_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
-    let mut rng = Rng::new(ctx.srv.random());
+    let mut rng = Rng::new(ctx.random());
     let now = ctx.now_ms;
-    let Some(set) = ctx.srv.dbs[ctx.client.db].read_agg::<SetObj>(key, now)? else {
+    let Some(set) = ctx.dbs[ctx.client.db].read_agg::<SetObj>(key, now)? else {
         ctx.out.null();
         return Ok(());
     };
@@ -47,10 +47,10 @@ fn srandmember_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
 fn srandmember_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
     let count = negatable_int_arg(count)?;
     let (n, distinct) = (count.unsigned_abs(), count >= 0);
-    let mut rng = Rng::new(ctx.srv.random());
+    let mut rng = Rng::new(ctx.random());
     let mut limit = ReplyLimit::new(ctx);
     let now = ctx.now_ms;
-    let Some(set) = ctx.srv.dbs[ctx.client.db].read_agg::<SetObj>(key, now)? else {
+    let Some(set) = ctx.dbs[ctx.client.db].read_agg::<SetObj>(key, now)? else {
         ctx.out.array(0);
         return Ok(());
     };
@@ -93,9 +93,9 @@ pub fn spop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
-    let mut rng = Rng::new(ctx.srv.random());
+    let mut rng = Rng::new(ctx.random());
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(mut set) = db.agg_existing::<SetObj>(key, now)? else {
         ctx.out.null();
         return Ok(());
@@ -111,10 +111,11 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
 
 fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
     let n = pop_count_arg(count)?;
-    let mut rng = Rng::new(ctx.srv.random());
+    let mut rng = Rng::new(ctx.random());
     let lim = limits(ctx);
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let logging = ctx.propagating();
+    let db = &mut ctx.dbs[ctx.client.db];
     let out = &mut *ctx.out;
     let Some(set) = db.write_agg::<SetObj>(key, now)? else {
         out.set(0);
@@ -134,7 +135,6 @@ fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
         return Ok(());
     }
     out.set(n);
-    let logging = ctx.srv.feed.on;
     let mut popped = Vec::new();
     set.pop_many(n, &mut rng, &lim, |e| {
         reply_elem(out, e);

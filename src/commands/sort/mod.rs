@@ -23,6 +23,7 @@ use bytes::Bytes;
 
 use crate::commands::args::int_arg;
 use crate::commands::table::ks::{ACCESS, OW, RO, UPDATE};
+use crate::commands::table::Data;
 use crate::commands::table::{acl, flag, range, BeginSearch, Command, FindKeys, KeyBuf, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
@@ -62,7 +63,7 @@ pub static COMMANDS: &[Command] = &[
         -2,
         flag::WRITE | flag::DENYOOM | flag::MOVABLE_KEYS,
         acl::WRITE | TYPES,
-        sort,
+        Data(sort),
     )
     .keys(SORT_KEYS)
     .key_notes(&["", BY_GET_NOTES, STORE_NOTES])
@@ -73,16 +74,22 @@ pub static COMMANDS: &[Command] = &[
         "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.",
         COMPLEXITY,
     ),
-    Command::new("sort_ro", -2, flag::READONLY | flag::MOVABLE_KEYS, acl::READ | TYPES, sort_ro)
-        .keys(SORT_RO_KEYS)
-        .key_notes(&["", BY_GET_NOTES])
-        .getkeys(sort_keys)
-        .doc(
-            "generic",
-            "7.0.0",
-            "Returns the sorted elements of a list, a set, or a sorted set.",
-            COMPLEXITY,
-        ),
+    Command::new(
+        "sort_ro",
+        -2,
+        flag::READONLY | flag::MOVABLE_KEYS,
+        acl::READ | TYPES,
+        Data(sort_ro),
+    )
+    .keys(SORT_RO_KEYS)
+    .key_notes(&["", BY_GET_NOTES])
+    .getkeys(sort_keys)
+    .doc(
+        "generic",
+        "7.0.0",
+        "Returns the sorted elements of a list, a set, or a sorted set.",
+        COMPLEXITY,
+    ),
 ];
 
 // ----- key finder --------------------------------------------------------------------------
@@ -216,7 +223,7 @@ fn sort_ro(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn sort_generic(ctx: &mut Ctx, argv: &[Bytes], mode: Mode) -> CmdResult {
     let mut o = parse(argv, mode)?;
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let (mut items, window) = load(db, &argv[1], now, &mut o)?;
     if o.by != By::NoSort {
         score(db, &mut items, &o, now)?;
@@ -361,7 +368,7 @@ fn score(db: &mut Db, items: &mut [Item], o: &Options<'_>, now: i64) -> CmdResul
 /// The reply: each element, or for each element the value of each GET pattern (nil when
 /// there is none).
 fn reply(ctx: &mut Ctx, chosen: &[Item], gets: &[&[u8]]) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let out = &mut *ctx.out;
     out.array(chosen.len() * gets.len().max(1));
     for item in chosen {
@@ -382,8 +389,8 @@ fn reply(ctx: &mut Ctx, chosen: &[Item], gets: &[&[u8]]) -> CmdResult {
 /// whatever was there; an empty output deletes `dst`. Replies with the number of elements.
 fn store(ctx: &mut Ctx, dst: &[u8], chosen: &[Item], gets: &[&[u8]]) -> CmdResult {
     let now = ctx.now_ms;
-    let limit = NodeLimit::from_fill(ctx.srv.config.list_max_listpack_size);
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let limit = NodeLimit::from_fill(ctx.config.list_max_listpack_size);
+    let db = &mut ctx.dbs[ctx.client.db];
     let mut values: Vec<Cow<'_, [u8]>> = Vec::with_capacity(chosen.len() * gets.len().max(1));
     for item in chosen {
         if gets.is_empty() {

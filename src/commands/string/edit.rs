@@ -32,8 +32,8 @@ fn check_len(len: u64, extra: u64, max_bytes: u64) -> Result<(), CmdError> {
 pub(super) fn append(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (key, tail) = (&argv[1], &argv[2]);
     let now_ms = ctx.now_ms;
-    let max_bytes = ctx.srv.config.proto_max_bulk_len;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let max_bytes = ctx.config.proto_max_bulk_len;
+    let db = &mut ctx.dbs[ctx.client.db];
     let appended = db.update_str(key, now_ms, |s| {
         check_len(s.len() as u64, tail.len() as u64, max_bytes)?;
         Ok::<_, CmdError>((StrEdit::Append(tail), s.len() + tail.len()))
@@ -57,8 +57,8 @@ pub(super) fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Err(CmdError::OffsetOutOfRange);
     }
     let now_ms = ctx.now_ms;
-    let max_bytes = ctx.srv.config.proto_max_bulk_len;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let max_bytes = ctx.config.proto_max_bulk_len;
+    let db = &mut ctx.dbs[ctx.client.db];
     if bytes.is_empty() {
         // Writing nothing changes nothing (and creates no key).
         let len = match db.peek(key, now_ms) {
@@ -99,7 +99,7 @@ pub(super) fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 pub(super) fn getrange(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let start = int_arg(&argv[2])?;
     let end = int_arg(&argv[3])?;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(s) = read_str(db, &argv[1], ctx.now_ms)? else {
         ctx.out.bulk(b"");
         return Ok(());
@@ -131,7 +131,7 @@ fn byte_range(len: usize, start: i64, end: i64) -> Option<Range<usize>> {
 }
 
 pub(super) fn strlen(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let len = read_str(db, &argv[1], ctx.now_ms)?.map_or(0, |s| s.len());
     ctx.out.int(len as i64);
     Ok(())
@@ -159,7 +159,7 @@ pub(super) fn decrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// Add `delta` to the integer at `key` (0 when missing); the result is stored as an integer.
 fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
     let now_ms = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let updated = db.update_str::<_, CmdError>(key, now_ms, |s| {
         // `as_i64` refuses a text longer than 20 bytes before reading it, as Valkey does.
         let current = s.as_i64().ok_or(CmdError::NotInteger)?;
@@ -183,7 +183,7 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
 pub(super) fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let key = &argv[1];
     let now_ms = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let add = |current: LongDouble| -> Result<String, CmdError> {
         let incr = LongDouble::parse(&argv[2]).ok_or(CmdError::NotFloat)?;
         let sum = current.checked_add(incr).ok_or(CmdError::NanOrInfinity)?;

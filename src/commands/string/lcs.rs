@@ -96,7 +96,7 @@ fn input<'a>(db: &'a Db, key: &[u8], scratch: &'a mut [u8; 20]) -> &'a [u8] {
 
 pub(super) fn lcs(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now_ms = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     // Lengths first: every refusal is decided before the values are read.
     let a_len = input_len(db, &argv[1], now_ms)?;
     let b_len = input_len(db, &argv[2], now_ms)?;
@@ -107,10 +107,10 @@ pub(super) fn lcs(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     if a_len >= INPUT_LEN_MAX || b_len >= INPUT_LEN_MAX {
         return Err(CmdError::LcsTooLong);
     }
-    if lcs_table_bytes(a_len, b_len) > ctx.srv.config.proto_max_bulk_len as u128 {
+    if lcs_table_bytes(a_len, b_len) > ctx.config.proto_max_bulk_len as u128 {
         return Err(CmdError::LcsTooMuchMemory);
     }
-    let db = &ctx.srv.dbs[ctx.client.db];
+    let db = &ctx.dbs[ctx.client.db];
     let (mut a_scratch, mut b_scratch) = ([0u8; 20], [0u8; 20]);
     let a = input(db, &argv[1], &mut a_scratch);
     let b = input(db, &argv[2], &mut b_scratch);

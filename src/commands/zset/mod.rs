@@ -17,6 +17,7 @@ mod range;
 mod write;
 
 use crate::commands::table::ks::{ACCESS, DELETE, OW, RO, RW, UPDATE};
+use crate::commands::table::Data;
 use crate::commands::table::{
     acl, flag, range as spec_range, specs, BeginSearch, Command, FindKeys, KeySpec,
 };
@@ -76,7 +77,7 @@ const DIFF: &str = "O(L + (N-K)log(N)) worst case where L is the total number of
 const MPOP: &str = "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.";
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("zadd", -4, WRITE_FAST.0, WRITE_FAST.1, write::zadd)
+    Command::new("zadd", -4, WRITE_FAST.0, WRITE_FAST.1, Data(write::zadd))
         .history(&[
             ("2.4.0", "Accepts multiple elements."),
             ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."),
@@ -84,113 +85,113 @@ pub static COMMANDS: &[Command] = &[
         ])
         .keys(RW_UPDATE)
         .doc(G, "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", "O(log(N)) for each item added, where N is the number of elements in the sorted set."),
-    Command::new("zincrby", 4, WRITE_FAST.0, WRITE_FAST.1, write::zincrby)
+    Command::new("zincrby", 4, WRITE_FAST.0, WRITE_FAST.1, Data(write::zincrby))
         .keys(RW_ACCESS_UPDATE)
         .doc(G, "1.2.0", "Increments the score of a member in a sorted set.", "O(log(N)) where N is the number of elements in the sorted set."),
-    Command::new("zrem", -3, DEL_FAST.0, DEL_FAST.1, write::zrem)
+    Command::new("zrem", -3, DEL_FAST.0, DEL_FAST.1, Data(write::zrem))
         .history(&[("2.4.0", "Accepts multiple elements.")])
         .keys(RW_DELETE)
         .doc(G, "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed."),
-    Command::new("zcard", 2, READ_FAST.0, READ_FAST.1, write::zcard)
+    Command::new("zcard", 2, READ_FAST.0, READ_FAST.1, Data(write::zcard))
         .keys(READ_META)
         .doc(G, "1.2.0", "Returns the number of members in a sorted set.", "O(1)"),
-    Command::new("zcount", 4, READ_FAST.0, READ_FAST.1, write::zcount)
+    Command::new("zcount", 4, READ_FAST.0, READ_FAST.1, Data(write::zcount))
         .keys(specs::READ1)
         .doc(G, "2.0.0", "Returns the count of members in a sorted set that have scores within a range.", LOGN),
-    Command::new("zlexcount", 4, READ_FAST.0, READ_FAST.1, write::zlexcount)
+    Command::new("zlexcount", 4, READ_FAST.0, READ_FAST.1, Data(write::zlexcount))
         .keys(specs::READ1)
         .doc(G, "2.8.9", "Returns the number of members in a sorted set within a lexicographical range.", LOGN),
-    Command::new("zscore", 3, READ_FAST.0, READ_FAST.1, write::zscore)
+    Command::new("zscore", 3, READ_FAST.0, READ_FAST.1, Data(write::zscore))
         .keys(specs::READ1)
         .doc(G, "1.2.0", "Returns the score of a member in a sorted set.", "O(1)"),
-    Command::new("zmscore", -3, READ_FAST.0, READ_FAST.1, write::zmscore)
+    Command::new("zmscore", -3, READ_FAST.0, READ_FAST.1, Data(write::zmscore))
         .keys(specs::READ1)
         .doc(G, "6.2.0", "Returns the score of one or more members in a sorted set.", "O(N) where N is the number of members being requested."),
-    Command::new("zrank", -3, READ_FAST.0, READ_FAST.1, write::zrank)
+    Command::new("zrank", -3, READ_FAST.0, READ_FAST.1, Data(write::zrank))
         .history(&[("7.2.0", "Added the optional `WITHSCORE` argument.")])
         .keys(specs::READ1)
         .doc(G, "2.0.0", "Returns the index of a member in a sorted set ordered by ascending scores.", "O(log(N))"),
-    Command::new("zrevrank", -3, READ_FAST.0, READ_FAST.1, write::zrevrank)
+    Command::new("zrevrank", -3, READ_FAST.0, READ_FAST.1, Data(write::zrevrank))
         .history(&[("7.2.0", "Added the optional `WITHSCORE` argument.")])
         .keys(specs::READ1)
         .doc(G, "2.0.0", "Returns the index of a member in a sorted set ordered by descending scores.", "O(log(N))"),
-    Command::new("zrange", -4, READ_SLOW.0, READ_SLOW.1, range::zrange)
+    Command::new("zrange", -4, READ_SLOW.0, READ_SLOW.1, Data(range::zrange))
         .history(&[("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.")])
         .keys(specs::READ1)
         .doc(G, "1.2.0", "Returns members in a sorted set within a range of indexes.", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned."),
-    Command::new("zrangestore", -5, STORE.0, STORE.1, range::zrangestore)
+    Command::new("zrangestore", -5, STORE.0, STORE.1, Data(range::zrangestore))
         .keys(RANGESTORE_KEYS)
         .doc(G, "6.2.0", "Stores a range of members from sorted set in a key.", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key."),
-    Command::new("zrevrange", -4, READ_SLOW.0, READ_SLOW.1, range::zrevrange)
+    Command::new("zrevrange", -4, READ_SLOW.0, READ_SLOW.1, Data(range::zrevrange))
         .keys(specs::READ1)
         .doc(G, "1.2.0", "Returns members in a sorted set within a range of indexes in reverse order.", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned."),
-    Command::new("zrangebyscore", -4, READ_SLOW.0, READ_SLOW.1, range::zrangebyscore)
+    Command::new("zrangebyscore", -4, READ_SLOW.0, READ_SLOW.1, Data(range::zrangebyscore))
         .history(&[("2.0.0", "Added the `WITHSCORES` modifier.")])
         .keys(specs::READ1)
         .doc(G, "1.0.5", "Returns members in a sorted set within a range of scores.", RANGE_BY),
-    Command::new("zrevrangebyscore", -4, READ_SLOW.0, READ_SLOW.1, range::zrevrangebyscore)
+    Command::new("zrevrangebyscore", -4, READ_SLOW.0, READ_SLOW.1, Data(range::zrevrangebyscore))
         .history(&[("2.1.6", "`min` and `max` can be exclusive.")])
         .keys(specs::READ1)
         .doc(G, "2.2.0", "Returns members in a sorted set within a range of scores in reverse order.", RANGE_BY),
-    Command::new("zrangebylex", -4, READ_SLOW.0, READ_SLOW.1, range::zrangebylex)
+    Command::new("zrangebylex", -4, READ_SLOW.0, READ_SLOW.1, Data(range::zrangebylex))
         .keys(specs::READ1)
         .doc(G, "2.8.9", "Returns members in a sorted set within a lexicographical range.", RANGE_BY),
-    Command::new("zrevrangebylex", -4, READ_SLOW.0, READ_SLOW.1, range::zrevrangebylex)
+    Command::new("zrevrangebylex", -4, READ_SLOW.0, READ_SLOW.1, Data(range::zrevrangebylex))
         .keys(specs::READ1)
         .doc(G, "2.8.9", "Returns members in a sorted set within a lexicographical range in reverse order.", RANGE_BY),
-    Command::new("zremrangebyrank", 4, DEL_SLOW.0, DEL_SLOW.1, range::zremrangebyrank)
+    Command::new("zremrangebyrank", 4, DEL_SLOW.0, DEL_SLOW.1, Data(range::zremrangebyrank))
         .keys(RW_DELETE)
         .doc(G, "2.0.0", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", REMRANGE),
-    Command::new("zremrangebyscore", 4, DEL_SLOW.0, DEL_SLOW.1, range::zremrangebyscore)
+    Command::new("zremrangebyscore", 4, DEL_SLOW.0, DEL_SLOW.1, Data(range::zremrangebyscore))
         .keys(RW_DELETE)
         .doc(G, "1.2.0", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", REMRANGE),
-    Command::new("zremrangebylex", 4, DEL_SLOW.0, DEL_SLOW.1, range::zremrangebylex)
+    Command::new("zremrangebylex", 4, DEL_SLOW.0, DEL_SLOW.1, Data(range::zremrangebylex))
         .keys(RW_DELETE)
         .doc(G, "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", REMRANGE),
-    Command::new("zpopmin", -2, DEL_FAST.0, DEL_FAST.1, pop::zpopmin)
+    Command::new("zpopmin", -2, DEL_FAST.0, DEL_FAST.1, Data(pop::zpopmin))
         .keys(RW_ACCESS_DELETE)
         .doc(G, "5.0.0", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped."),
-    Command::new("zpopmax", -2, DEL_FAST.0, DEL_FAST.1, pop::zpopmax)
+    Command::new("zpopmax", -2, DEL_FAST.0, DEL_FAST.1, Data(pop::zpopmax))
         .keys(RW_ACCESS_DELETE)
         .doc(G, "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped."),
-    Command::new("zmpop", -4, DEL_SLOW.0 | flag::MOVABLE_KEYS, DEL_SLOW.1, pop::zmpop)
+    Command::new("zmpop", -4, DEL_SLOW.0 | flag::MOVABLE_KEYS, DEL_SLOW.1, Data(pop::zmpop))
         .keys(KEYNUM_POP)
         .doc(G, "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", MPOP),
-    Command::new("zrandmember", -2, READ_SLOW.0, READ_SLOW.1, pop::zrandmember)
+    Command::new("zrandmember", -2, READ_SLOW.0, READ_SLOW.1, Data(pop::zrandmember))
         .keys(specs::READ1)
         .tips(NONDETERMINISTIC)
         .doc(G, "6.2.0", "Returns one or more random members from a sorted set.", "O(N) where N is the number of members returned"),
-    Command::new("zunion", -3, READ_KEYNUM.0, READ_KEYNUM.1, ops::zunion)
+    Command::new("zunion", -3, READ_KEYNUM.0, READ_KEYNUM.1, Data(ops::zunion))
         .keys(KEYNUM_READ)
         .doc(G, "6.2.0", "Returns the union of multiple sorted sets.", UNION),
-    Command::new("zinter", -3, READ_KEYNUM.0, READ_KEYNUM.1, ops::zinter)
+    Command::new("zinter", -3, READ_KEYNUM.0, READ_KEYNUM.1, Data(ops::zinter))
         .keys(KEYNUM_READ)
         .doc(G, "6.2.0", "Returns the intersect of multiple sorted sets.", INTER),
-    Command::new("zdiff", -3, READ_KEYNUM.0, READ_KEYNUM.1, ops::zdiff)
+    Command::new("zdiff", -3, READ_KEYNUM.0, READ_KEYNUM.1, Data(ops::zdiff))
         .keys(KEYNUM_READ)
         .doc(G, "6.2.0", "Returns the difference between multiple sorted sets.", DIFF),
-    Command::new("zunionstore", -4, STORE_KEYNUM.0, STORE_KEYNUM.1, ops::zunionstore)
+    Command::new("zunionstore", -4, STORE_KEYNUM.0, STORE_KEYNUM.1, Data(ops::zunionstore))
         .keys(KEYNUM_STORE)
         .doc(G, "2.0.0", "Stores the union of multiple sorted sets in a key.", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set."),
-    Command::new("zinterstore", -4, STORE_KEYNUM.0, STORE_KEYNUM.1, ops::zinterstore)
+    Command::new("zinterstore", -4, STORE_KEYNUM.0, STORE_KEYNUM.1, Data(ops::zinterstore))
         .keys(KEYNUM_STORE)
         .doc(G, "2.0.0", "Stores the intersect of multiple sorted sets in a key.", INTER),
-    Command::new("zdiffstore", -4, STORE_KEYNUM.0, STORE_KEYNUM.1, ops::zdiffstore)
+    Command::new("zdiffstore", -4, STORE_KEYNUM.0, STORE_KEYNUM.1, Data(ops::zdiffstore))
         .keys(KEYNUM_STORE)
         .doc(G, "6.2.0", "Stores the difference of multiple sorted sets in a key.", DIFF),
-    Command::new("zintercard", -3, READ_KEYNUM.0, READ_KEYNUM.1, ops::zintercard)
+    Command::new("zintercard", -3, READ_KEYNUM.0, READ_KEYNUM.1, Data(ops::zintercard))
         .keys(KEYNUM_READ)
         .doc(G, "7.0.0", "Returns the number of members of the intersect of multiple sorted sets.", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets."),
-    Command::new("zscan", -3, READ_SLOW.0, READ_SLOW.1, pop::zscan)
+    Command::new("zscan", -3, READ_SLOW.0, READ_SLOW.1, Data(pop::zscan))
         .history(&[("8.0.0", "Added noscores option.")])
         .keys(specs::READ1)
         .tips(NONDETERMINISTIC)
         .doc(G, "2.8.0", "Iterates over members and scores of a sorted set.", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection."),
-    Command::new("bzpopmin", -3, BLOCK_FAST.0, BLOCK_FAST.1, pop::bzpopmin)
+    Command::new("bzpopmin", -3, BLOCK_FAST.0, BLOCK_FAST.1, Data(pop::bzpopmin))
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(BPOP_KEYS)
         .doc(G, "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", LOGN),
-    Command::new("bzpopmax", -3, BLOCK_FAST.0, BLOCK_FAST.1, pop::bzpopmax)
+    Command::new("bzpopmax", -3, BLOCK_FAST.0, BLOCK_FAST.1, Data(pop::bzpopmax))
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .keys(BPOP_KEYS)
         .doc(G, "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", LOGN),
@@ -199,7 +200,7 @@ pub static COMMANDS: &[Command] = &[
         -5,
         flag::WRITE | flag::BLOCKING | flag::MOVABLE_KEYS,
         acl::WRITE | acl::SORTEDSET | acl::SLOW | acl::BLOCKING,
-        pop::bzmpop,
+        Data(pop::bzmpop),
     )
     .keys(KEYNUM_BPOP)
     .doc(G, "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", MPOP),
@@ -216,7 +217,7 @@ fn notify_removed(ctx: &mut Ctx, event: &'static str, dirty: u64, key: &[u8], em
 }
 
 fn limits(ctx: &Ctx) -> Limits {
-    let c = &ctx.srv.config;
+    let c = &ctx.config;
     Limits {
         max_entries: usize::try_from(c.zset_max_listpack_entries).unwrap_or(usize::MAX),
         max_value_bytes: usize::try_from(c.zset_max_listpack_value_bytes).unwrap_or(usize::MAX),

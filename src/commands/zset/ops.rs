@@ -147,7 +147,7 @@ fn parse<'a>(
     let n = usize::try_from(numkeys).ok().filter(|&n| n <= avail).ok_or(CmdError::Syntax)?;
     let keys = &argv[numkeys_at + 1..numkeys_at + 1 + n];
     let now = ctx.now_ms;
-    check_types(&mut ctx.srv.dbs[ctx.client.db], keys, now)?;
+    check_types(&mut ctx.dbs[ctx.client.db], keys, now)?;
     let mut req = Request {
         keys,
         weights: vec![1.0; n],
@@ -240,7 +240,7 @@ fn generic(ctx: &mut Ctx, argv: &[Bytes], op: Op, store: bool, name: &'static st
     let numkeys_at = if store { 2 } else { 1 };
     let req = parse(ctx, argv, numkeys_at, name, op, store, false)?;
     let result = {
-        let db = &ctx.srv.dbs[ctx.client.db];
+        let db = &ctx.dbs[ctx.client.db];
         compute(&sources(db, req.keys), &req, op)
     };
     if store {
@@ -290,7 +290,7 @@ pub fn zdiffstore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// ZINTERCARD numkeys key [key ...] [LIMIT limit]
 pub fn zintercard(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let req = parse(ctx, argv, 1, "zintercard", Op::Inter, false, true)?;
-    let db = &ctx.srv.dbs[ctx.client.db];
+    let db = &ctx.dbs[ctx.client.db];
     let srcs = sources(db, req.keys);
     let mut order: Vec<usize> = (0..srcs.len()).collect();
     order.sort_by_key(|&i| srcs[i].len());

@@ -31,7 +31,7 @@ enum PopShape {
 /// non-empty sorted set.
 fn pop_from(ctx: &mut Ctx, key: &[u8], end: End, count: usize, shape: PopShape) {
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let z = db.write_agg::<ZSetObj>(key, now).ok().flatten().expect("a non-empty sorted set");
     let len = z.len();
     let n = count.min(len);
@@ -91,7 +91,7 @@ fn pop_from(ctx: &mut Ctx, key: &[u8], end: End, count: usize, shape: PopShape) 
 /// The first of `keys` holding a sorted set (WRONGTYPE for the first holding another type).
 fn first_nonempty(ctx: &mut Ctx, keys: &[Bytes]) -> Result<Option<Bytes>, CmdError> {
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     for k in keys {
         if db.write_agg::<ZSetObj>(k, now)?.is_some() {
             return Ok(Some(k.clone()));
@@ -200,11 +200,11 @@ pub fn bzmpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// ZRANDMEMBER key [count [WITHSCORES]]. A negative count's reply stops where
 /// [`ReplyLimit`] says, like HRANDFIELD's and SRANDMEMBER's.
 pub fn zrandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let mut rng = Rng::new(ctx.srv.random());
+    let mut rng = Rng::new(ctx.random());
     let mut limit = ReplyLimit::new(ctx);
     if argv.len() == 2 {
         let now = ctx.now_ms;
-        let z = ctx.srv.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
+        let z = ctx.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
         let out = &mut *ctx.out;
         match z {
             None => out.null(),
@@ -228,7 +228,7 @@ pub fn zrandmember(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Err(CmdError::Overflow);
     }
     let now = ctx.now_ms;
-    let Some(z) = ctx.srv.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)? else {
+    let Some(z) = ctx.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)? else {
         ctx.out.array(0);
         return Ok(());
     };

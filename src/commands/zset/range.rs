@@ -169,7 +169,7 @@ fn range_reply(ctx: &mut Ctx, argv: &[Bytes], req: RangeRequest) -> CmdResult {
     let (min, max) = bounds(&req, &argv[2], &argv[3]);
     check_bounds(&req, min, max)?;
     let now = ctx.now_ms;
-    let Some(z) = ctx.srv.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)? else {
+    let Some(z) = ctx.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)? else {
         ctx.out.array(0);
         return Ok(());
     };
@@ -228,7 +228,7 @@ pub fn zrangestore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (min, max) = bounds(&req, &argv[3], &argv[4]);
     check_bounds(&req, min, max)?;
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let mut picked: Vec<(Vec<u8>, f64)> = Vec::new();
     if let Some(z) = db.read_agg::<ZSetObj>(&argv[2], now)? {
         if let Some((lo, hi)) = select(z, &req, min, max)? {
@@ -257,7 +257,7 @@ pub(super) fn store_sorted(
 ) {
     let now = ctx.now_ms;
     if members.is_empty() {
-        if ctx.srv.dbs[ctx.client.db].remove(dst, now) {
+        if ctx.dbs[ctx.client.db].remove(dst, now) {
             ctx.changed(dst, 1, KeyspaceEvents::GENERIC, "del");
         }
         return;
@@ -267,7 +267,7 @@ pub(super) fn store_sorted(
     for (m, s) in &members {
         z.push_greatest(m, *s);
     }
-    ctx.srv.dbs[ctx.client.db].set(dst, Value::Agg(z.wrap()), Ttl::Clear, now);
+    ctx.dbs[ctx.client.db].set(dst, Value::Agg(z.wrap()), Ttl::Clear, now);
     ctx.changed(dst, 1, KeyspaceEvents::ZSET, event);
 }
 
@@ -298,7 +298,7 @@ fn remove_span(
     span: impl FnOnce(&ZSetObj) -> (usize, usize),
 ) -> CmdResult {
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(mut z) = db.agg_existing::<ZSetObj>(key, now)? else {
         ctx.out.int(0);
         return Ok(());

@@ -176,7 +176,7 @@ fn add_generic(
 ) -> CmdResult {
     let lim = limits(ctx);
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let max_member = members.iter().map(|m| m.len()).max().unwrap_or(0);
     let create = (o.presence != Presence::OnlyExisting)
         .then_some(|| ZSetObj::with_hint(lim, members.len(), max_member));
@@ -241,7 +241,7 @@ pub fn zincrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// ZREM key member [member ...]
 pub fn zrem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
-    let db = &mut ctx.srv.dbs[ctx.client.db];
+    let db = &mut ctx.dbs[ctx.client.db];
     let Some(mut z) = db.agg_existing::<ZSetObj>(&argv[1], now)? else {
         ctx.out.int(0);
         return Ok(());
@@ -266,7 +266,7 @@ pub fn zrem(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// ZCARD key
 pub fn zcard(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
-    let n = ctx.srv.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?.map_or(0, |z| z.len());
+    let n = ctx.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?.map_or(0, |z| z.len());
     ctx.out.int(n as i64);
     Ok(())
 }
@@ -274,7 +274,7 @@ pub fn zcard(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// ZSCORE key member
 pub fn zscore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
-    let z = ctx.srv.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
+    let z = ctx.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
     match z.and_then(|z| z.score(&argv[2])) {
         Some(s) => ctx.out.double(s),
         None => ctx.out.null(),
@@ -285,7 +285,7 @@ pub fn zscore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 /// ZMSCORE key member [member ...]
 pub fn zmscore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
-    let z = ctx.srv.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
+    let z = ctx.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
     ctx.out.array(argv.len() - 2);
     for m in &argv[2..] {
         match z.and_then(|z| z.score(m)) {
@@ -317,7 +317,7 @@ fn rank_generic(ctx: &mut Ctx, argv: &[Bytes], rev: bool) -> CmdResult {
         }
     };
     let now = ctx.now_ms;
-    let z = ctx.srv.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
+    let z = ctx.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
     let found = z.and_then(|z| z.rank(&argv[2]).map(|(r, s)| (r, s, z.len())));
     match found {
         Some((rank, score, len)) => {
@@ -340,7 +340,7 @@ fn rank_generic(ctx: &mut Ctx, argv: &[Bytes], rev: bool) -> CmdResult {
 pub fn zcount(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let r = score_range(&argv[2], &argv[3])?;
     let now = ctx.now_ms;
-    let z = ctx.srv.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
+    let z = ctx.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
     let n = z.map_or(0, |z| {
         let (lo, hi) = z.score_bounds(&r);
         hi - lo
@@ -353,7 +353,7 @@ pub fn zcount(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 pub fn zlexcount(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let r = lex_range(&argv[2], &argv[3])?;
     let now = ctx.now_ms;
-    let z = ctx.srv.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
+    let z = ctx.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
     let n = z.map_or(0, |z| {
         let (lo, hi) = z.lex_bounds(&r);
         hi - lo
