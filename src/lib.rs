@@ -14,27 +14,36 @@
 //!   referenced big values). Knows nothing of the keyspace or commands.
 //! - [`memory`]: the counting global allocator and allocator statistics.
 //! - [`table`]: the generic cache-line hashtable (the keyspace's, and large hashes', sets'
-//!   and sorted sets'); knows nothing of what it holds.
+//!   and sorted sets'); knows nothing of what it holds. A `probe` finds a key once for a
+//!   read-modify-write.
 //! - [`config`]: valkey.conf and `--option` parsing into a typed [`config::Config`]; the
 //!   directive table behind CONFIG GET / SET / REWRITE.
 //! - [`types`]: value types and their rules: strings, the compact encodings in Valkey's byte
 //!   formats (`listpack`, `intset`), and the aggregates (`hash`, `list`, `set`, `zset`, held
 //!   by the keyspace through `agg`). No I/O, no RESP.
 //! - [`keyspace`]: databases, entries (out-of-line strings shared with replies, copied on
-//!   write), expiry, on [`table`]. No connections, no RESP.
+//!   write), expiry, on [`table`]: one hash per key per command (the parser's, handed down
+//!   as `HashedKeys`) and one probe per lookup or write. Each database counts and logs the
+//!   changes commands report to it (`Db::changed`), in one event log with the keys it
+//!   expires or evicts on its own. No connections, no RESP.
 //! - [`spec`]: the command table's shape (flags, ACL categories, key specs, key extraction)
 //!   and every error reply, with the handler as a type parameter, so that the layers below
 //!   the handlers can read the table.
 //! - [`server`]: the core state without I/O: databases, the client table (each client's
-//!   reply stream and write progress), pub/sub, WATCH, client tracking, blocked clients,
-//!   the key-event hub (`events`), the propagation feed of every write (`propagate`),
-//!   eviction, statistics of calls, output buffer limits. No mio, no sockets, no handlers.
-//! - [`persist`]: RDB and AOF. Consumes the propagation feed; keeps its own state in an
-//!   opaque slot of the server state; runs AOF commands at start-up through a `Replay`
-//!   the command layer provides.
+//!   reply stream and write progress, under generational tokens), pub/sub, WATCH, client
+//!   tracking, blocked clients, the effects of writes (`events`: the databases' event logs
+//!   drained into every consequence after each command), the propagation feed of every
+//!   write (`propagate`), eviction, statistics of calls, output buffer limits. No mio, no
+//!   sockets, no handlers.
+//! - [`persist`]: RDB and AOF, working on a `Store` (their own state, the keyspace, the
+//!   settings, the save counters and the feed) and nothing else of the server; the AOF is a
+//!   consumer of the feed; AOF commands run at start-up through a `Replay` the command
+//!   layer provides.
 //! - [`commands`]: the table's entries and their handlers, one file (or directory) per
 //!   family: strings, keyspace, hashes, lists, sets, sorted sets, SORT, connection, pub/sub,
-//!   server, CLIENT, CONFIG, COMMAND, INFO; the AOF replayer.
+//!   server, CLIENT, CONFIG, COMMAND, INFO; the AOF replayer. A data command's handler gets
+//!   a narrow `Ctx` (the keyspace, the settings, its client, its reply); a server-wide
+//!   command's a `ServerCtx` (the server state, named).
 //! - [`io_threads`]: the I/O thread pool (generic jobs; the runtime defines read and write).
 //! - [`runtime`]: the top: the mio event loop, listeners, connections (and the parsed
 //!   commands waiting), I/O-thread jobs, the batch with its prefetch, dispatch (with EXEC's

@@ -245,6 +245,8 @@ fn lookup_map() -> &'static HashMap<&'static [u8], &'static Command, ahash::Rand
 
 /// Find a top-level command by name, case-insensitively.
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
+    #[cfg(test)]
+    lookups::COUNT.with(|c| c.set(c.get() + 1));
     if name.len() > NAME_LEN_MAX {
         return None;
     }
@@ -258,4 +260,20 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
 /// Every top-level command, family by family.
 pub fn all() -> impl Iterator<Item = &'static Command> {
     defs::FAMILIES.iter().flat_map(|f| f.iter())
+}
+
+/// Lookups by name this thread made ([`lookup`]), for the tests that check that a command
+/// is looked up once, where it is parsed.
+#[cfg(test)]
+pub mod lookups {
+    use std::cell::Cell;
+
+    thread_local! {
+        pub(super) static COUNT: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// Lookups since the last call, on this thread.
+    pub fn take() -> u64 {
+        COUNT.with(|c| c.replace(0))
+    }
 }

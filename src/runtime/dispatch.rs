@@ -54,12 +54,8 @@ fn trunc(a: &[u8], n: usize) -> &[u8] {
     &a[..a.len().min(n)]
 }
 
-/// Resolve `argv` to the command (or subcommand) to run, or the error to reply.
-fn resolve(argv: &[Bytes]) -> Result<&'static Command, (Option<&'static Command>, CmdError)> {
-    resolve_from(commands::lookup(&argv[0]), argv)
-}
-
-/// As [`resolve`], with `argv[0]` already looked up (at parse time).
+/// Resolves `argv` to the command (or subcommand) to run, or the error to reply, from
+/// `argv[0]`'s entry (`top`, looked up where the command was parsed).
 fn resolve_from(
     top: Option<&'static Command>,
     argv: &[Bytes],
@@ -97,21 +93,10 @@ fn reply_error(srv: &mut ServerState, slot: &mut Slot, e: &CmdError) {
     reply_error_text(srv, slot, &e.to_bytes());
 }
 
-/// Run one command for the client in `slot` (lent out of the client table at index `token`).
-pub fn execute(
-    srv: &mut ServerState,
-    token: usize,
-    slot: &mut Slot,
-    argv: &[Bytes],
-    now_ms: i64,
-) -> Flow {
-    let top = commands::lookup(&argv[0]);
-    execute_looked_up(srv, token, slot, top, argv, HashedKeys::default(), now_ms)
-}
-
-/// As [`execute`], with `argv[0]` already looked up in the command table (`top`) and the
-/// first keys hashed (`hashed`), as the parser does: the name is looked up once and each key
-/// hashed once per command.
+/// Runs one command for the client in `slot` (lent out of the client table at index
+/// `token`), with `argv[0]` already looked up in the command table (`top`) and the first
+/// keys hashed (`hashed`) where it was parsed: the name is looked up once and each key hashed
+/// once per command.
 pub fn execute_looked_up(
     srv: &mut ServerState,
     token: usize,
@@ -303,6 +288,7 @@ pub fn call(
         Some(req) if result.is_ok() => {
             let blocked = Blocked {
                 cmd: CallOf { name: cmd.name, flags: cmd.flags },
+                entry: Some(cmd),
                 db: slot.client.db,
                 keys: req.keys,
                 timeout_at_ms: req.timeout_at_ms,
@@ -339,8 +325,7 @@ fn run_queued(srv: &mut ServerState, token: usize, slot: &mut Slot, now_ms: i64)
     srv.feed.exec_begin();
     for q in &t.commands {
         let mark = slot.out.len();
-        // Queued only after the same lookup succeeded: it finds the same command.
-        let Ok(cmd) = resolve(&q.argv) else { unreachable!("a queued command resolves") };
+        let cmd: &'static Command = q.cmd.downcast_ref().expect("queued from this table");
         let flow = call(srv, token, slot, cmd, &q.argv, HashedKeys::default(), now_ms, mark);
         debug_assert_eq!(flow, Flow::Continue, "blocked inside EXEC");
     }

@@ -21,6 +21,7 @@ use crate::table::counters;
 fn cost(srv: &mut ServerState, token: usize, line: &str) -> (u64, u64) {
     let argv: Vec<Bytes> = line.split(' ').map(|a| Bytes::copy_from_slice(a.as_bytes())).collect();
     counters::take();
+    crate::commands::lookups::take();
     let parsed = Parsed::new(argv, &mut KeyBuf::default());
     let mut hashed = HashedKeys::default();
     for (h, key) in parsed.hashed_keys() {
@@ -32,14 +33,29 @@ fn cost(srv: &mut ServerState, token: usize, line: &str) -> (u64, u64) {
     assert!(!slot.out.stream_bytes().starts_with(b"-"), "{line} failed");
     slot.out = Reply::new(Proto::Resp2);
     srv.clients.put_back(token, slot);
+    assert_eq!(crate::commands::lookups::take(), 1, "{line}: looked up once, when parsed");
     counters::take()
+}
+
+fn server_with_a_client() -> (ServerState, usize) {
+    let mut srv = ServerState::new(Config::default(), None, 0);
+    let client = Client::new(1, String::new(), String::new(), -1, false, 0);
+    let token = srv.clients.insert(Box::new(Slot::new(client, Reply::new(Proto::Resp2))));
+    (srv, token)
+}
+
+#[test]
+fn a_queued_command_is_looked_up_once_when_parsed_not_again_by_exec() {
+    let (mut srv, token) = server_with_a_client();
+    for line in ["MULTI", "SET a 1", "INCR a", "CONFIG GET hz", "EXEC", "GET a"] {
+        cost(&mut srv, token, line);
+    }
+    assert!(srv.dbs[0].contains(b"a", 0), "EXEC ran the queued writes");
 }
 
 #[test]
 fn a_command_hashes_each_key_once_and_probes_it_once() {
-    let mut srv = ServerState::new(Config::default(), None, 0);
-    let client = Client::new(1, String::new(), String::new(), -1, false, 0);
-    let token = srv.clients.insert(Box::new(Slot::new(client, Reply::new(Proto::Resp2))));
+    let (mut srv, token) = server_with_a_client();
     let one = (1, 1);
     let mut wrong = Vec::new();
     for (line, expected) in [

@@ -64,6 +64,10 @@ type Map<K, V> = HashMap<K, V, ahash::RandomState>;
 /// One queued command.
 #[derive(Debug)]
 pub struct Queued {
+    /// The command's table entry, found when it was queued (EXEC runs it without another
+    /// lookup). This layer knows the table's shape but not its handler type, so the entry
+    /// is kept as `Any`; dispatch downcasts it back.
+    pub cmd: &'static (dyn std::any::Any + Send + Sync),
     pub argv: Vec<Bytes>,
 }
 
@@ -131,11 +135,11 @@ pub fn rejected<H: Copy>(
 
 /// Queue `argv` (an accepted command inside MULTI) and answer `+QUEUED`. A queue that
 /// outgrows `client-query-buffer-limit` closes the client instead.
-pub fn queue<H: Copy>(
+pub fn queue<H: Copy + Send + Sync + 'static>(
     srv: &mut ServerState,
     token: usize,
     slot: &mut Slot,
-    cmd: &Command<H>,
+    cmd: &'static Command<H>,
     argv: &[Bytes],
 ) {
     let t = slot.client.multi.as_deref_mut().expect("queue() outside MULTI");
@@ -144,7 +148,7 @@ pub fn queue<H: Copy>(
     t.bytes +=
         QUEUED_OVERHEAD_BYTES + argv.iter().map(|a| a.len() + ARG_OVERHEAD_BYTES).sum::<usize>();
     t.flags |= cmd.flags;
-    t.commands.push(Queued { argv });
+    t.commands.push(Queued { cmd, argv });
     let limit = (srv.config.client_query_buffer_limit as usize).max(1);
     if t.bytes + slot.client.qbuf_len > limit {
         tracing::warn!(
