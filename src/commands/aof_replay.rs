@@ -74,9 +74,7 @@ impl Replay for Replayer<'_> {
         }
         self.client.block_request = None;
         self.commands += 1;
-        if srv.has_key_events() {
-            srv.drain_key_events();
-        }
+        srv.drain_key_events(None);
         Ok(())
     }
 }

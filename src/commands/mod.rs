@@ -186,6 +186,10 @@ impl Ctx<'_> {
         event: &'static str,
     ) {
         self.dbs[db].changed(key, dirty, class, event);
+        if db != self.client.db {
+            // Dispatch drains only the client's database after a data command, unless told.
+            self.dbs[self.client.db].pending.others = true;
+        }
     }
 
     /// Expires `key` (of the client's database) at once, for a command that set an expire

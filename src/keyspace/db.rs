@@ -92,11 +92,14 @@ pub struct Pending {
     pub dirty: u64,
     /// Change events (a command that made any is propagated).
     pub changes: u64,
+    /// A command run in this database changed another one too (MOVE, COPY ... DB): every
+    /// database's log is to be drained.
+    pub others: bool,
 }
 
 impl Pending {
     pub fn is_empty(&self) -> bool {
-        self.changes == 0 && self.dirty == 0
+        self.changes == 0 && self.dirty == 0 && !self.others
     }
 }
 
@@ -177,6 +180,7 @@ pub const HASHED_KEYS_MAX: usize = 4;
 impl HashedKeys {
     /// Adds `key` (one of the running command's arguments) with its hash; beyond
     /// [`HASHED_KEYS_MAX`] keys, the rest are hashed where they are looked up.
+    #[inline]
     pub fn push(&mut self, key: &[u8], hash: u64) {
         if self.len < HASHED_KEYS_MAX {
             self.keys[self.len] = (key.as_ptr() as usize, key.len(), hash);
@@ -227,6 +231,7 @@ impl Db {
 
     /// The keys, apart from what a probe's bookkeeping updates beside them, so that a
     /// probe's borrow of the keys leaves the rest free.
+    #[inline]
     fn split(&mut self) -> (&mut Keys, Beside<'_>) {
         let beside = Beside {
             paused: self.expiry_paused,
@@ -848,6 +853,7 @@ impl Beside<'_> {
 
 /// Where `key` stands, in one table probe: a key past its expire time is removed first (lazy
 /// expiry: counted, and logged for the server), leaving it absent.
+#[inline]
 fn probe_live<'k>(
     keys: &'k mut Keys,
     b: &mut Beside<'_>,

@@ -127,6 +127,7 @@ impl Keys {
     /// Looks `key` up once for a read-modify-write (see `table::probe`): the answer reads,
     /// changes, replaces or removes the entry, or inserts the absent key, keeping the expire
     /// index in step, without a second lookup.
+    #[inline]
     pub fn probe(&mut self, hash: u64, key: &[u8]) -> KeyProbe<'_> {
         let Keys { table, expires } = self;
         match table.probe(hash, key) {
@@ -376,17 +377,20 @@ pub struct AbsentKey<'a> {
 }
 
 impl<'a> FoundKey<'a> {
+    #[inline]
     pub fn get(&self) -> &KeyEntry {
         self.at.get()
     }
 
     /// Mutable access for in-place changes that keep the layout (LRU clock, raw flag, an
     /// expire time that fits): [`FoundKey::replace`] and [`FoundKey::set_expire`] do the rest.
+    #[inline]
     pub fn get_mut(&mut self) -> &mut KeyEntry {
         self.at.get_mut()
     }
 
     /// As [`FoundKey::get_mut`], for as long as the storage's borrow lasts.
+    #[inline]
     pub fn into_mut(self) -> &'a mut KeyEntry {
         self.at.into_mut()
     }
@@ -419,6 +423,7 @@ impl<'a> FoundKey<'a> {
 
     /// Removes the entry and returns it with the gap it leaves (see
     /// `table::Found::remove_leaving_gap`).
+    #[inline]
     pub fn remove_leaving_gap(self) -> (KeyEntry, AbsentKey<'a>) {
         let (e, at) = self.at.remove_leaving_gap();
         if e.expire_at().is_some() {
@@ -446,6 +451,7 @@ impl<'a> FoundKey<'a> {
 impl<'a> AbsentKey<'a> {
     /// Inserts `e`, built for the probed key (and indexes its expire time if it has one);
     /// returns it, located.
+    #[inline]
     pub fn insert(self, mut e: KeyEntry) -> FoundKey<'a> {
         if e.expire_at().is_some() {
             self.expires.insert(&mut e);

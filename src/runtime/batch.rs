@@ -22,7 +22,6 @@
 //! A client whose command is held back by CLIENT PAUSE keeps that command and the ones after
 //! it, in order, for a later turn; a client being closed has its remaining commands dropped.
 
-use crate::keyspace::db::HashedKeys;
 use crate::runtime::dispatch::{self, Flow};
 use crate::runtime::io_slots::IoSlots;
 use crate::runtime::parsed::Parsed;
@@ -117,10 +116,7 @@ impl Batcher {
             go_on = false;
         } else {
             let now = now_ms();
-            let mut hashed = HashedKeys::default();
-            for (h, key) in cmd.hashed_keys() {
-                hashed.push(key, h);
-            }
+            let hashed = cmd.hashed();
             let flow =
                 dispatch::execute_looked_up(srv, t, &mut slot, cmd.cmd, &cmd.argv, hashed, now);
             if flow == Flow::Paused {

@@ -41,7 +41,7 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     crate::persist::bgsave::check_child(store, now_ms);
     crate::persist::bgsave::check_save_points(store, now_ms);
     crate::persist::aof::cron(store, now_ms);
-    srv.drain_key_events();
+    srv.drain_key_events(None);
     sample_metrics(srv, now_ms);
     let used = crate::memory::used_memory();
     if used > srv.stats.peak_memory {
@@ -100,7 +100,7 @@ pub fn before_sleep_expire(srv: &mut ServerState, now_ms: i64) {
     }
     srv.expire_fast_last_ms = now_ms;
     active_expire(srv, now_ms, ExpireCycle::Fast);
-    srv.drain_key_events();
+    srv.drain_key_events(None);
 }
 
 /// Valkey's active expire cycle: per db, sample keys with a TTL, delete the expired ones,

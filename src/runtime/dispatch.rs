@@ -142,6 +142,8 @@ pub fn execute_looked_up(
     if srv.config.maxmemory_bytes != 0 {
         use crate::server::evict;
         let outcome = evict::perform_evictions(srv, now_ms);
+        // Keys evicted in any database are propagated (and announced) before the command.
+        srv.drain_key_events(None);
         // Inside MULTI queuing takes memory too: see `multi::refused_when_oom`.
         if cmd.flags & flag::DENYOOM != 0 || multi::refused_when_oom(&slot.client, cmd) {
             if outcome == evict::Outcome::Failed {
@@ -232,9 +234,9 @@ pub fn call(
     let duration_us = started.elapsed().as_micros() as u64;
 
     let block = slot.client.block_request.take();
-    if srv.has_key_events() {
-        srv.drain_key_events();
-    }
+    // A data command's events are in its database (it marks when it changed another).
+    let data = matches!(cmd.handler, Some(commands::table::Handler::Data(_)));
+    srv.drain_key_events(data.then_some(db_before));
     if srv.feed.on {
         crate::server::propagate::after_command(srv, cmd, argv, db_before, changes_before, now_ms);
     }

@@ -10,7 +10,6 @@ use bytes::Bytes;
 
 use super::*;
 use crate::config::Config;
-use crate::keyspace::db::HashedKeys;
 use crate::resp::reply::{Proto, Reply};
 use crate::runtime::parsed::Parsed;
 use crate::server::client::Client;
@@ -23,10 +22,7 @@ fn cost(srv: &mut ServerState, token: usize, line: &str) -> (u64, u64) {
     counters::take();
     crate::commands::lookups::take();
     let parsed = Parsed::new(argv, &mut KeyBuf::default());
-    let mut hashed = HashedKeys::default();
-    for (h, key) in parsed.hashed_keys() {
-        hashed.push(key, h);
-    }
+    let hashed = parsed.hashed();
     let mut slot = srv.clients.lend(token).expect("the test client");
     let flow = execute_looked_up(srv, token, &mut slot, parsed.cmd, &parsed.argv, hashed, 0);
     assert_eq!(flow, Flow::Continue, "{line}");

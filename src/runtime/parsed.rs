@@ -59,6 +59,17 @@ impl Parsed {
         p
     }
 
+    /// The hashed keys for the database's lookups (see `HashedKeys`). Built where the
+    /// command runs: a `Parsed` stays small, as it moves between threads and queues.
+    #[inline]
+    pub fn hashed(&self) -> crate::keyspace::db::HashedKeys {
+        let mut h = crate::keyspace::db::HashedKeys::default();
+        for n in 0..self.key_hashes_len as usize {
+            h.push(&self.argv[self.key_args[n] as usize], self.key_hashes[n]);
+        }
+        h
+    }
+
     pub fn hashes(&self) -> &[u64] {
         &self.key_hashes[..self.key_hashes_len as usize]
     }

@@ -144,16 +144,29 @@ impl ServerState {
         channels && ev & class != 0
     }
 
-    /// Whether a database's event log holds anything to drain.
-    pub fn has_key_events(&self) -> bool {
-        self.dbs.iter().any(|d| !d.events.is_empty() || !d.pending.is_empty())
-    }
-
     /// Does the effects of what the databases logged since the last call: the counts
     /// (dirty, changes for propagation) and, event by event in the order they happened,
     /// WATCH, tracking, blocked clients, the propagation of removals and keyspace
-    /// notifications.
-    pub fn drain_key_events(&mut self) {
+    /// notifications. `only`: the one database a data command ran in (its events are all
+    /// there unless it changed another, which it then marked: `Pending::others`); None:
+    /// every database (server-wide commands, time events).
+    #[inline]
+    pub fn drain_key_events(&mut self, only: Option<usize>) {
+        if let Some(db) = only {
+            let d = &self.dbs[db];
+            if d.events.is_empty() && d.pending.is_empty() {
+                return;
+            }
+            if !d.pending.others {
+                self.drain_db(db);
+                return;
+            }
+        }
+        self.drain_all();
+    }
+
+    /// [`ServerState::drain_key_events`] of every database.
+    fn drain_all(&mut self) {
         let mut logged = Vec::new();
         for (db, d) in self.dbs.iter_mut().enumerate() {
             let pending = std::mem::take(&mut d.pending);
@@ -166,30 +179,48 @@ impl ServerState {
         // In the order they happened, across databases (MOVE: `move_from`, then `move_to`).
         logged.sort_unstable_by_key(|&(seq, ..)| seq);
         for (_, db, key, what) in logged {
-            let (class, event) = match what {
-                KeyEvent::Changed { class, event } => {
-                    self.blocking.signal(db, &key);
-                    self.key_modified(db, &key);
-                    (class, event)
-                }
-                KeyEvent::Expired | KeyEvent::Evicted => {
-                    let evicted = what == KeyEvent::Evicted;
-                    self.key_modified(db, &key);
-                    if self.feed.on {
-                        crate::server::propagate::removed(self, db, &key, evicted);
-                    }
-                    if evicted {
-                        (KeyspaceEvents::EVICTED, "evicted")
-                    } else {
-                        (KeyspaceEvents::EXPIRED, "expired")
-                    }
-                }
-                // Notes for notifications only.
-                KeyEvent::Created => (KeyspaceEvents::NEW, "new"),
-                KeyEvent::Missed => (KeyspaceEvents::KEY_MISS, "keymiss"),
-            };
-            self.notify(db, class, event, &key);
+            self.key_event(db, &key, what);
         }
+    }
+
+    /// [`ServerState::drain_key_events`] of one database.
+    fn drain_db(&mut self, db: usize) {
+        let pending = std::mem::take(&mut self.dbs[db].pending);
+        self.dirty.0 += pending.dirty;
+        self.changes += pending.changes;
+        if self.dbs[db].events.is_empty() {
+            return;
+        }
+        for (_, key, what) in self.dbs[db].events.take() {
+            self.key_event(db, &key, what);
+        }
+    }
+
+    /// The effects of one logged event.
+    fn key_event(&mut self, db: usize, key: &[u8], what: KeyEvent) {
+        let (class, event) = match what {
+            KeyEvent::Changed { class, event } => {
+                self.blocking.signal(db, key);
+                self.key_modified(db, key);
+                (class, event)
+            }
+            KeyEvent::Expired | KeyEvent::Evicted => {
+                let evicted = what == KeyEvent::Evicted;
+                self.key_modified(db, key);
+                if self.feed.on {
+                    crate::server::propagate::removed(self, db, key, evicted);
+                }
+                if evicted {
+                    (KeyspaceEvents::EVICTED, "evicted")
+                } else {
+                    (KeyspaceEvents::EXPIRED, "expired")
+                }
+            }
+            // Notes for notifications only.
+            KeyEvent::Created => (KeyspaceEvents::NEW, "new"),
+            KeyEvent::Missed => (KeyspaceEvents::KEY_MISS, "keymiss"),
+        };
+        self.notify(db, class, event, key);
     }
 
     /// A keyspace event of `class` (a `KeyspaceEvents` bit): published on

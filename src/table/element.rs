@@ -185,10 +185,12 @@ impl<E: Entry> Table<E> {
         self.tables[loc.table][loc.head].chain_at_mut(loc.depth)
     }
 
+    #[inline]
     pub(super) fn elem_at(&self, loc: Loc) -> &E {
         self.tables[loc.table][loc.head].chain_at(loc.depth).elem(loc.slot)
     }
 
+    #[inline]
     pub(super) fn elem_at_mut(&mut self, loc: Loc) -> &mut E {
         self.bucket_mut(loc).elem_mut(loc.slot)
     }

@@ -43,16 +43,19 @@ impl<E: Entry> Table<E> {
 }
 
 impl<'a, E: Entry> Found<'a, E> {
+    #[inline]
     pub fn get(&self) -> &E {
         self.table.elem_at(self.loc)
     }
 
     /// The element, mutably. The caller must not change its key.
+    #[inline]
     pub fn get_mut(&mut self) -> &mut E {
         self.table.elem_at_mut(self.loc)
     }
 
     /// The element, mutably, for as long as the table's borrow lasts.
+    #[inline]
     pub fn into_mut(self) -> &'a mut E {
         self.table.elem_at_mut(self.loc)
     }
@@ -82,6 +85,7 @@ impl<'a, E: Entry> Found<'a, E> {
 
 impl<'a, E: Entry> Absent<'a, E> {
     /// Inserts `e`, whose key must be the probed one; returns it, located.
+    #[inline]
     pub fn insert(self, e: E) -> Found<'a, E> {
         debug_assert_eq!(self.hash, E::key_hash(e.key()), "insert of another key");
         let loc = self.table.insert_new_located(self.hash, e);
