@@ -224,12 +224,6 @@ impl ServerCtx<'_> {
     pub fn db(&mut self) -> &mut Db {
         &mut self.srv.dbs[self.client.db]
     }
-
-    /// Runs `f` with the data context of this command (for what a server-wide command
-    /// shares with data commands).
-    pub fn data<R>(&mut self, f: impl FnOnce(&mut Ctx) -> R) -> R {
-        with_ctx(self.srv, self.client, self.out, self.now_ms, self.slot, f)
-    }
 }
 
 /// Longest command name looked up (longer names are unknown).

@@ -406,12 +406,7 @@ impl Db {
         key: &[u8],
         now_ms: i64,
     ) -> Result<Option<&mut T>, WrongType> {
-        let h = self.hash(key);
-        let Some(e) = self.lookup(h, key, now_ms, Access::Quiet) else { return Ok(None) };
-        match e.agg_mut().and_then(T::from_mut) {
-            Some(t) => Ok(Some(t)),
-            None => Err(WrongType),
-        }
+        Ok(self.agg_existing(key, now_ms)?.map(AggMut::into_mut))
     }
 
     /// As [`Db::write_agg`], creating the key with `create()` when it does not exist.
@@ -476,11 +471,8 @@ impl Db {
     /// Returns whether it did.
     pub fn remove_if_empty(&mut self, key: &[u8]) -> bool {
         match self.keys.probe(self.hash(key), key) {
-            KeyProbe::Found(f) if f.get().agg().is_some_and(|a| a.is_empty()) => {
-                f.remove();
-                true
-            }
-            _ => false,
+            KeyProbe::Found(f) => remove_if_empty_agg(f),
+            KeyProbe::Absent(_) => false,
         }
     }
 
@@ -608,15 +600,7 @@ impl Db {
 
     /// Set or clear the expire time of an existing key; false when the key does not exist.
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>, now_ms: i64) -> bool {
-        let h = self.hash(key);
-        let (keys, mut b) = self.split();
-        match probe_live(keys, &mut b, h, key, now_ms) {
-            KeyProbe::Found(f) => {
-                f.set_expire(key, at);
-                true
-            }
-            KeyProbe::Absent(_) => false,
-        }
+        self.live(key, now_ms).map(|l| l.set_expire(key, at)).is_some()
     }
 
     /// Drop every key; returns how many there were.
@@ -718,15 +702,11 @@ impl Db {
     }
 
     fn log_created(&mut self, key: &[u8]) {
-        if self.log_created {
-            self.events.push(key, KeyEvent::Created);
-        }
+        self.split().1.created(key);
     }
 
     fn log_removal(&mut self, key: &[u8], why: KeyEvent) {
-        if self.log_removals {
-            self.events.push(key, why);
-        }
+        self.split().1.removed(key, why);
     }
 
     /// How many keys eviction could draw from `set`.
@@ -849,6 +829,24 @@ impl Beside<'_> {
             self.events.push(key, KeyEvent::Created);
         }
     }
+
+    /// Logs `key` as removed by the keyspace itself (`why`: expired or evicted), while
+    /// removals are logged.
+    fn removed(&mut self, key: &[u8], why: KeyEvent) {
+        if self.log_removals {
+            self.events.push(key, why);
+        }
+    }
+}
+
+/// Removes the located key when it holds an empty aggregate (a write removed its last
+/// elements); returns whether it did.
+fn remove_if_empty_agg(at: FoundKey<'_>) -> bool {
+    let empty = at.get().agg().is_some_and(|a| a.is_empty());
+    if empty {
+        at.remove();
+    }
+    empty
 }
 
 /// Where `key` stands, in one table probe: a key past its expire time is removed first (lazy
@@ -867,9 +865,7 @@ fn probe_live<'k>(
         {
             let (_expired, gap) = f.remove_leaving_gap();
             b.stats.expired_keys += 1;
-            if b.log_removals {
-                b.events.push(key, KeyEvent::Expired);
-            }
+            b.removed(key, KeyEvent::Expired);
             KeyProbe::Absent(gap)
         }
         p => p,
@@ -896,11 +892,7 @@ impl<'a, T: Typed> AggMut<'a, T> {
     /// Removes the key when its aggregate is empty (after a write removed elements); returns
     /// whether it did.
     pub fn remove_if_empty(self) -> bool {
-        let empty = self.at.get().agg().is_some_and(|a| a.is_empty());
-        if empty {
-            self.at.remove();
-        }
-        empty
+        remove_if_empty_agg(self.at)
     }
 }
 
@@ -910,10 +902,6 @@ pub struct LiveKey<'a> {
 }
 
 impl LiveKey<'_> {
-    pub fn get(&self) -> &KeyEntry {
-        self.at.get()
-    }
-
     /// The key's expire time, if it has one.
     pub fn expire_at(&self) -> Option<i64> {
         self.at.get().expire_at()

@@ -81,19 +81,13 @@ impl Keys {
         expire_at_ms: Option<i64>,
         lru: u32,
     ) -> bool {
-        if self.table.find(hash, key).is_some() {
-            return false;
+        match self.probe(hash, key) {
+            KeyProbe::Found(_) => false,
+            KeyProbe::Absent(a) => {
+                a.insert(KeyEntry::new(key, value, expire_at_ms, lru));
+                true
+            }
         }
-        self.insert_new(hash, KeyEntry::new(key, value, expire_at_ms, lru));
-        true
-    }
-
-    /// Places an entry whose key is absent, indexing its expire time if it has one.
-    fn insert_new(&mut self, hash: u64, mut e: KeyEntry) {
-        if e.expire_at().is_some() {
-            self.expires.insert(&mut e);
-        }
-        self.table.insert_new(hash, e);
     }
 
     /// Room for `n` keys at once in an empty keyspace (see `Table::reserve_empty`).

@@ -3,8 +3,9 @@
 //!
 //! The commands listed are the everyday reads and writes. A few others still look a key up
 //! twice: those that read a value before deleting or replacing it (GETDEL, GETSET, SET GET)
-//! and those that move an element between two keys (LMOVE, SMOVE), which check both keys'
-//! types before they change either.
+//! those that move an element between two keys (LMOVE, SMOVE), which check both keys'
+//! types before they change either, and ZPOPMIN/ZPOPMAX, which find the first sorted set of
+//! their keys (shared with ZMPOP and BZPOPMIN) before they pop from it.
 
 use bytes::Bytes;
 
@@ -81,6 +82,7 @@ fn a_command_hashes_each_key_once_and_probes_it_once() {
         ("SREM s m", one),
         ("ZINCRBY z 1 m", one),
         ("ZREM z m", one),
+        ("ZADD z 1 a 2 b", one),
         ("DEL k", one),
         ("MSET a 1 b 2 c 3", (3, 3)),
         ("MGET a b c", (3, 3)),

@@ -168,10 +168,9 @@ impl ServerState {
     /// [`ServerState::drain_key_events`] of every database.
     fn drain_all(&mut self) {
         let mut logged = Vec::new();
-        for (db, d) in self.dbs.iter_mut().enumerate() {
-            let pending = std::mem::take(&mut d.pending);
-            self.dirty.0 += pending.dirty;
-            self.changes += pending.changes;
+        for db in 0..self.dbs.len() {
+            self.count_pending(db);
+            let d = &mut self.dbs[db];
             if !d.events.is_empty() {
                 logged.extend(d.events.take().into_iter().map(|(seq, k, e)| (seq, db, k, e)));
             }
@@ -185,15 +184,20 @@ impl ServerState {
 
     /// [`ServerState::drain_key_events`] of one database.
     fn drain_db(&mut self, db: usize) {
-        let pending = std::mem::take(&mut self.dbs[db].pending);
-        self.dirty.0 += pending.dirty;
-        self.changes += pending.changes;
+        self.count_pending(db);
         if self.dbs[db].events.is_empty() {
             return;
         }
         for (_, key, what) in self.dbs[db].events.take() {
             self.key_event(db, &key, what);
         }
+    }
+
+    /// Adds what database `db` counted since the last drain to the server's counters.
+    fn count_pending(&mut self, db: usize) {
+        let pending = std::mem::take(&mut self.dbs[db].pending);
+        self.dirty.0 += pending.dirty;
+        self.changes += pending.changes;
     }
 
     /// The effects of one logged event.

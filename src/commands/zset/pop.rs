@@ -32,7 +32,8 @@ enum PopShape {
 fn pop_from(ctx: &mut Ctx, key: &[u8], end: End, count: usize, shape: PopShape) {
     let now = ctx.now_ms;
     let db = &mut ctx.dbs[ctx.client.db];
-    let z = db.write_agg::<ZSetObj>(key, now).ok().flatten().expect("a non-empty sorted set");
+    let mut entry = db.agg_existing::<ZSetObj>(key, now).ok().flatten().expect("a sorted set");
+    let z = entry.get();
     let len = z.len();
     let n = count.min(len);
     let (lo, hi) = match end {
@@ -80,7 +81,7 @@ fn pop_from(ctx: &mut Ctx, key: &[u8], end: End, count: usize, shape: PopShape) 
         }
     }
     z.remove_ranks(lo, hi);
-    let emptied = db.remove_if_empty(key);
+    let emptied = entry.remove_if_empty();
     let event = match end {
         End::Min => "zpopmin",
         End::Max => "zpopmax",
