@@ -30,7 +30,8 @@
 //!   and every error reply, with the handler as a type parameter, so that the layers below
 //!   the handlers can read the table.
 //! - [`server`]: the core state without I/O: databases, the client table (each client's
-//!   reply stream and write progress, under generational tokens), pub/sub, WATCH, client
+//!   reply stream and write progress, under generational tokens, with the outbox that
+//!   fan-out writes into while the client runs a command), pub/sub, WATCH, client
 //!   tracking, blocked clients, the effects of writes (`events`: the databases' event logs
 //!   drained into every consequence after each command), the propagation feed of every
 //!   write (`propagate`), eviction, statistics of calls, output buffer limits. No mio, no

@@ -2,10 +2,12 @@
 //! introspection of every connection (ID, INFO, LIST), and acting on others (KILL, PAUSE,
 //! UNPAUSE).
 //!
-//! The executing client is lent out of the client table while its command runs, so every
-//! walk over "all clients" is `ctx.client` plus `ctx.srv.clients`. Killing another client
+//! The executing client is lent out of the client table while its command runs (its seat
+//! keeps only its outbox), so every walk over "all clients" is `ctx.client` plus
+//! `ctx.srv.clients`. Killing another client
 //! only marks it and queues its slot; the event loop closes it at the end of the tick.
 
+use crate::server::tracking::ClientTracking;
 use std::fmt::Write as _;
 
 use bytes::Bytes;
@@ -348,6 +350,8 @@ struct ClientView<'a> {
     running: Option<(&'static str, usize)>,
     /// Keys it WATCHes.
     watched: usize,
+    /// Its tracking settings (from the registry).
+    tracking: Option<&'a ClientTracking>,
 }
 
 /// An optional attribute as CLIENT LIST shows it (empty when unset).
@@ -380,7 +384,7 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
         attr_text(&c.name),
         now_s - c.created_ms / 1000,
         idle_s,
-        c.flag_letters(),
+        c.flag_letters(v.tracking),
         c.db,
         c.subs.count(Kind::Channel),
         c.subs.count(Kind::Pattern),
@@ -399,7 +403,7 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
         tot_mem,
         if v.want_write { "rw" } else { "r" },
         cmd,
-        crate::server::tracking::list_redirect(c),
+        crate::server::tracking::list_redirect(v.tracking),
         if v.out.proto == Proto::Resp3 { 3 } else { 2 },
         attr_text(&c.lib_name),
         attr_text(&c.lib_ver),
@@ -418,6 +422,7 @@ fn own_view<'a>(ctx: &'a ServerCtx, cmd: &'static str, argv: &[Bytes]) -> Client
         want_write: false,
         running: Some((cmd, argv_mem)),
         watched: ctx.srv.watches.client_keys(ctx.slot),
+        tracking: ctx.srv.tracking.settings(ctx.client.id),
     }
 }
 
@@ -433,6 +438,7 @@ fn all_views<'a>(ctx: &'a ServerCtx, cmd: &'static str, argv: &[Bytes]) -> Vec<C
             want_write: slot.want_write,
             running: None,
             watched: ctx.srv.watches.client_keys(t),
+            tracking: ctx.srv.tracking.settings(slot.client.id),
         })
         .collect();
     views.push(own_view(ctx, cmd, argv));

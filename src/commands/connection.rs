@@ -103,6 +103,7 @@ fn reset(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let password_required = !ctx.srv.config.requirepass.is_empty();
     ctx.client.reset_connection_state(password_required);
     ctx.out.proto = Proto::Resp2;
+    ctx.srv.clients.running_protocol(slot, Proto::Resp2);
     ctx.out.simple("RESET");
     Ok(())
 }
@@ -193,6 +194,7 @@ fn hello(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     }
     if let Some(proto) = args.proto {
         ctx.out.proto = proto;
+        ctx.srv.clients.running_protocol(ctx.slot, proto);
     }
     let out = &mut *ctx.out;
     out.map(7);

@@ -143,7 +143,8 @@ fn check_prefixes(
 pub fn client_tracking(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let o = parse_options(ctx, argv)?;
     if is(&argv[2], "ON") {
-        let mode = validate(ctx.client.tracking.as_deref(), &o).map_err(CmdError::Tracking)?;
+        let current = ctx.srv.tracking.settings(ctx.client.id);
+        let mode = validate(current, &o).map_err(CmdError::Tracking)?;
         let e = Enable { mode, noloop: o.noloop, redirect: o.redirect, prefixes: o.prefixes };
         tracking::enable(ctx.srv, ctx.client, ctx.slot, e);
     } else if is(&argv[2], "OFF") {
@@ -157,7 +158,7 @@ pub fn client_tracking(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 
 /// CLIENT CACHING YES|NO: whether the next command's keys are remembered (OPTIN / OPTOUT).
 pub fn client_caching(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
-    let Some(t) = ctx.client.tracking.as_deref_mut() else {
+    let Some(t) = ctx.srv.tracking.settings_mut(ctx.client.id) else {
         return Err(CmdError::Tracking(TrackingError::CachingNotTracking));
     };
     let needed = if is(&argv[2], "YES") {
@@ -177,13 +178,13 @@ pub fn client_caching(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 
 /// CLIENT GETREDIR: the redirect id (0: none), or -1 when tracking is off.
 pub fn client_getredir(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    ctx.out.int(tracking::list_redirect(ctx.client));
+    ctx.out.int(tracking::list_redirect(ctx.srv.tracking.settings(ctx.client.id)));
     Ok(())
 }
 
 /// CLIENT TRACKINGINFO: a map of `flags` (a set), `redirect` and `prefixes`.
 pub fn client_trackinginfo(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    let t = ctx.client.tracking.as_deref();
+    let t = ctx.srv.tracking.settings(ctx.client.id);
     let mut flags: Vec<&[u8]> = vec![if t.is_some() { b"on" } else { b"off" }];
     if let Some(t) = t {
         match (t.mode, t.caching) {
@@ -217,7 +218,7 @@ pub fn client_trackinginfo(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
         out.bulk(f);
     }
     out.bulk(b"redirect");
-    out.int(tracking::list_redirect(ctx.client));
+    out.int(tracking::list_redirect(t));
     out.bulk(b"prefixes");
     let prefixes = t.map(|t| &t.prefixes);
     out.array(prefixes.map_or(0, |p| p.len()));

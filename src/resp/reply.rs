@@ -388,6 +388,21 @@ impl Reply {
         }
     }
 
+    /// Moves the whole stream of `other` (bytes and references) to the end of this one,
+    /// leaving `other` empty: what was sent to a client while its command ran follows the
+    /// command's reply.
+    pub fn append(&mut self, other: &mut Reply) {
+        let (at, start) = (self.buf.len(), self.len());
+        for mut s in other.shared.drain(..) {
+            s.at += at;
+            s.start += start;
+            self.shared_len += s.bytes.len();
+            self.shared.push(s);
+        }
+        other.shared_len = 0;
+        self.buf.append(&mut other.buf);
+    }
+
     /// Drop everything written at or after stream position `mark` (used to roll back a
     /// partial reply).
     pub fn truncate(&mut self, mark: usize) {
@@ -536,6 +551,26 @@ mod tests {
         }
         assert_eq!(out.len(), r.len());
         out
+    }
+
+    #[test]
+    fn append_moves_bytes_and_references() {
+        let big = Bytes::from(vec![b'x'; 3000]);
+        let mut a = Reply::new(Proto::Resp3);
+        a.bulk_shared(big.clone());
+        a.int(1);
+        let mut b = Reply::new(Proto::Resp3);
+        b.push(2);
+        b.bulk(b"m");
+        b.bulk_shared(big.clone());
+        let mut want = a.stream_bytes();
+        want.extend(b.stream_bytes());
+        a.append(&mut b);
+        assert_eq!(a.stream_bytes(), want);
+        assert_eq!(stream(&a, 7, 3), want);
+        assert!(b.is_empty() && b.stream_bytes().is_empty());
+        a.truncate(want.len() - 3000 - 5);
+        assert_eq!(a.stream_bytes(), want[..want.len() - 3005]);
     }
 
     #[test]

@@ -112,10 +112,10 @@ impl Batcher {
             return false;
         };
         let mut go_on = true;
+        let now = now_ms();
         if slot.client.close_after_reply || slot.client.close_asap {
             go_on = false;
         } else {
-            let now = now_ms();
             let hashed = cmd.hashed();
             let flow =
                 dispatch::execute_looked_up(srv, t, &mut slot, cmd.cmd, &cmd.argv, hashed, now);
@@ -124,21 +124,24 @@ impl Batcher {
                 go_on = false;
             } else if flow == Flow::Blocked {
                 go_on = false;
-            } else if obuf::output_over_limit(&srv.config, &mut slot.client, slot.out.len(), now) {
-                tracing::warn!(
-                    "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                    slot.client.id,
-                    slot.client.addr
-                );
-                srv.stats.client_outbuf_limit_disconnections += 1;
-                slot.client.close_asap = true;
-                srv.to_close.push(t);
-                go_on = false;
-            } else if slot.client.close_after_reply {
-                go_on = false;
             }
         }
+        // What the command sent its own client (its outbox) follows its reply from here on.
         srv.clients.put_back(t, slot);
+        let slot = srv.clients.get_mut(t).expect("put back");
+        if go_on && obuf::output_over_limit(&srv.config, &mut slot.client, slot.out.len(), now) {
+            tracing::warn!(
+                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                slot.client.id,
+                slot.client.addr
+            );
+            srv.stats.client_outbuf_limit_disconnections += 1;
+            slot.client.close_asap = true;
+            srv.to_close.push(t);
+            go_on = false;
+        } else if slot.client.close_after_reply {
+            go_on = false;
+        }
         srv.to_write.push(t);
         go_on
     }

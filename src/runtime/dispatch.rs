@@ -13,6 +13,7 @@ use crate::server::blocking::Blocked;
 use crate::server::calls::{record_call, reply_error_text, CallOf};
 use crate::server::client::ReplyMode;
 use crate::server::multi;
+use crate::server::obuf::Fanout;
 use crate::server::state::{ServerState, Slot};
 
 /// What the caller should do after a command.
@@ -245,8 +246,9 @@ pub fn call(
     }
     // What the handler wrote is all pushes for the (un)subscribe commands: their
     // confirmations get through CLIENT REPLY OFF / SKIP, as Valkey's "pushing" replies do.
+    // (Messages this client's command sent to itself are in its outbox: they follow the
+    // reply, whatever the mode.) Only asked when the reply is silenced.
     let reply_end = slot.out.len();
-    // (Only asked when the reply is silenced: the common path pays nothing for it.)
     let pushes_from = if slot.client.reply_mode != ReplyMode::On
         && result.is_ok()
         && is_subscription_command(cmd)
@@ -255,12 +257,7 @@ pub fn call(
     } else {
         reply_end
     };
-    // Messages this client's command published to itself (and its keyspace events) follow
-    // the reply, as in Valkey 8+; inside EXEC they wait for EXEC's whole reply.
-    if !slot.client.in_exec {
-        srv.pubsub.flush_lent(token, &mut slot.out);
-    }
-    let pushes = pushes_from..slot.out.len();
+    let pushes = pushes_from..reply_end;
     let blocks = block.is_some() && result.is_ok();
     slot.client.blocked_run_us += duration_us;
     if !blocks {
@@ -285,7 +282,7 @@ pub fn call(
     }
     finish_reply_mode_keeping(slot, reply_mark, pushes);
     // Keys read by a tracking client; invalidations for this client follow its reply.
-    crate::server::tracking::after_command(srv, token, slot, cmd, argv);
+    crate::server::tracking::after_command(srv, &slot.client, cmd, argv);
     match block {
         Some(req) if result.is_ok() => {
             let blocked = Blocked {
@@ -299,19 +296,17 @@ pub fn call(
             };
             srv.blocking.block(token, blocked);
             slot.client.blocked = true;
-            crate::server::tracking::end(srv, token, slot);
+            crate::server::tracking::end(srv, token);
             Flow::Blocked
         }
         _ => {
             if srv.blocking.has_ready() && !slot.client.unblocking && !slot.client.in_exec {
                 // After the outermost command only (serving runs commands itself). This
-                // client is lent out of the table meanwhile; it is not blocked, so no waiter
-                // needs it.
+                // client is lent out of the table meanwhile (what the served clients send it
+                // waits in its outbox); it is not blocked, so no waiter needs it.
                 crate::runtime::unblock::serve_ready(srv, now_ms);
-                // What the served clients' commands published to this one.
-                srv.pubsub.flush_lent(token, &mut slot.out);
             }
-            crate::server::tracking::end(srv, token, slot);
+            crate::server::tracking::end(srv, token);
             Flow::Continue
         }
     }
@@ -387,15 +382,14 @@ fn feed_monitors(srv: &mut ServerState, token: usize, slot: &Slot, argv: &[Bytes
         line.push(' ');
         line.push_str(&crate::util::quote::repr(a));
     }
-    let monitors = srv.monitors.clone();
-    for m in monitors {
-        if m == token {
-            continue;
-        }
-        if let Some(ms) = srv.clients.get_mut(m) {
-            ms.out.simple(&line);
-            srv.to_write.push(m);
-        }
+    let ServerState { monitors, clients, to_write, to_close, config, stats, .. } = srv;
+    let mut fanout =
+        Fanout::new(to_write, to_close, config, &mut stats.client_outbuf_limit_disconnections);
+    for &m in monitors.iter().filter(|&&m| m != token) {
+        fanout.send(clients, m, |out| {
+            out.simple(&line);
+            true
+        });
     }
 }
 

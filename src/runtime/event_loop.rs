@@ -538,7 +538,7 @@ impl EventLoop {
         self.srv.blocking.unblock(token);
         crate::server::multi::client_closed(&mut self.srv, token, &mut slot.client);
         self.srv.pubsub.remove_client(token, &mut slot.client.subs);
-        crate::server::tracking::client_closed(&mut self.srv, token, &mut slot.client);
+        crate::server::tracking::client_closed(&mut self.srv, &mut slot.client);
     }
 }
 

@@ -71,8 +71,9 @@ pub struct Client {
     pub in_exec: bool,
     /// Pub/sub subscriptions (see `server::pubsub`).
     pub subs: crate::server::pubsub::ClientSubs,
-    /// Client-side caching settings; None while tracking is off (see `server::tracking`).
-    pub tracking: Option<Box<crate::server::tracking::ClientTracking>>,
+    /// Client-side caching is on; its settings are in the tracking registry (see
+    /// `server::tracking`), where delivery finds them while this client is lent out.
+    pub tracking: bool,
     /// The transaction between MULTI and EXEC/DISCARD (see `server::multi`); None outside.
     pub multi: Option<Box<crate::server::multi::Transaction>>,
 }
@@ -111,14 +112,18 @@ impl Client {
             in_exec: false,
             blocked: false,
             subs: Default::default(),
-            tracking: None,
+            tracking: false,
             multi: None,
         }
     }
 
     /// The `flags=` letters of CLIENT LIST, in Valkey's order (O S M P x b t R B d c u A U r e
-    /// T; only the states this server has are shown).
-    pub fn flag_letters(&self) -> String {
+    /// T; only the states this server has are shown). `tracking`: the client's tracking
+    /// settings, from the registry.
+    pub fn flag_letters(
+        &self,
+        tracking: Option<&crate::server::tracking::ClientTracking>,
+    ) -> String {
         let mut f = String::new();
         if self.kind == ClientKind::Monitor {
             f.push('O');
@@ -138,7 +143,7 @@ impl Client {
         if self.blocked {
             f.push('b');
         }
-        if let Some(t) = self.tracking.as_deref() {
+        if let Some(t) = tracking {
             f.push('t');
             if t.broken_redirect {
                 f.push('R');

@@ -1,11 +1,13 @@
 //! Output buffer limits: when a client's pending replies break the limit of its class
 //! (`client-output-buffer-limit`), hard at once or soft for longer than its time. Used by the
-//! dispatcher after each command and by fan-out (pub/sub, tracking) as it writes into other
-//! clients' buffers.
+//! dispatcher after each command and by fan-out ([`Fanout`]: pub/sub, tracking, MONITOR) as
+//! it writes into other clients' outboxes.
 
 use crate::config::Config;
 use crate::config::ObufClass;
+use crate::resp::reply::Reply;
 use crate::server::client::{Client, ClientType};
+use crate::server::state::{Clients, Outbox, Slot};
 
 /// Reply bytes that never count toward client-output-buffer-limit (Valkey's PROTO_REPLY_CHUNK_BYTES).
 pub const REPLY_STATIC_BYTES: usize = 16 * 1024;
@@ -39,4 +41,77 @@ pub fn output_over_limit(
     }
     client.obuf_soft_since_ms = 0;
     false
+}
+
+/// Fan-out: writing into the outboxes of other clients (pub/sub messages, tracking
+/// invalidations, MONITOR lines), with what that needs beside the client table: the queues a
+/// written client goes on and the limits it is held to.
+pub struct Fanout<'a> {
+    to_write: &'a mut Vec<usize>,
+    to_close: &'a mut Vec<usize>,
+    config: &'a Config,
+    disconnections: &'a mut u64,
+    /// The clock, read at most once per fan-out and only when a buffer is large.
+    now_ms: Option<i64>,
+}
+
+impl<'a> Fanout<'a> {
+    /// `disconnections`: INFO `client_output_buffer_limit_disconnections`.
+    pub fn new(
+        to_write: &'a mut Vec<usize>,
+        to_close: &'a mut Vec<usize>,
+        config: &'a Config,
+        disconnections: &'a mut u64,
+    ) -> Fanout<'a> {
+        Fanout { to_write, to_close, config, disconnections, now_ms: None }
+    }
+
+    /// Writes to the client of `token` with `write`, which says whether it wrote anything:
+    /// never to a stale token or a client being closed. An idle client that got its first
+    /// bytes is queued for writing, and a written one is held to its class's limit at once;
+    /// what a running client gets follows its reply and is held to the limit with it.
+    pub fn send(
+        &mut self,
+        clients: &mut Clients,
+        token: usize,
+        write: impl FnOnce(&mut Reply) -> bool,
+    ) -> bool {
+        let Some(mut outbox) = clients.outbox(token) else { return false };
+        if outbox.closing() {
+            return false;
+        }
+        let was_empty = outbox.out().is_empty();
+        if !write(outbox.out()) {
+            return false;
+        }
+        if let Outbox::Idle(slot) = outbox {
+            self.written(token, slot, was_empty);
+        }
+        true
+    }
+
+    /// An idle client got output: queue it (a client already holding bytes is queued, this
+    /// turn or by its writable event), and enforce its output-buffer limit.
+    fn written(&mut self, token: usize, slot: &mut Slot, was_empty: bool) {
+        if was_empty {
+            self.to_write.push(token);
+        }
+        let pending = slot.out.len().saturating_sub(slot.sent);
+        if pending <= REPLY_STATIC_BYTES {
+            slot.client.obuf_soft_since_ms = 0;
+            return;
+        }
+        let now = *self.now_ms.get_or_insert_with(crate::util::clock::now_ms);
+        if output_over_limit(self.config, &mut slot.client, pending, now) {
+            tracing::warn!(
+                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output \
+                 buffer limits.",
+                slot.client.id,
+                slot.client.addr
+            );
+            slot.client.close_asap = true;
+            self.to_close.push(token);
+            *self.disconnections += 1;
+        }
+    }
 }

@@ -17,25 +17,24 @@
 //! "unsubscribe from everything" goes in subscription order (Valkey walks patterns in that
 //! order; for channels its order is a hash table's, so any order is as good).
 //!
-//! Delivery writes the message into each subscriber's output buffer (RESP2 array or RESP3
-//! push, per the subscriber's protocol), queues the subscriber for writing and enforces the
-//! `pubsub` class of client-output-buffer-limit at once. The client running the command is
-//! lent out of the client table, so messages for it wait in [`PubSub::lent`] until dispatch
-//! moves them after the command's reply ([`PubSub::flush_lent`]), which keeps Valkey 8+'s
-//! order: a RESP3 client publishing to itself sees the PUBLISH reply, then the message
-//! (after EXEC's whole reply inside a transaction).
+//! Delivery writes the message into each subscriber's outbox (RESP2 array or RESP3 push,
+//! per the subscriber's protocol) through `obuf::Fanout`, which queues the subscriber for
+//! writing and enforces the `pubsub` class of client-output-buffer-limit at once. A
+//! subscriber that is running a command (it published to itself, or its command woke a
+//! blocked client that did) has its messages follow its reply, as Valkey 8+ orders them: a
+//! RESP3 client publishing to itself sees the PUBLISH reply, then the message (after EXEC's
+//! whole reply inside a transaction).
 //!
 //! This module owns no commands (see `commands::pubsub`) and knows nothing of sockets.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use bytes::Bytes;
 
 use crate::config::glob_match;
 use crate::resp::reply::Reply;
-use crate::server::client::Client;
-use crate::server::obuf;
-use crate::server::state::{Clients, ServerState};
+use crate::server::obuf::Fanout;
+use crate::server::state::ServerState;
 
 type Map<V> = HashMap<Bytes, V, ahash::RandomState>;
 
@@ -132,20 +131,6 @@ impl ClientSubs {
     }
 }
 
-/// A message for a client that is lent out of the client table (it is running a command).
-#[derive(Debug)]
-struct LentMsg {
-    slot: usize,
-    msg: OwnedMsg,
-}
-
-#[derive(Debug)]
-enum OwnedMsg {
-    Message { channel: Bytes, message: Bytes },
-    PMessage { pattern: Bytes, channel: Bytes, message: Bytes },
-    SMessage { channel: Bytes, message: Bytes },
-}
-
 /// A message as delivered.
 #[derive(Clone, Copy)]
 enum Msg<'a> {
@@ -178,33 +163,6 @@ impl Msg<'_> {
             }
         }
     }
-
-    fn to_owned(self) -> OwnedMsg {
-        let b = Bytes::copy_from_slice;
-        match self {
-            Msg::Message { channel, message } => {
-                OwnedMsg::Message { channel: b(channel), message: b(message) }
-            }
-            Msg::PMessage { pattern, channel, message } => {
-                OwnedMsg::PMessage { pattern: b(pattern), channel: b(channel), message: b(message) }
-            }
-            Msg::SMessage { channel, message } => {
-                OwnedMsg::SMessage { channel: b(channel), message: b(message) }
-            }
-        }
-    }
-}
-
-impl OwnedMsg {
-    fn as_msg(&self) -> Msg<'_> {
-        match self {
-            OwnedMsg::Message { channel, message } => Msg::Message { channel, message },
-            OwnedMsg::PMessage { pattern, channel, message } => {
-                Msg::PMessage { pattern, channel, message }
-            }
-            OwnedMsg::SMessage { channel, message } => Msg::SMessage { channel, message },
-        }
-    }
 }
 
 /// The server-wide registry.
@@ -213,10 +171,8 @@ pub struct PubSub {
     channels: Map<Vec<usize>>,
     patterns: Map<Vec<usize>>,
     shard: Map<Vec<usize>>,
-    /// Clients with at least one subscription (INFO `pubsub_clients`).
-    clients: usize,
-    /// Messages for clients that are running a command (see the module documentation).
-    lent: Vec<LentMsg>,
+    /// Tokens of the clients with at least one subscription (INFO `pubsub_clients`).
+    subscribers: HashSet<usize, ahash::RandomState>,
 }
 
 impl PubSub {
@@ -244,7 +200,13 @@ impl PubSub {
 
     /// Clients with at least one subscription.
     pub fn clients(&self) -> usize {
-        self.clients
+        self.subscribers.len()
+    }
+
+    /// Whether the client of `token` has a subscription (it is in pub/sub context), read
+    /// where its state may be lent out.
+    pub fn is_subscriber(&self, token: usize) -> bool {
+        self.subscribers.contains(&token)
     }
 
     /// Subscribers of `name` of `kind` (PUBSUB NUMSUB / SHARDNUMSUB).
@@ -280,7 +242,7 @@ impl PubSub {
         sets.of(kind).insert(name.clone(), seq);
         self.of_mut(kind).entry(name.clone()).or_default().push(slot);
         if !was_subscribed {
-            self.clients += 1;
+            self.subscribers.insert(slot);
         }
         true
     }
@@ -308,13 +270,13 @@ impl PubSub {
         }
         if subs.total() == 0 {
             subs.sets = None;
-            self.clients -= 1;
+            self.subscribers.remove(&slot);
         }
         true
     }
 
     /// Drops every subscription of the client in `slot`, without confirmations (RESET, and
-    /// a closing connection), and any message still waiting for it.
+    /// a closing connection).
     pub fn remove_client(&mut self, slot: usize, subs: &mut ClientSubs) {
         for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
             for name in subs.names(kind) {
@@ -322,22 +284,6 @@ impl PubSub {
             }
         }
         debug_assert_eq!(subs.total(), 0);
-        self.lent.retain(|m| m.slot != slot);
-    }
-
-    /// Moves the messages published to the client in `slot` while it was lent out into its
-    /// reply, in publication order.
-    pub fn flush_lent(&mut self, slot: usize, out: &mut Reply) {
-        if self.lent.is_empty() {
-            return;
-        }
-        self.lent.retain(|m| {
-            if m.slot != slot {
-                return true;
-            }
-            m.msg.as_msg().write(out);
-            false
-        });
     }
 }
 
@@ -378,73 +324,19 @@ pub enum Scope {
     Shard,
 }
 
-/// What delivery needs of the server state, borrowed apart from the registry's maps.
-struct Delivery<'a> {
-    clients: &'a mut Clients,
-    to_write: &'a mut Vec<usize>,
-    to_close: &'a mut Vec<usize>,
-    lent: &'a mut Vec<LentMsg>,
-    config: &'a crate::config::Config,
-    outbuf_disconnections: &'a mut u64,
-    /// The clock, read at most once per PUBLISH and only when a buffer is large.
-    now_ms: Option<i64>,
-}
-
-impl Delivery<'_> {
-    fn deliver(&mut self, slot: usize, msg: Msg) {
-        let Some(s) = self.clients.get_mut(slot) else {
-            // Only a client running a command is absent from the table while subscribed.
-            self.lent.push(LentMsg { slot, msg: msg.to_owned() });
-            return;
-        };
-        if s.client.close_asap {
-            return;
-        }
-        // A client whose buffer already holds bytes is queued for writing (this turn, or
-        // by its writable event after a short write): queue only on the first bytes.
-        if s.out.is_empty() {
-            self.to_write.push(slot);
-        }
-        msg.write(&mut s.out);
-        let written = s.sent;
-        let pending = s.out.len().saturating_sub(written);
-        if pending <= obuf::REPLY_STATIC_BYTES {
-            s.client.obuf_soft_since_ms = 0;
-            return;
-        }
-        let now = *self.now_ms.get_or_insert_with(crate::util::clock::now_ms);
-        if obuf::output_over_limit(self.config, &mut s.client, pending, now) {
-            close_for_output_limit(&mut s.client, slot, self.to_close);
-            *self.outbuf_disconnections += 1;
-        }
-    }
-}
-
-/// Schedules a client whose output broke its limit to be closed without more writes.
-fn close_for_output_limit(client: &mut Client, slot: usize, to_close: &mut Vec<usize>) {
-    tracing::warn!(
-        "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-        client.id,
-        client.addr
-    );
-    client.close_asap = true;
-    to_close.push(slot);
-}
-
 /// Delivers `message` published on `channel`; returns the number of deliveries (a client
 /// subscribed to the channel and to a matching pattern counts twice, as in Valkey).
 /// Channel subscribers get it first, in subscription order, then pattern subscribers.
 pub fn publish(srv: &mut ServerState, scope: Scope, channel: &[u8], message: &[u8]) -> usize {
     let ServerState { pubsub, clients, to_write, to_close, config, stats, .. } = srv;
-    let PubSub { channels, patterns, shard, lent, .. } = pubsub;
-    let mut d = Delivery {
-        clients,
-        to_write,
-        to_close,
-        lent,
-        config,
-        outbuf_disconnections: &mut stats.client_outbuf_limit_disconnections,
-        now_ms: None,
+    let PubSub { channels, patterns, shard, .. } = pubsub;
+    let mut fanout =
+        Fanout::new(to_write, to_close, config, &mut stats.client_outbuf_limit_disconnections);
+    let mut deliver = |token: usize, msg: Msg| {
+        fanout.send(clients, token, |out| {
+            msg.write(out);
+            true
+        });
     };
     let mut receivers = 0;
     let direct = match scope {
@@ -457,7 +349,7 @@ pub fn publish(srv: &mut ServerState, scope: Scope, channel: &[u8], message: &[u
                 Scope::Global => Msg::Message { channel, message },
                 Scope::Shard => Msg::SMessage { channel, message },
             };
-            d.deliver(slot, msg);
+            deliver(slot, msg);
         }
         receivers += slots.len();
     }
@@ -467,7 +359,7 @@ pub fn publish(srv: &mut ServerState, scope: Scope, channel: &[u8], message: &[u
                 continue;
             }
             for &slot in slots {
-                d.deliver(slot, Msg::PMessage { pattern, channel, message });
+                deliver(slot, Msg::PMessage { pattern, channel, message });
             }
             receivers += slots.len();
         }
@@ -531,18 +423,43 @@ mod tests {
         assert_eq!(r3.buf, b">3\r\n$11\r\nunsubscribe\r\n_\r\n:0\r\n");
     }
 
+    /// A message reaches an idle subscriber's buffer (and queues it for writing) and a
+    /// running subscriber's outbox, never a client that took the seat of a departed one.
     #[test]
-    fn lent_messages_flush_only_to_their_client() {
-        let mut ps = PubSub::default();
-        let msg = Msg::SMessage { channel: b"s", message: b"m" };
-        ps.lent.push(LentMsg { slot: 3, msg: msg.to_owned() });
-        ps.lent.push(LentMsg { slot: 4, msg: msg.to_owned() });
-        let mut out = Reply::new(Proto::Resp3);
-        ps.flush_lent(3, &mut out);
-        assert_eq!(out.buf, b">3\r\n$8\r\nsmessage\r\n$1\r\ns\r\n$1\r\nm\r\n");
-        assert_eq!(ps.lent.len(), 1);
-        let mut a = ClientSubs::default();
-        ps.remove_client(4, &mut a);
-        assert!(ps.lent.is_empty());
+    fn publish_writes_into_outboxes() {
+        use crate::config::Config;
+        use crate::server::client::Client;
+        use crate::server::state::{slot_index, Slot};
+        let mut srv = ServerState::new(Config::default(), None, 0);
+        let add = |srv: &mut ServerState, id: u64, proto: Proto| {
+            let client = Client::new(id, String::new(), String::new(), -1, false, 0);
+            let t = srv.clients.insert(Box::new(Slot::new(client, Reply::new(proto))));
+            let slot = srv.clients.get_mut(t).expect("inserted");
+            srv.pubsub.subscribe(Kind::Channel, t, &mut slot.client.subs, &b("ch"));
+            t
+        };
+        let (idle, running, gone) = (
+            add(&mut srv, 1, Proto::Resp2),
+            add(&mut srv, 2, Proto::Resp3),
+            add(&mut srv, 3, Proto::Resp2),
+        );
+        // The third client leaves without unsubscribing (as if the registry lagged) and a new
+        // one takes its seat: the old token must not reach it.
+        srv.clients.remove(gone).expect("idle");
+        let newcomer = srv.clients.insert(Box::new(Slot::new(
+            Client::new(4, String::new(), String::new(), -1, false, 0),
+            Reply::new(Proto::Resp2),
+        )));
+        assert_eq!(slot_index(newcomer), slot_index(gone));
+        let mut lent = srv.clients.lend(running).expect("current");
+        lent.out.int(1);
+        assert_eq!(publish(&mut srv, Scope::Global, b"ch", b"m"), 3);
+        assert!(srv.pubsub.is_subscriber(running));
+        srv.clients.put_back(running, lent);
+        assert_eq!(srv.to_write, [idle]);
+        let got = |srv: &ServerState, t| srv.clients.get(t).expect("here").out.buf.clone();
+        assert_eq!(got(&srv, idle), b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nm\r\n");
+        assert_eq!(got(&srv, running), b":1\r\n>3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nm\r\n");
+        assert!(got(&srv, newcomer).is_empty());
     }
 }

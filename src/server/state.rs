@@ -84,7 +84,8 @@ pub enum ShutdownMode {
 }
 
 /// One client: its state and its reply buffer (its connection is the runtime's, under the
-/// same token).
+/// same token). While it runs a command it is lent out of [`Clients`], and its seat keeps
+/// its outbox.
 pub struct Slot {
     pub client: Client,
     pub out: Reply,
@@ -106,14 +107,66 @@ impl Slot {
 /// kept by anything after its client is gone (a pub/sub registry, a blocked-clients list, a
 /// queued write) no longer finds the client that reuses the slot, and is refused.
 ///
-/// A slot is `None` when free or while its client is lent out (the executing client is
-/// taken out with [`Clients::lend`] and put back with [`Clients::put_back`]).
+/// # Outboxes
+///
+/// A client that runs a command is lent out of the table ([`Clients::lend`]): the command
+/// needs its state and its reply buffer beside `&mut ServerState`. Its seat does not go
+/// empty meanwhile: it holds the client's *outbox*, a reply buffer in the client's protocol
+/// that fan-out (pub/sub messages, tracking invalidations, MONITOR lines, the effects of
+/// blocked clients its command served) writes into through [`Clients::outbox`], exactly
+/// as it writes into an idle client's buffer. [`Clients::put_back`] appends the outbox to
+/// the reply, which gives Valkey's order: what a command sends to its own client follows
+/// the command's reply (after EXEC's whole reply inside a transaction).
+///
+/// ```text
+///   seats:  [ Here(slot 0) | Lent(outbox: ">3 message ch m") | Free | Here(slot 3) ]
+///   gens:   [ 4            | 1                               | 7    | 0           ]
+///   token of seat 1 = 1 | 1 << 32: a token of generation 0 for seat 1 is stale
+/// ```
 #[derive(Default)]
 pub struct Clients {
-    slots: Vec<Option<Box<Slot>>>,
+    seats: Vec<Seat>,
     gens: Vec<u32>,
     free: Vec<usize>,
     pub count: usize,
+}
+
+/// A place in the client table.
+#[derive(Default)]
+enum Seat {
+    #[default]
+    Free,
+    /// The client, idle between commands.
+    Here(Box<Slot>),
+    /// The client is lent out running a command: what is sent to it meanwhile.
+    Lent(Reply),
+}
+
+/// Where fan-out writes for a client ([`Clients::outbox`]).
+pub enum Outbox<'a> {
+    /// An idle client: its reply buffer, beside its state (for the output-buffer limit).
+    Idle(&'a mut Slot),
+    /// A client running a command: what is written here follows that command's reply (it
+    /// is held to its output limit with the reply, after the command).
+    Running(&'a mut Reply),
+}
+
+impl Outbox<'_> {
+    /// The buffer to write into.
+    pub fn out(&mut self) -> &mut Reply {
+        match self {
+            Outbox::Idle(s) => &mut s.out,
+            Outbox::Running(r) => r,
+        }
+    }
+
+    /// The client is being closed without more writes (its output broke a limit).
+    pub fn closing(&self) -> bool {
+        match self {
+            Outbox::Idle(s) => s.client.close_asap,
+            Outbox::Running(_) => false,
+        }
+    }
 }
 
 /// Bits of a token that hold the slot index.
@@ -138,13 +191,13 @@ impl Clients {
         let i = match self.free.pop() {
             Some(i) => i,
             None => {
-                self.slots.push(None);
+                self.seats.push(Seat::Free);
                 self.gens.push(0);
-                self.slots.len() - 1
+                self.seats.len() - 1
             }
         };
         assert!(i < 1 << INDEX_BITS, "too many client slots");
-        self.slots[i] = Some(slot);
+        self.seats[i] = Seat::Here(slot);
         make_token(i, self.gens[i])
     }
 
@@ -154,53 +207,113 @@ impl Clients {
         (make_token(i, *self.gens.get(i)?) == token).then_some(i)
     }
 
-    /// Removes the client of `token`; its token (and any copy of it) is stale from now on.
+    /// Removes the (idle) client of `token`; its token (and any copy of it) is stale from
+    /// now on. None for a stale token and for a client lent out.
     pub fn remove(&mut self, token: usize) -> Option<Box<Slot>> {
         let i = self.current(token)?;
-        let s = self.slots[i].take()?;
+        let Seat::Here(_) = self.seats[i] else { return None };
+        let Seat::Here(s) = std::mem::take(&mut self.seats[i]) else { unreachable!() };
         self.count -= 1;
         self.gens[i] = (self.gens[i] + 1) % GEN_LIMIT;
         self.free.push(i);
         Some(s)
     }
 
-    /// Takes the client of `token` out of the table while it runs a command (None when the
-    /// token is stale, or the client is already lent).
+    /// Takes the client of `token` out of the table while it runs a command, leaving its
+    /// outbox in its seat (None when the token is stale, or the client is already lent).
     pub fn lend(&mut self, token: usize) -> Option<Box<Slot>> {
         let i = self.current(token)?;
-        self.slots[i].take()
+        let seat = &mut self.seats[i];
+        let Seat::Here(s) = seat else { return None };
+        let proto = s.out.proto;
+        let Seat::Here(s) = std::mem::replace(seat, Seat::Lent(Reply::new(proto))) else {
+            unreachable!()
+        };
+        Some(s)
     }
 
-    /// Puts back a client taken out with [`Clients::lend`].
-    pub fn put_back(&mut self, token: usize, slot: Box<Slot>) {
+    /// Puts back a client taken out with [`Clients::lend`]; what its outbox got meanwhile
+    /// follows its reply.
+    pub fn put_back(&mut self, token: usize, mut slot: Box<Slot>) {
         let i = self.current(token).expect("a lent client's token stays current");
-        debug_assert!(self.slots[i].is_none(), "put back over a present client");
-        self.slots[i] = Some(slot);
+        let seat = std::mem::replace(&mut self.seats[i], Seat::Free);
+        let Seat::Lent(mut waiting) = seat else { panic!("put back a client that was not lent") };
+        if !waiting.is_empty() {
+            slot.out.append(&mut waiting);
+        }
+        self.seats[i] = Seat::Here(slot);
     }
 
+    /// Where a message for the client of `token` goes: its reply buffer, or its outbox
+    /// while it runs a command. None for a stale token: a message never reaches the client
+    /// that took the seat of the one it was meant for.
+    pub fn outbox(&mut self, token: usize) -> Option<Outbox<'_>> {
+        let i = self.current(token)?;
+        match &mut self.seats[i] {
+            Seat::Free => None,
+            Seat::Here(s) => Some(Outbox::Idle(s)),
+            Seat::Lent(r) => Some(Outbox::Running(r)),
+        }
+    }
+
+    /// Moves what the running client of `token` was sent so far into `out` now (before its
+    /// reply, where Valkey writes such messages at once: the tracking table's limit runs
+    /// before the command).
+    pub fn deliver_waiting(&mut self, token: usize, out: &mut Reply) {
+        if let Some(Outbox::Running(w)) = self.outbox(token) {
+            if !w.is_empty() {
+                out.append(w);
+            }
+        }
+    }
+
+    /// The running client of `token` switched protocol (HELLO, RESET): its outbox encodes
+    /// what it is sent from now on in the new one.
+    pub fn running_protocol(&mut self, token: usize, proto: crate::resp::reply::Proto) {
+        if let Some(Outbox::Running(w)) = self.outbox(token) {
+            w.proto = proto;
+        }
+    }
+
+    fn here(seat: &Seat) -> Option<&Slot> {
+        match seat {
+            Seat::Here(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn here_mut(seat: &mut Seat) -> Option<&mut Slot> {
+        match seat {
+            Seat::Here(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The idle clients (every client but those lent out).
     pub fn iter(&self) -> impl Iterator<Item = (usize, &Slot)> {
         let gens = &self.gens;
-        self.slots
+        self.seats
             .iter()
             .enumerate()
-            .filter_map(move |(i, s)| s.as_deref().map(|s| (make_token(i, gens[i]), s)))
+            .filter_map(move |(i, s)| Clients::here(s).map(|s| (make_token(i, gens[i]), s)))
     }
 
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, &mut Slot)> {
         let gens = &self.gens;
-        self.slots
+        self.seats
             .iter_mut()
             .enumerate()
-            .filter_map(move |(i, s)| s.as_deref_mut().map(|s| (make_token(i, gens[i]), s)))
+            .filter_map(move |(i, s)| Clients::here_mut(s).map(|s| (make_token(i, gens[i]), s)))
     }
 
+    /// The idle client of `token` (None when stale or lent out).
     pub fn get(&self, token: usize) -> Option<&Slot> {
-        self.slots[self.current(token)?].as_deref()
+        Clients::here(&self.seats[self.current(token)?])
     }
 
     pub fn get_mut(&mut self, token: usize) -> Option<&mut Slot> {
         let i = self.current(token)?;
-        self.slots[i].as_deref_mut()
+        Clients::here_mut(&mut self.seats[i])
     }
 
     pub fn find_id(&mut self, id: u64) -> Option<usize> {
@@ -413,13 +526,49 @@ mod tests {
         assert!(c.get_mut(first).is_none(), "the old token finds nothing");
         assert!(c.lend(first).is_none());
         assert!(c.remove(first).is_none());
+        assert!(c.outbox(first).is_none(), "no message reaches the seat's new client");
         assert_eq!(c.get(second).map(|s| s.client.id), Some(2));
         let lent = c.lend(second).expect("current");
         assert!(c.get(second).is_none(), "lent out");
+        assert!(c.outbox(first).is_none(), "not while the new client runs either");
+        assert!(c.remove(second).is_none(), "a lent client stays");
         c.put_back(second, lent);
         assert_eq!(c.iter().map(|(t, s)| (t, s.client.id)).collect::<Vec<_>>(), [(second, 2)]);
         assert_eq!(c.find_id(2), Some(second));
         assert_eq!(c.count, 1);
+    }
+
+    /// Fan-out reaches a client through its outbox whether it is idle or running a
+    /// command; a running client gets what it was sent after its reply.
+    #[test]
+    fn the_outbox_stays_reachable_while_the_client_runs() {
+        let mut c = Clients::default();
+        let t = c.insert(slot(1));
+        match c.outbox(t) {
+            Some(mut o @ Outbox::Idle(_)) => o.out().simple("before"),
+            _ => panic!("an idle client's outbox is its reply buffer"),
+        }
+        let mut running = c.lend(t).expect("current");
+        running.out.simple("reply-1");
+        match c.outbox(t) {
+            Some(mut o @ Outbox::Running(_)) => {
+                assert!(!o.closing());
+                o.out().simple("pushed");
+            }
+            _ => panic!("a running client's outbox stays in the table"),
+        }
+        c.deliver_waiting(t, &mut running.out);
+        running.out.simple("reply-2");
+        c.outbox(t).expect("current").out().simple("late");
+        c.put_back(t, running);
+        let out = &c.get(t).expect("back").out;
+        assert_eq!(out.buf, b"+before\r\n+reply-1\r\n+pushed\r\n+reply-2\r\n+late\r\n");
+        // The outbox speaks the protocol the client switched to while it ran.
+        let running = c.lend(t).expect("current");
+        c.running_protocol(t, Proto::Resp3);
+        c.outbox(t).expect("current").out().null();
+        c.put_back(t, running);
+        assert!(c.get(t).expect("back").out.buf.ends_with(b"_\r\n"));
     }
 
     #[test]

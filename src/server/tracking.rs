@@ -17,8 +17,7 @@
 //!   table     "user:1" -> [id 7, id 12]        sorted client ids, per key read
 //!             keys ["user:1", "cfg", ...]      the same keys again, for random eviction
 //!   prefixes  "user:" -> clients {9}, keys {"user:3" -> last changed by id 4}
-//!   clients   id 7 -> slot 3, id 9 -> slot 5   every client with tracking on
-//!   lent      [slot 3: key "user:1"]           messages for clients running a command
+//!   clients   id 7 -> {slot 3, mode, redirect, noloop, ...}   every tracking client's settings
 //! ```
 //!
 //! Ids in the table are dropped lazily, as in Valkey: a client that turns tracking off or
@@ -34,11 +33,13 @@
 //! pub/sub mode, and not at all otherwise. When the target is gone the tracking client is
 //! flagged `broken_redirect` and, in RESP3, told with `>2 tracking-redir-broken id`.
 //!
-//! The client running a command is lent out of the client table ([`Slot`]), so messages for
-//! it (as the tracking client, or as the redirect target) wait in `lent` until dispatch hands
-//! the slot back ([`after_command`], [`end`]): they follow the command's reply, as Valkey
-//! sends a client's own invalidations after its reply. Leftovers, and BCAST announcements,
-//! go out from the event loop before it writes ([`before_sleep`]).
+//! Messages are written into the receiving client's outbox (`obuf::Fanout`), so delivery
+//! needs nothing of the client but its seat: the settings that route a message live here, in
+//! the registry, not in the client's state (which is lent out while it runs a command). What a
+//! client is sent while it runs a command follows its reply, as Valkey sends a client's own
+//! invalidations after its reply; those of the table limit, which runs before the command,
+//! go before it ([`begin`]). BCAST announcements go out from the event loop before it writes
+//! ([`before_sleep`]).
 //!
 //! This module owns the tables and the delivery; the commands are in
 //! `commands::tracking_cmd`. It never touches sockets.
@@ -48,10 +49,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::config::Config;
 use crate::resp::reply::Reply;
 use crate::server::client::Client;
-use crate::server::obuf;
+use crate::server::obuf::Fanout;
+use crate::server::pubsub::PubSub;
 use crate::server::state::{Clients, ServerState, Slot};
 use crate::spec::table::{flag, key_positions, Command, KeyBuf};
 
@@ -76,9 +77,12 @@ pub enum Mode {
     Bcast,
 }
 
-/// One client's tracking settings; `Client::tracking` is `None` while tracking is off.
+/// One client's tracking settings, kept in the registry ([`Tracking::settings`]) while its
+/// tracking is on (`Client::tracking` says it is).
 #[derive(Debug, Default)]
 pub struct ClientTracking {
+    /// The tracking client's token.
+    pub token: usize,
     pub mode: Mode,
     /// No invalidations for keys this client changed itself.
     pub noloop: bool,
@@ -144,22 +148,6 @@ enum Route {
     Own,
     /// The tracking client's redirect target.
     Redirected,
-}
-
-/// Work for a client that is lent out (running a command).
-#[derive(Debug)]
-struct Lent {
-    slot: usize,
-    id: u64,
-    item: Item,
-}
-
-#[derive(Debug)]
-enum Item {
-    /// An invalidation for this tracking client: its checks run when it is back.
-    Source(Payload, Origin),
-    /// A message already checked at its tracking client: write it.
-    Deliver(Payload, Route),
 }
 
 /// Keys being announced to the BCAST clients of one prefix.
@@ -255,9 +243,8 @@ impl KeyTable {
 pub struct Tracking {
     table: KeyTable,
     prefixes: BTreeMap<Bytes, Bcast>,
-    /// Every client with tracking on: id -> slot.
-    clients: HashMap<u64, usize, ahash::RandomState>,
-    lent: Vec<Lent>,
+    /// Every client with tracking on: id -> its settings.
+    clients: HashMap<u64, ClientTracking, ahash::RandomState>,
     /// Clients running a command, outermost first: (slot, id). The last one is Valkey's
     /// "current client".
     executing: Vec<(usize, u64)>,
@@ -273,6 +260,15 @@ impl Tracking {
     /// INFO `tracking_clients`.
     pub fn clients(&self) -> usize {
         self.clients.len()
+    }
+
+    /// The tracking settings of client `id` (None while its tracking is off).
+    pub fn settings(&self, id: u64) -> Option<&ClientTracking> {
+        self.clients.get(&id)
+    }
+
+    pub fn settings_mut(&mut self, id: u64) -> Option<&mut ClientTracking> {
+        self.clients.get_mut(&id)
     }
 
     /// INFO `tracking_total_keys`.
@@ -309,89 +305,28 @@ impl Tracking {
 /// What delivery needs of the server state, borrowed apart from the tables.
 struct Io<'a> {
     clients: &'a mut Clients,
-    sink: Sink<'a>,
-    index: &'a HashMap<u64, usize, ahash::RandomState>,
-    lent: &'a mut Vec<Lent>,
-    executing: &'a [(usize, u64)],
+    fanout: Fanout<'a>,
+    index: &'a mut HashMap<u64, ClientTracking, ahash::RandomState>,
+    pubsub: &'a PubSub,
 }
-
-/// Where written clients are queued for writing (or closing, past their output limit).
-struct Sink<'a> {
-    to_write: &'a mut Vec<usize>,
-    to_close: &'a mut Vec<usize>,
-    config: &'a Config,
-    outbuf_disconnections: &'a mut u64,
-}
-
-/// The client running a command, lent out of the table, where the caller has it.
-type Cur<'s> = Option<(usize, &'s mut Slot)>;
 
 fn split(srv: &mut ServerState) -> (Io<'_>, &mut KeyTable, &mut BTreeMap<Bytes, Bcast>) {
-    let ServerState { clients, to_write, to_close, config, stats, tracking, .. } = srv;
-    let Tracking { table, prefixes, clients: index, lent, executing, .. } = tracking;
-    let sink = Sink {
-        to_write,
-        to_close,
-        config,
-        outbuf_disconnections: &mut stats.client_outbuf_limit_disconnections,
-    };
-    (Io { clients, sink, index, lent, executing }, table, prefixes)
+    let ServerState { clients, to_write, to_close, config, stats, tracking, pubsub, .. } = srv;
+    let Tracking { table, prefixes, clients: index, .. } = tracking;
+    let fanout =
+        Fanout::new(to_write, to_close, config, &mut stats.client_outbuf_limit_disconnections);
+    (Io { clients, fanout, index, pubsub }, table, prefixes)
 }
 
-/// The slot of `slot`: the lent-out one in `cur`, else the table's. The flag says it is
-/// `cur`'s.
-fn slot_in<'b>(
-    clients: &'b mut Clients,
-    cur: &'b mut Cur<'_>,
-    slot: usize,
-) -> Option<(&'b mut Slot, bool)> {
-    match cur {
-        Some((t, s)) if *t == slot => Some((&mut **s, true)),
-        _ => clients.get_mut(slot).map(|s| (s, false)),
-    }
-}
-
-impl Sink<'_> {
-    /// `slot` got output: queue it for writing and enforce its output buffer limit. The
-    /// running client (`is_cur`) is written and checked after its command, as usual.
-    fn written(&mut self, token: usize, slot: &mut Slot, is_cur: bool) {
-        if is_cur {
-            return;
-        }
-        self.to_write.push(token);
-        let sent = slot.sent;
-        let pending = slot.out.len().saturating_sub(sent);
-        if pending <= obuf::REPLY_STATIC_BYTES {
-            slot.client.obuf_soft_since_ms = 0;
-            return;
-        }
-        let now = crate::util::clock::now_ms();
-        if obuf::output_over_limit(self.config, &mut slot.client, pending, now) {
-            tracing::warn!(
-                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output \
-                 buffer limits.",
-                slot.client.id,
-                slot.client.addr
-            );
-            slot.client.close_asap = true;
-            self.to_close.push(token);
-            *self.outbuf_disconnections += 1;
-        }
-    }
-}
-
-/// Writes one invalidation to the client that receives it, as Valkey does: a RESP3 push;
-/// for a RESP2 redirect target in pub/sub mode a `message` on `__redis__:invalidate`; else
-/// nothing (RESP2 has no way to push on a normal connection). True when written.
-fn write_invalidation(slot: &mut Slot, payload: &Payload, route: Route) -> bool {
-    if slot.client.close_asap {
-        return false;
-    }
-    let out = &mut slot.out;
+/// Writes one invalidation for the client whose outbox `out` is, as Valkey does: a RESP3
+/// push; for a RESP2 redirect target in pub/sub mode (`subscriber`) a `message` on
+/// `__redis__:invalidate`; else nothing (RESP2 has no way to push on a normal connection).
+/// True when written.
+fn write_invalidation(out: &mut Reply, subscriber: bool, payload: &Payload, route: Route) -> bool {
     if out.is_resp3() {
         out.push(2);
         out.bulk(b"invalidate");
-    } else if route == Route::Redirected && slot.client.subs.total() > 0 {
+    } else if route == Route::Redirected && subscriber {
         out.push(3);
         out.bulk(b"message");
         out.bulk(INVALIDATE_CHANNEL);
@@ -402,69 +337,52 @@ fn write_invalidation(slot: &mut Slot, payload: &Payload, route: Route) -> bool 
     true
 }
 
-/// Sends an invalidation of tracking client `id` (in `token`) where its settings say:
-/// Valkey's `sendTrackingMessage`, with the mode checks of `origin` first.
-fn send_from(io: &mut Io, cur: &mut Cur, token: usize, id: u64, payload: &Payload, origin: Origin) {
-    let (redirect, rslot) = {
-        let Some((slot, is_cur)) = slot_in(io.clients, cur, token) else {
-            // A tracking client missing from the table is running a command.
-            io.lent.push(Lent { slot: token, id, item: Item::Source(payload.clone(), origin) });
-            return;
-        };
-        if slot.client.id != id {
+/// Sends an invalidation of tracking client `id` where its settings say: Valkey's
+/// `sendTrackingMessage`, with the mode checks of `origin` first. A client that stopped
+/// tracking is skipped (its ids leave the table lazily).
+fn send_from(io: &mut Io, id: u64, payload: &Payload, origin: Origin) {
+    let Some(t) = io.index.get_mut(&id) else { return };
+    if let Origin::Table { by_target } = origin {
+        if t.mode == Mode::Bcast || (by_target && t.noloop) {
             return;
         }
-        let Some(t) = slot.client.tracking.as_deref() else { return };
-        if let Origin::Table { by_target } = origin {
-            if t.mode == Mode::Bcast || (by_target && t.noloop) {
-                return;
-            }
-        }
-        if t.redirect == 0 {
-            if write_invalidation(slot, payload, Route::Own) {
-                io.sink.written(token, slot, is_cur);
-            }
-            return;
-        }
-        (t.redirect, t.redirect_slot)
-    };
-    match slot_in(io.clients, cur, rslot) {
-        Some((target, is_cur)) if target.client.id == redirect => {
-            if write_invalidation(target, payload, Route::Redirected) {
-                io.sink.written(rslot, target, is_cur);
-            }
-            return;
-        }
-        None if io.executing.iter().any(|&(s, i)| s == rslot && i == redirect) => {
-            let item = Item::Deliver(payload.clone(), Route::Redirected);
-            io.lent.push(Lent { slot: rslot, id: redirect, item });
-            return;
-        }
-        _ => {}
     }
-    // The target is gone.
-    let Some((slot, is_cur)) = slot_in(io.clients, cur, token) else { return };
-    let t = slot.client.tracking.as_deref_mut().expect("checked above");
+    if t.redirect == 0 {
+        io.fanout
+            .send(io.clients, t.token, |out| write_invalidation(out, false, payload, Route::Own));
+        return;
+    }
+    // The redirect target's token is stale once it has gone, whoever took its seat.
+    let target = t.redirect_slot;
+    if io.clients.outbox(target).is_some() {
+        let subscriber = io.pubsub.is_subscriber(target);
+        io.fanout.send(io.clients, target, |out| {
+            write_invalidation(out, subscriber, payload, Route::Redirected)
+        });
+        return;
+    }
     t.broken_redirect = true;
-    if slot.out.is_resp3() && !slot.client.close_asap {
-        slot.out.push(2);
-        slot.out.bulk(b"tracking-redir-broken");
-        slot.out.int(redirect as i64);
-        io.sink.written(token, slot, is_cur);
-    }
+    let redirect = t.redirect;
+    io.fanout.send(io.clients, t.token, |out| {
+        if !out.is_resp3() {
+            return false;
+        }
+        out.push(2);
+        out.bulk(b"tracking-redir-broken");
+        out.int(redirect as i64);
+        true
+    });
 }
 
 /// Invalidates `key` of the tracking table for every client listed for it. `current` is
 /// the id of the client running the command (for NOLOOP).
-fn invalidate_table_key(srv: &mut ServerState, cur: &mut Cur, key: &[u8], current: Option<u64>) {
+fn invalidate_table_key(srv: &mut ServerState, key: &[u8], current: Option<u64>) {
     let (mut io, table, _) = split(srv);
     let Some(ids) = table.remove(key) else { return };
     let payload = Payload::Keys(Arc::from([Bytes::copy_from_slice(key)]));
     for id in ids {
-        // Ids of clients that stopped tracking are dropped here, lazily.
-        let Some(&token) = io.index.get(&id) else { continue };
         let origin = Origin::Table { by_target: current == Some(id) };
-        send_from(&mut io, cur, token, id, &payload, origin);
+        send_from(&mut io, id, &payload, origin);
     }
 }
 
@@ -477,7 +395,7 @@ pub fn key_modified(srv: &mut ServerState, key: &[u8]) {
     if !srv.tracking.prefixes.is_empty() {
         remember_for_broadcast(&mut srv.tracking, key, current.unwrap_or(0));
     }
-    invalidate_table_key(srv, &mut None, key, current);
+    invalidate_table_key(srv, key, current);
 }
 
 /// Notes a changed key for every prefix it falls under.
@@ -498,9 +416,9 @@ fn remember_for_broadcast(tr: &mut Tracking, key: &[u8], changed_by: u64) {
 fn invalidate_all(srv: &mut ServerState) {
     let (mut io, table, _) = split(srv);
     table.clear();
-    let targets: Vec<(u64, usize)> = io.index.iter().map(|(&id, &slot)| (id, slot)).collect();
-    for (id, token) in targets {
-        send_from(&mut io, &mut None, token, id, &Payload::All, Origin::Direct);
+    let ids: Vec<u64> = io.index.keys().copied().collect();
+    for id in ids {
+        send_from(&mut io, id, &Payload::All, Origin::Direct);
     }
 }
 
@@ -515,44 +433,39 @@ fn broadcast(srv: &mut ServerState) {
         let keys = std::mem::take(&mut bs.keys);
         let all = Payload::Keys(keys.keys().cloned().collect());
         for &id in &bs.clients {
-            let Some(&token) = io.index.get(&id) else { continue };
-            let noloop = io
-                .clients
-                .get_mut(token)
-                .and_then(|s| s.client.tracking.as_deref())
-                .is_some_and(|t| t.noloop);
-            if !noloop {
-                send_from(&mut io, &mut None, token, id, &all, Origin::Direct);
+            let Some(t) = io.index.get(&id) else { continue };
+            if !t.noloop {
+                send_from(&mut io, id, &all, Origin::Direct);
                 continue;
             }
             let others: Arc<[Bytes]> =
                 keys.iter().filter(|&(_, &by)| by != id).map(|(k, _)| k.clone()).collect();
             if !others.is_empty() {
-                send_from(&mut io, &mut None, token, id, &Payload::Keys(others), Origin::Direct);
+                send_from(&mut io, id, &Payload::Keys(others), Origin::Direct);
             }
         }
     }
 }
 
 /// Keeps the tracking table within tracking-table-max-keys, before a command runs: random
-/// keys are invalidated (sent at once, so the running client sees them before its reply).
+/// keys are invalidated, and what the running client got goes out before its reply.
 fn limit_table(srv: &mut ServerState, token: usize, slot: &mut Slot) {
-    let id = slot.client.id;
-    limit_table_for(srv, &mut Some((token, slot)), Some(id));
+    limit_table_for(srv, Some(slot.client.id));
+    srv.clients.deliver_waiting(token, &mut slot.out);
 }
 
 /// The time events' share of the limit, as Valkey's cron: a `CONFIG SET
 /// tracking-table-max-keys` that lowered the limit is acted on even when no command follows.
 pub fn cron(srv: &mut ServerState) {
     if !srv.tracking.clients.is_empty() {
-        limit_table_for(srv, &mut None, None);
+        limit_table_for(srv, None);
     }
 }
 
 /// Invalidates random keys of the table until it is within its limit, with an effort that
-/// grows each time a round ends above it. `cur` is the client running a command (lent out
-/// of the client table), if any.
-fn limit_table_for(srv: &mut ServerState, cur: &mut Cur, current: Option<u64>) {
+/// grows each time a round ends above it. `current`: the id of the client about to run a
+/// command, if any.
+fn limit_table_for(srv: &mut ServerState, current: Option<u64>) {
     let max = srv.config.tracking_table_max_keys as usize;
     if max == 0 || srv.tracking.table.len() <= max {
         srv.tracking.limit_rounds = 0;
@@ -563,7 +476,7 @@ fn limit_table_for(srv: &mut ServerState, cur: &mut Cur, current: Option<u64>) {
         effort -= 1;
         let r = srv.random();
         let Some(key) = srv.tracking.table.random_key(r) else { break };
-        invalidate_table_key(srv, cur, &key, current);
+        invalidate_table_key(srv, &key, current);
         if srv.tracking.table.len() <= max {
             srv.tracking.limit_rounds = 0;
             return;
@@ -583,39 +496,31 @@ pub fn begin(srv: &mut ServerState, token: usize, slot: &mut Slot) {
 }
 
 /// After a command's reply (dispatch): a flush invalidates everything, the keys a
-/// read-only command named are remembered, the one-command CLIENT CACHING setting ends,
-/// and the messages that waited for this client follow its reply (after EXEC as a whole,
-/// not between the replies inside it).
+/// read-only command named are remembered, and the one-command CLIENT CACHING setting ends.
 pub fn after_command<H: Copy>(
     srv: &mut ServerState,
-    token: usize,
-    slot: &mut Slot,
+    client: &Client,
     cmd: &Command<H>,
     argv: &[Bytes],
 ) {
     if std::mem::take(&mut srv.tracking.db_change_pending) && cmd.name != "swapdb" {
         invalidate_all(srv);
     }
-    if slot.client.tracking.is_some() {
-        remember_keys(srv, &mut slot.client, cmd, argv);
-        let in_transaction = slot.client.in_exec || slot.client.multi.is_some();
-        let t = slot.client.tracking.as_deref_mut().expect("checked above");
+    if client.tracking {
+        remember_keys(srv, client, cmd, argv);
+        let in_transaction = client.in_exec || client.multi.is_some();
         // Valkey keeps the flag across CLIENT subcommands and inside a transaction.
         if !cmd.name.starts_with("client|") && !in_transaction {
-            t.caching = false;
+            if let Some(t) = srv.tracking.clients.get_mut(&client.id) {
+                t.caching = false;
+            }
         }
-    }
-    if !srv.tracking.lent.is_empty() && !slot.client.in_exec {
-        flush_lent(srv, token, slot);
     }
 }
 
-/// When dispatch is done with a command (after blocked clients it woke were served): what
-/// they sent this client is written, and the client stops being the current one.
-pub fn end(srv: &mut ServerState, token: usize, slot: &mut Slot) {
-    if !srv.tracking.lent.is_empty() && !slot.client.in_exec {
-        flush_lent(srv, token, slot);
-    }
+/// When dispatch is done with a command (after blocked clients it woke were served): the
+/// client stops being the current one.
+pub fn end(srv: &mut ServerState, token: usize) {
     let popped = srv.tracking.executing.pop();
     debug_assert_eq!(popped.map(|(s, _)| s), Some(token), "begin/end out of step");
 }
@@ -624,11 +529,11 @@ pub fn end(srv: &mut ServerState, token: usize, slot: &mut Slot) {
 /// OPTIN/OPTOUT setting allows.
 fn remember_keys<H: Copy>(
     srv: &mut ServerState,
-    client: &mut Client,
+    client: &Client,
     cmd: &Command<H>,
     argv: &[Bytes],
 ) {
-    let Some(t) = client.tracking.as_deref() else { return };
+    let Some(t) = srv.tracking.clients.get(&client.id) else { return };
     // Shard channels are keys for cluster routing only: not cached data.
     if cmd.flags & flag::READONLY == 0 || cmd.flags & flag::PUBSUB != 0 {
         return;
@@ -651,57 +556,10 @@ fn remember_keys<H: Copy>(
     }
 }
 
-/// Writes (or runs the checks of) what waited for the client in `token`, in order.
-fn flush_lent(srv: &mut ServerState, token: usize, slot: &mut Slot) {
-    if !srv.tracking.lent.iter().any(|l| l.slot == token) {
-        return;
-    }
-    let all = std::mem::take(&mut srv.tracking.lent);
-    let (mine, rest): (Vec<Lent>, Vec<Lent>) = all.into_iter().partition(|l| l.slot == token);
-    srv.tracking.lent = rest;
-    let id = slot.client.id;
-    let (mut io, _, _) = split(srv);
-    let mut cur: Cur = Some((token, slot));
-    for l in mine.into_iter().filter(|l| l.id == id) {
-        match l.item {
-            Item::Source(payload, origin) => {
-                send_from(&mut io, &mut cur, token, id, &payload, origin);
-            }
-            Item::Deliver(payload, route) => {
-                let (s, _) = slot_in(io.clients, &mut cur, token).expect("cur holds it");
-                write_invalidation(s, &payload, route);
-            }
-        }
-    }
-}
-
-/// Before the event loop writes (and before it sleeps): BCAST announcements, and messages
-/// for clients that were lent out when they were sent.
+/// Before the event loop writes (and before it sleeps): BCAST announcements.
 pub fn before_sleep(srv: &mut ServerState) {
     if std::mem::take(&mut srv.tracking.bcast_pending) {
         broadcast(srv);
-    }
-    if srv.tracking.lent.is_empty() {
-        return;
-    }
-    let all = std::mem::take(&mut srv.tracking.lent);
-    let (mut io, _, _) = split(srv);
-    for l in all {
-        // Nothing is lent out here: a missing client has disconnected.
-        if io.clients.get_mut(l.slot).is_none_or(|s| s.client.id != l.id) {
-            continue;
-        }
-        match l.item {
-            Item::Source(payload, origin) => {
-                send_from(&mut io, &mut None, l.slot, l.id, &payload, origin);
-            }
-            Item::Deliver(payload, route) => {
-                let s = io.clients.get_mut(l.slot).expect("checked above");
-                if write_invalidation(s, &payload, route) {
-                    io.sink.written(l.slot, s, false);
-                }
-            }
-        }
     }
 }
 
@@ -709,8 +567,10 @@ pub fn before_sleep(srv: &mut ServerState) {
 /// CLIENT CACHING setting and its prefixes, and adds the new ones).
 pub fn enable(srv: &mut ServerState, client: &mut Client, token: usize, e: Enable) {
     let id = client.id;
-    let newly = client.tracking.is_none();
-    let t = client.tracking.get_or_insert_with(Default::default);
+    let newly = !client.tracking;
+    client.tracking = true;
+    let t = srv.tracking.clients.entry(id).or_default();
+    t.token = token;
     t.mode = e.mode;
     t.noloop = e.noloop;
     t.broken_redirect = false;
@@ -724,20 +584,20 @@ pub fn enable(srv: &mut ServerState, client: &mut Client, token: usize, e: Enabl
             }
         }
     }
-    if newly {
-        srv.tracking.clients.insert(id, token);
-        if srv.tracking.clients.len() == 1 {
-            // Expired and evicted keys invalidate too: the keyspace must log them.
-            srv.removal_listeners += 1;
-            srv.refresh_removal_log();
-        }
+    if newly && srv.tracking.clients.len() == 1 {
+        // Expired and evicted keys invalidate too: the keyspace must log them.
+        srv.removal_listeners += 1;
+        srv.refresh_removal_log();
     }
 }
 
 /// CLIENT TRACKING OFF, RESET, and a closing connection. The client's ids stay in the
 /// table until their keys change.
 pub fn disable(srv: &mut ServerState, client: &mut Client) {
-    let Some(t) = client.tracking.take() else { return };
+    if !std::mem::take(&mut client.tracking) {
+        return;
+    }
+    let t = srv.tracking.clients.remove(&client.id).expect("a tracking client is registered");
     for p in &t.prefixes {
         let Some(bs) = srv.tracking.prefixes.get_mut(p) else { continue };
         bs.clients.remove(&client.id);
@@ -745,25 +605,21 @@ pub fn disable(srv: &mut ServerState, client: &mut Client) {
             srv.tracking.prefixes.remove(p);
         }
     }
-    srv.tracking.clients.remove(&client.id);
     if srv.tracking.clients.is_empty() {
         srv.removal_listeners -= 1;
         srv.refresh_removal_log();
     }
 }
 
-/// A connection closed: its tracking ends and nothing more waits for it. Clients that
-/// redirect to it find out at their next invalidation (`broken_redirect`).
-pub fn client_closed(srv: &mut ServerState, token: usize, client: &mut Client) {
+/// A connection closed: its tracking ends. Clients that redirect to it find out at their
+/// next invalidation (`broken_redirect`).
+pub fn client_closed(srv: &mut ServerState, client: &mut Client) {
     disable(srv, client);
-    if !srv.tracking.lent.is_empty() {
-        srv.tracking.lent.retain(|l| l.slot != token);
-    }
 }
 
 /// CLIENT LIST `redir=`: the redirect id while tracking (0: none), else -1.
-pub fn list_redirect(client: &Client) -> i64 {
-    client.tracking.as_deref().map_or(-1, |t| t.redirect as i64)
+pub fn list_redirect(settings: Option<&ClientTracking>) -> i64 {
+    settings.map_or(-1, |t| t.redirect as i64)
 }
 
 #[cfg(test)]
