@@ -143,18 +143,20 @@ pub fn execute_looked_up(
     if srv.config.maxmemory_bytes != 0 {
         use crate::server::evict;
         let outcome = evict::perform_evictions(srv, now_ms);
+        // Inside MULTI queuing takes memory too: see `multi::refused_when_oom`.
+        let may_grow = cmd.flags & flag::DENYOOM != 0 || multi::refused_when_oom(&slot.client, cmd);
+        let refused = may_grow && outcome == evict::Outcome::Failed;
+        if may_grow && !refused {
+            evict::hold_back_table_growth(srv, now_ms);
+        }
         // Keys evicted in any database are propagated (and announced) before the command.
         srv.drain_key_events(None);
-        // Inside MULTI queuing takes memory too: see `multi::refused_when_oom`.
-        if cmd.flags & flag::DENYOOM != 0 || multi::refused_when_oom(&slot.client, cmd) {
-            if outcome == evict::Outcome::Failed {
-                srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-                let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::Oom);
-                reply_error(srv, slot, &e);
-                finish_reply_mode(slot, reply_mark);
-                return Flow::Continue;
-            }
-            evict::hold_back_table_growth(srv, now_ms);
+        if refused {
+            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::Oom);
+            reply_error(srv, slot, &e);
+            finish_reply_mode(slot, reply_mark);
+            return Flow::Continue;
         }
     }
     // Persistence failing (stop-writes-on-bgsave-error, AOF write errors): writes and PING
@@ -218,15 +220,14 @@ pub fn call(
     let (db_before, changes_before) = (slot.client.db, srv.changes);
     let started = Instant::now();
     // The keys' hashes serve the handler's lookups in its database while `argv` lives.
-    let hashed_db = slot.client.db;
-    srv.dbs[hashed_db].hashed = hashed;
+    srv.dbs[db_before].hashed = hashed;
     let result = match cmd.handler {
         Some(h) => {
             commands::run_handler(h, srv, &mut slot.client, &mut slot.out, argv, now_ms, token)
         }
         None => Err(CmdError::WrongArity(cmd.name.to_string())),
     };
-    srv.dbs[hashed_db].hashed = HashedKeys::default();
+    srv.dbs[db_before].hashed = HashedKeys::default();
     // EXEC's queued commands run here, inside its reply and its duration.
     multi::after_handler(srv);
     if slot.client.multi.as_deref().is_some_and(|t| t.exec_ready) {
@@ -287,7 +288,7 @@ pub fn call(
         Some(req) if result.is_ok() => {
             let blocked = Blocked {
                 cmd: CallOf { name: cmd.name, flags: cmd.flags },
-                entry: Some(cmd),
+                entry: cmd,
                 db: slot.client.db,
                 keys: req.keys,
                 timeout_at_ms: req.timeout_at_ms,

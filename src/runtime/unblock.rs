@@ -53,12 +53,10 @@ fn run_again(srv: &mut ServerState, t: usize, b: &Blocked, now_ms: i64) {
     slot.client.unblocking = true;
     slot.client.blocked = false;
     // The entry found when it first ran (a blocking command has no subcommands).
-    let top: Option<&'static crate::commands::Command> = match b.entry {
-        Some(e) => e.downcast_ref(),
-        None => crate::commands::lookup(&b.argv[0]),
-    };
+    let top: &'static crate::commands::Command =
+        b.entry.downcast_ref().expect("blocked from this table");
     let hashed = crate::keyspace::db::HashedKeys::default();
-    let flow = dispatch::execute_looked_up(srv, t, &mut slot, top, &b.argv, hashed, now_ms);
+    let flow = dispatch::execute_looked_up(srv, t, &mut slot, Some(top), &b.argv, hashed, now_ms);
     slot.client.unblocking = false;
     srv.clients.put_back(t, slot);
     srv.to_write.push(t);

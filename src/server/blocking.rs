@@ -41,8 +41,8 @@ pub struct Blocked {
     /// The blocked command (for its statistics when it ends unserved).
     pub cmd: crate::server::calls::CallOf,
     /// Its table entry, to run it again without another lookup (kept as `Any`: this layer
-    /// does not know the handler type; dispatch downcasts it back). None: look it up.
-    pub entry: Option<&'static (dyn std::any::Any + Send + Sync)>,
+    /// does not know the handler type; dispatch downcasts it back).
+    pub entry: &'static (dyn std::any::Any + Send + Sync),
     pub db: usize,
     pub keys: Vec<Bytes>,
     pub timeout_at_ms: Option<i64>,
@@ -186,7 +186,7 @@ mod tests {
     fn blocked(keys: &[&str], timeout: Option<i64>) -> Blocked {
         Blocked {
             cmd: crate::server::calls::CallOf { name: "blpop", flags: 0 },
-            entry: None,
+            entry: &(),
             db: 0,
             keys: keys.iter().map(|k| Bytes::copy_from_slice(k.as_bytes())).collect(),
             timeout_at_ms: timeout,
