@@ -127,8 +127,7 @@ impl Batcher {
             }
         }
         // What the command sent its own client (its outbox) follows its reply from here on.
-        srv.clients.put_back(t, slot);
-        let slot = srv.clients.get_mut(t).expect("put back");
+        let slot = srv.clients.put_back(t, slot);
         if go_on && obuf::output_over_limit(&srv.config, &mut slot.client, slot.out.len(), now) {
             tracing::warn!(
                 "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",

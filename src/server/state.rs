@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use crate::config::Config;
 use crate::keyspace::db::Db;
-use crate::resp::reply::Reply;
+use crate::resp::reply::{Proto, Reply};
 use crate::server::client::Client;
 use crate::server::slowlog::SlowLog;
 use crate::util::rng::{random_hex, Rng};
@@ -110,17 +110,19 @@ impl Slot {
 /// # Outboxes
 ///
 /// A client that runs a command is lent out of the table ([`Clients::lend`]): the command
-/// needs its state and its reply buffer beside `&mut ServerState`. Its seat does not go
-/// empty meanwhile: it holds the client's *outbox*, a reply buffer in the client's protocol
-/// that fan-out (pub/sub messages, tracking invalidations, MONITOR lines, the effects of
-/// blocked clients its command served) writes into through [`Clients::outbox`], exactly
-/// as it writes into an idle client's buffer. [`Clients::put_back`] appends the outbox to
-/// the reply, which gives Valkey's order: what a command sends to its own client follows
-/// the command's reply (after EXEC's whole reply inside a transaction).
+/// needs its state and its reply buffer beside `&mut ServerState`. It keeps its seat, and
+/// with it an *outbox*: a reply buffer in the client's protocol that fan-out (pub/sub
+/// messages, tracking invalidations, MONITOR lines, the effects of blocked clients its
+/// command served) writes into through [`Clients::outbox`], as it writes into an idle
+/// client's buffer. [`Clients::put_back`] appends the outbox to the reply, which gives
+/// Valkey's order: what a command sends to its own client follows the command's reply
+/// (after EXEC's whole reply inside a transaction). The outbox is made by the first message,
+/// so lending a client and putting it back costs a few stores when nothing was sent.
 ///
 /// ```text
-///   seats:  [ Here(slot 0) | Lent(outbox: ">3 message ch m") | Free | Here(slot 3) ]
-///   gens:   [ 4            | 1                               | 7    | 0           ]
+///   seats:    [ Here(slot 0) | Lent(RESP3) | Free | Lent(RESP2) | Here(slot 4) ]
+///   gens:     [ 4            | 1           | 7    | 0           | 2            ]
+///   waiting:  [ (seat 1, ">3 message ch m") ]       seat 3 was sent nothing yet
 ///   token of seat 1 = 1 | 1 << 32: a token of generation 0 for seat 1 is stale
 /// ```
 #[derive(Default)]
@@ -128,6 +130,9 @@ pub struct Clients {
     seats: Vec<Seat>,
     gens: Vec<u32>,
     free: Vec<usize>,
+    /// The outboxes of lent clients that were sent something, by seat index (a few at most:
+    /// the running client, and those whose commands run a served blocked client's).
+    waiting: Vec<(usize, Reply)>,
     pub count: usize,
 }
 
@@ -138,8 +143,10 @@ enum Seat {
     Free,
     /// The client, idle between commands.
     Here(Box<Slot>),
-    /// The client is lent out running a command: what is sent to it meanwhile.
-    Lent(Reply),
+    /// The client is lent out running a command, in this protocol. What is sent to it
+    /// meanwhile is in `Clients::waiting` (an entry made by the first message: most commands
+    /// send their client nothing beside the reply, and lending must cost next to nothing).
+    Lent(Proto),
 }
 
 /// Where fan-out writes for a client ([`Clients::outbox`]).
@@ -226,22 +233,37 @@ impl Clients {
         let seat = &mut self.seats[i];
         let Seat::Here(s) = seat else { return None };
         let proto = s.out.proto;
-        let Seat::Here(s) = std::mem::replace(seat, Seat::Lent(Reply::new(proto))) else {
-            unreachable!()
-        };
+        let Seat::Here(s) = std::mem::replace(seat, Seat::Lent(proto)) else { unreachable!() };
         Some(s)
     }
 
     /// Puts back a client taken out with [`Clients::lend`]; what its outbox got meanwhile
-    /// follows its reply.
-    pub fn put_back(&mut self, token: usize, mut slot: Box<Slot>) {
+    /// follows its reply. Returns the client, back in its seat.
+    #[inline]
+    pub fn put_back(&mut self, token: usize, mut slot: Box<Slot>) -> &mut Slot {
         let i = self.current(token).expect("a lent client's token stays current");
-        let seat = std::mem::replace(&mut self.seats[i], Seat::Free);
-        let Seat::Lent(mut waiting) = seat else { panic!("put back a client that was not lent") };
-        if !waiting.is_empty() {
-            slot.out.append(&mut waiting);
+        if !self.waiting.is_empty() {
+            self.deliver_waiting_of(i, &mut slot.out);
         }
-        self.seats[i] = Seat::Here(slot);
+        let seat = &mut self.seats[i];
+        assert!(matches!(seat, Seat::Lent(_)), "put back a client that was not lent");
+        *seat = Seat::Here(slot);
+        let Seat::Here(s) = seat else { unreachable!() };
+        s
+    }
+
+    /// Appends what waits for the lent client in seat `i` to `out`.
+    #[inline(never)]
+    fn deliver_waiting_of(&mut self, i: usize, out: &mut Reply) {
+        if let Some(at) = self.waiting.iter().position(|(seat, _)| *seat == i) {
+            let (_, mut waiting) = self.waiting.swap_remove(at);
+            out.append(&mut waiting);
+        }
+    }
+
+    /// Whether the client of `token` is connected (idle or running a command).
+    pub fn is_current(&self, token: usize) -> bool {
+        self.current(token).is_some_and(|i| !matches!(self.seats[i], Seat::Free))
     }
 
     /// Where a message for the client of `token` goes: its reply buffer, or its outbox
@@ -252,7 +274,16 @@ impl Clients {
         match &mut self.seats[i] {
             Seat::Free => None,
             Seat::Here(s) => Some(Outbox::Idle(s)),
-            Seat::Lent(r) => Some(Outbox::Running(r)),
+            Seat::Lent(proto) => {
+                let at = match self.waiting.iter().position(|(seat, _)| *seat == i) {
+                    Some(at) => at,
+                    None => {
+                        self.waiting.push((i, Reply::new(*proto)));
+                        self.waiting.len() - 1
+                    }
+                };
+                Some(Outbox::Running(&mut self.waiting[at].1))
+            }
         }
     }
 
@@ -260,18 +291,20 @@ impl Clients {
     /// reply, where Valkey writes such messages at once: the tracking table's limit runs
     /// before the command).
     pub fn deliver_waiting(&mut self, token: usize, out: &mut Reply) {
-        if let Some(Outbox::Running(w)) = self.outbox(token) {
-            if !w.is_empty() {
-                out.append(w);
-            }
+        if let Some(i) = self.current(token).filter(|&i| matches!(self.seats[i], Seat::Lent(_))) {
+            self.deliver_waiting_of(i, out);
         }
     }
 
     /// The running client of `token` switched protocol (HELLO, RESET): its outbox encodes
     /// what it is sent from now on in the new one.
-    pub fn running_protocol(&mut self, token: usize, proto: crate::resp::reply::Proto) {
-        if let Some(Outbox::Running(w)) = self.outbox(token) {
-            w.proto = proto;
+    pub fn running_protocol(&mut self, token: usize, proto: Proto) {
+        let Some(i) = self.current(token) else { return };
+        if let Seat::Lent(p) = &mut self.seats[i] {
+            *p = proto;
+            if let Some((_, w)) = self.waiting.iter_mut().find(|(seat, _)| *seat == i) {
+                w.proto = proto;
+            }
         }
     }
 
@@ -569,6 +602,23 @@ mod tests {
         c.outbox(t).expect("current").out().null();
         c.put_back(t, running);
         assert!(c.get(t).expect("back").out.buf.ends_with(b"_\r\n"));
+    }
+
+    /// Two clients lent at once (a command that serves a blocked client runs the other's
+    /// command meanwhile) keep their own outboxes, whatever order they come back in.
+    #[test]
+    fn outboxes_of_clients_lent_together_stay_apart() {
+        let mut c = Clients::default();
+        let (a, b) = (c.insert(slot(1)), c.insert(slot(2)));
+        let (ra, rb) = (c.lend(a).expect("a"), c.lend(b).expect("b"));
+        c.outbox(a).expect("a").out().simple("for-a");
+        c.outbox(b).expect("b").out().simple("for-b");
+        c.outbox(a).expect("a").out().simple("again-a");
+        assert_eq!(c.put_back(b, rb).out.buf, b"+for-b\r\n");
+        assert_eq!(c.put_back(a, ra).out.buf, b"+for-a\r\n+again-a\r\n");
+        assert!(c.waiting.is_empty());
+        let ra = c.lend(a).expect("a");
+        assert!(c.put_back(a, ra).out.buf.ends_with(b"+again-a\r\n"), "nothing new");
     }
 
     #[test]

@@ -354,7 +354,7 @@ fn send_from(io: &mut Io, id: u64, payload: &Payload, origin: Origin) {
     }
     // The redirect target's token is stale once it has gone, whoever took its seat.
     let target = t.redirect_slot;
-    if io.clients.outbox(target).is_some() {
+    if io.clients.is_current(target) {
         let subscriber = io.pubsub.is_subscriber(target);
         io.fanout.send(io.clients, target, |out| {
             write_invalidation(out, subscriber, payload, Route::Redirected)
@@ -449,6 +449,7 @@ fn broadcast(srv: &mut ServerState) {
 
 /// Keeps the tracking table within tracking-table-max-keys, before a command runs: random
 /// keys are invalidated, and what the running client got goes out before its reply.
+#[inline(never)]
 fn limit_table(srv: &mut ServerState, token: usize, slot: &mut Slot) {
     limit_table_for(srv, Some(slot.client.id));
     srv.clients.deliver_waiting(token, &mut slot.out);
@@ -488,6 +489,7 @@ fn limit_table_for(srv: &mut ServerState, current: Option<u64>) {
 /// Before a command's handler runs (dispatch): the client becomes the current one, and the
 /// table is brought within its limit (before the command as a whole: not inside EXEC, where
 /// a message would land inside EXEC's reply).
+#[inline]
 pub fn begin(srv: &mut ServerState, token: usize, slot: &mut Slot) {
     if !srv.tracking.clients.is_empty() && !slot.client.in_exec {
         limit_table(srv, token, slot);
@@ -497,7 +499,20 @@ pub fn begin(srv: &mut ServerState, token: usize, slot: &mut Slot) {
 
 /// After a command's reply (dispatch): a flush invalidates everything, the keys a
 /// read-only command named are remembered, and the one-command CLIENT CACHING setting ends.
+#[inline]
 pub fn after_command<H: Copy>(
+    srv: &mut ServerState,
+    client: &Client,
+    cmd: &Command<H>,
+    argv: &[Bytes],
+) {
+    if srv.tracking.db_change_pending || client.tracking {
+        after_command_tracked(srv, client, cmd, argv);
+    }
+}
+
+#[inline(never)]
+fn after_command_tracked<H: Copy>(
     srv: &mut ServerState,
     client: &Client,
     cmd: &Command<H>,
