@@ -124,6 +124,13 @@ fn redis_loads_ferrokeys_aof_directory() {
     cross_load(Kind::Ours, Kind::Redis, "no", &[]);
 }
 
+/// Valkey 9.1's directory: its base file (RDB preamble) is a `VALKEY080` RDB.
+#[test]
+fn ferrokey_loads_valkey_9_aof_directory() {
+    cross_load(Kind::Valkey, Kind::Ours, "yes", &[]);
+    cross_load(Kind::Valkey, Kind::Ours, "no", &[]);
+}
+
 #[test]
 fn ferrokey_loads_redis_aof_directory() {
     cross_load(Kind::Redis, Kind::Ours, "yes", &[]);

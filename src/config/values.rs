@@ -163,7 +163,9 @@ config_enum! {
 }
 
 config_enum! {
-    /// `rdb-version-check`: whether an RDB file of a newer, unknown version is refused.
+    /// `rdb-version-check`: whether an RDB file of a later version than Valkey 9's, or of
+    /// another project's line (12 to 79), is refused (strict) or read as far as its types
+    /// and opcodes are known (relaxed).
     RdbVersionCheck {
         Strict = "strict",
         Relaxed = "relaxed",

@@ -272,11 +272,12 @@ pub enum ReloadError {
     Load,
 }
 
-/// Whether the file at `path` opens and starts with an RDB header this server can read.
-fn header_readable(path: &Path) -> bool {
+/// Whether the file at `path` opens and starts with an RDB header this server can read
+/// (`relaxed`: under `rdb-version-check relaxed`).
+fn header_readable(path: &Path, relaxed: bool) -> bool {
     let mut header = [0u8; 9];
     let read = File::open(path).and_then(|mut f| io::Read::read_exact(&mut f, &mut header));
-    read.is_ok() && crate::persist::rdb::file::check_header(&header).is_ok()
+    read.is_ok() && crate::persist::rdb::file::check_header(&header, relaxed).is_ok()
 }
 
 /// DEBUG RELOAD read back, not yet installed: see [`reload`].
@@ -313,7 +314,9 @@ pub fn reload(srv: &mut Store<'_>, opts: Reload, now_ms: i64) -> Result<Reloaded
         })
         .collect();
     let path = rdb_path(srv);
-    if !header_readable(&path) {
+    let relaxed =
+        srv.config.persistence.rdb_version_check == crate::config::RdbVersionCheck::Relaxed;
+    if !header_readable(&path, relaxed) {
         tracing::warn!("Error trying to load the RDB dump: no readable RDB header");
         return Err(ReloadError::Load);
     }

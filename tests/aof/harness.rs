@@ -17,6 +17,8 @@ use crate::common::{self, free_port, info_int, Client, Server, Val};
 pub enum Kind {
     Ours,
     Redis,
+    /// The Valkey 9.1 oracle (its RDB preamble and base files are `VALKEY080`).
+    Valkey,
 }
 
 pub fn start_on(kind: Kind, dir: &Path, extra: &[&str]) -> Server {
@@ -25,6 +27,7 @@ pub fn start_on(kind: Kind, dir: &Path, extra: &[&str]) -> Server {
     match kind {
         Kind::Ours => common::start(&args),
         Kind::Redis => common::start_redis(&args),
+        Kind::Valkey => common::start_valkey(&args),
     }
 }
 
@@ -49,6 +52,7 @@ pub fn start_fails(kind: Kind, dir: &Path, extra: &[&str]) -> String {
     let bin = match kind {
         Kind::Ours => env!("CARGO_BIN_EXE_ferrokey-server").to_string(),
         Kind::Redis => common::which("redis-server").expect("redis-server installed"),
+        Kind::Valkey => common::valkey_bin(),
     };
     let mut child = Command::new(bin)
         .args(["--port", &free_port().to_string(), "--bind", "127.0.0.1", "--save", ""])

@@ -158,6 +158,5 @@ pub(super) static ROWS: &[Directive] = &[
         "strict",
         |c| c.persistence.rdb_version_check as usize,
         |c, i| c.persistence.rdb_version_check = RdbVersionCheck::ALL[i],
-    )
-    .support(Gate(Feature::RelaxedRdbVersion)),
+    ),
 ];

@@ -46,7 +46,7 @@
 //! # Rules while replaying a file (Valkey's `loadSingleAppendOnlyFile`)
 //!
 //! - A file of size 0 is `AOF_EMPTY` (an empty incr counts as `AOF_OK`).
-//! - A file starting with `REDIS` is an RDB (a `.base.rdb`, or an old AOF's RDB preamble):
+//! - A file starting with `REDIS` or `VALKEY` is an RDB (a `.base.rdb`, or an old AOF's RDB preamble):
 //!   it goes to `load_rdb`, then commands are read from where the RDB ended, if any.
 //! - Each command goes to `exec`, MULTI and EXEC included, a transaction only once its EXEC
 //!   is read (see [`Exec`]). A file whose commands end inside a MULTI is treated like a
@@ -407,10 +407,9 @@ impl FileLoad<'_, '_, '_> {
         shown: &str,
         old_style: bool,
     ) -> Result<u64, LoadError> {
-        let mut sig = [0u8; 5];
-        let is_rdb = match input.read_exact(&mut sig) {
-            Ok(()) => &sig == b"REDIS",
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => false,
+        let mut sig = Vec::with_capacity(6);
+        let is_rdb = match input.by_ref().take(6).read_to_end(&mut sig) {
+            Ok(_) => crate::persist::rdb::file::starts_rdb(&sig),
             Err(e) => return Err(self.read_error(shown, &e)),
         };
         input.seek(SeekFrom::Start(0)).map_err(|e| self.read_error(shown, &e))?;

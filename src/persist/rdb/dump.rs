@@ -9,8 +9,24 @@ use crate::keyspace::value::{Value, ValueRef};
 
 /// The RDB version ferrokey writes: 10, which redis-server 7.0 and every Valkey load.
 pub const RDB_VERSION: u16 = 10;
-/// The newest RDB version ferrokey reads.
+/// The newest RDB version of the `REDIS` line that ferrokey reads (Redis 7.2, Valkey 7.2-8.1).
 pub const RDB_VERSION_MAX: u16 = 11;
+/// The RDB version Valkey 9 writes, with the `VALKEY` signature; ferrokey reads it.
+pub const RDB_VERSION_VALKEY: u16 = 80;
+/// Versions of other projects' RDB lines (Redis 7.4 and later): their types and opcodes may
+/// mean something else, so they are read only under `rdb-version-check relaxed`, as Valkey.
+pub const RDB_FOREIGN_VERSIONS: std::ops::RangeInclusive<u16> = 12..=79;
+
+/// Whether a DUMP payload or RDB file of `version` is read: the versions up to Valkey 9's,
+/// except the foreign range unless `relaxed`; later versions only when `relaxed` (read as
+/// far as their types and opcodes are known).
+pub fn version_readable(version: u16, relaxed: bool) -> bool {
+    match version {
+        0 => false,
+        v if RDB_FOREIGN_VERSIONS.contains(&v) => relaxed,
+        v => v <= RDB_VERSION_VALKEY || relaxed,
+    }
+}
 
 /// The DUMP payload of `v`.
 pub fn payload(v: ValueRef<'_>, compress: bool) -> Vec<u8> {
@@ -39,7 +55,9 @@ pub fn parse(bytes: &[u8], lim: &LoadLimits, max_len: u64) -> Result<Value, Payl
     }
     let (body, crc) = bytes.split_at(bytes.len() - 8);
     let version = u16::from_le_bytes([body[body.len() - 2], body[body.len() - 1]]);
-    if version > RDB_VERSION_MAX || crc64::update(0, body).to_le_bytes() != crc {
+    if !version_readable(version, lim.relaxed_version_check)
+        || crc64::update(0, body).to_le_bytes() != crc
+    {
         return Err(PayloadError::VersionOrChecksum);
     }
     let value_bytes = &body[..body.len() - 2];
@@ -75,6 +93,34 @@ mod tests {
         );
         let v = parse(&p, &lim(), 1 << 20).unwrap();
         assert!(matches!(v, Value::Str(StrValue::Int(12))));
+    }
+
+    #[test]
+    fn versions_read_as_valkey_9_reads_them() {
+        for (v, strict, relaxed) in
+            [(0, false, false), (1, true, true), (11, true, true), (12, false, true)]
+                .into_iter()
+                .chain([(79, false, true), (80, true, true), (81, false, true)])
+        {
+            assert_eq!(version_readable(v, false), strict, "{v} strict");
+            assert_eq!(version_readable(v, true), relaxed, "{v} relaxed");
+        }
+        use crate::persist::rdb::file::{check_header, starts_rdb};
+        let h = |s: &str| -> [u8; 9] { s.as_bytes().try_into().expect("9 bytes") };
+        assert_eq!(check_header(&h("REDIS0011"), false).ok(), Some(11));
+        assert_eq!(check_header(&h("VALKEY080"), false).ok(), Some(80));
+        assert_eq!(check_header(&h("REDIS0012"), true).ok(), Some(12));
+        for (bad, relaxed) in [
+            ("REDIS0012", false),
+            ("VALKEY081", false),
+            ("VALKEY011", true),
+            ("REDIS0080", true),
+            ("VALKEY-80", true),
+            ("REDIX0010", true),
+        ] {
+            assert!(check_header(&h(bad), relaxed).is_err(), "{bad}");
+        }
+        assert!(starts_rdb(b"VALKEY") && starts_rdb(b"REDIS0") && !starts_rdb(b"VALKE"));
     }
 
     #[test]

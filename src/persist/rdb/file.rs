@@ -12,21 +12,29 @@
 //! The save walks each table with the prefetching iterator: bucket lines three heads ahead,
 //! entries two ahead, and each entry's out-of-line value one head before it is written.
 //!
-//! The loader reads versions 1 to 11 with every value type Valkey reads but modules and
-//! streams (the old encodings are in `legacy`), skips keys with no element, skips aux
+//! The loader reads versions 1 to 11 and Valkey 9's 80 (`VALKEY080`; other projects' 12 to
+//! 79 and later ones under `rdb-version-check relaxed`) with every value type Valkey reads
+//! but modules, streams and hashes with volatile fields (the old encodings are in
+//! `legacy`), skips Valkey 9's cluster slot-size hints, skips keys with no element, skips aux
 //! fields it does not know, refuses module data and duplicate keys, drops keys already
 //! expired (as a primary does), and checks the CRC-64 unless the file stored 0 (checksums
 //! disabled when it was written).
 
 use std::io::{self, Read, Write};
 
-use super::dump::{RDB_VERSION, RDB_VERSION_MAX};
+use super::dump::{
+    version_readable, RDB_FOREIGN_VERSIONS, RDB_VERSION, RDB_VERSION_MAX, RDB_VERSION_VALKEY,
+};
 use super::encoding::{corrupt, RdbError, RdbReader, RdbWriter};
 use super::value::{read_value_or_empty, write_keyed_value, LoadLimits};
 use crate::keyspace::clock::{idle_ms, lfu_clock_with_freq, lfu_decayed, lru_clock_idle_for};
 use crate::keyspace::db::{is_expired, AccessClock, Db, Obj, ObjView};
 use crate::keyspace::entry::KeyEntry;
 
+/// Valkey 9's cluster-mode opcodes: a slot's key counts (a sizing hint), and a slot import
+/// under way.
+const OP_SLOT_IMPORT: u8 = 0xF3;
+const OP_SLOT_INFO: u8 = 0xF4;
 const OP_FUNCTION2: u8 = 0xF5;
 const OP_MODULE_AUX: u8 = 0xF7;
 const OP_IDLE: u8 = 0xF8;
@@ -153,20 +161,39 @@ pub struct LoadStats {
     pub keys_empty: u64,
 }
 
-/// The RDB version an RDB file's first 9 bytes (`REDIS` and 4 digits) announce, if this
-/// server can read it.
-pub fn check_header(header: &[u8; 9]) -> Result<u16, RdbError> {
-    if &header[..5] != b"REDIS" {
+/// The RDB version an RDB file's first 9 bytes announce, if this server reads it: `REDIS`
+/// and 4 digits (versions up to 11, and other projects' 12 to 79 under `relaxed`), or Valkey
+/// 9's `VALKEY` and 3 digits (80; later ones under `relaxed`).
+pub fn check_header(header: &[u8; 9], relaxed: bool) -> Result<u16, RdbError> {
+    let digits = if header.starts_with(b"REDIS") {
+        &header[5..]
+    } else if header.starts_with(b"VALKEY") {
+        &header[6..]
+    } else {
         return Err(corrupt("Wrong signature trying to load DB from file"));
-    }
-    let version = std::str::from_utf8(&header[5..])
+    };
+    let version = std::str::from_utf8(digits)
         .ok()
+        .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))
         .and_then(|v| v.parse::<u16>().ok())
         .ok_or_else(|| corrupt("Wrong signature trying to load DB from file"))?;
-    if !(1..=RDB_VERSION_MAX).contains(&version) {
+    // A `VALKEY` file is of Valkey's own line (80 on), a `REDIS` one of the shared line or
+    // another project's.
+    let line_ok = if header.starts_with(b"VALKEY") {
+        version >= RDB_VERSION_VALKEY
+    } else {
+        version <= RDB_VERSION_MAX || RDB_FOREIGN_VERSIONS.contains(&version)
+    };
+    if !line_ok || !version_readable(version, relaxed) {
         return Err(corrupt(format!("Can't handle RDB format version {version}")));
     }
     Ok(version)
+}
+
+/// Whether an AOF file begins with an RDB (a `.base.rdb`, or an old AOF's preamble): its
+/// first bytes, as many as there are up to 6.
+pub fn starts_rdb(first: &[u8]) -> bool {
+    first.starts_with(b"REDIS") || first.starts_with(b"VALKEY")
 }
 
 /// Loads an RDB file into `dbs` (which should be empty).
@@ -177,7 +204,7 @@ pub fn load_rdb<R: Read>(
     now_ms: i64,
 ) -> Result<LoadStats, RdbError> {
     let header: [u8; 9] = r.exact()?;
-    let version = check_header(&header)?;
+    let version = check_header(&header, lim.relaxed_version_check)?;
     let mut stats = LoadStats { version, ..LoadStats::default() };
     let mut db = 0usize;
     let mut expire_at: Option<i64> = None;
@@ -212,6 +239,17 @@ pub fn load_rdb<R: Read>(
             }
             OP_IDLE => lru = Some(lru_clock_idle_for(r.length()?, now_ms)),
             OP_FREQ => lru = Some(lfu_clock_with_freq(r.byte()?, now_ms)),
+            OP_SLOT_INFO => {
+                // Slot id, its keys, its keys with an expire time: a hint, skipped.
+                for _ in 0..3 {
+                    r.length()?;
+                }
+            }
+            OP_SLOT_IMPORT => {
+                return Err(corrupt(
+                    "Can't load a slot import of cluster mode (cluster mode is not supported)",
+                ));
+            }
             OP_FUNCTION2 => {
                 return Err(corrupt(
                     "the RDB file holds functions, which ferrokey does not support",
