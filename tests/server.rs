@@ -331,6 +331,19 @@ fn wait_answers_zero_without_replicas() {
     assert_same_as_valkey(&["WAIT 0 0", "WAIT", "WAIT 0", "WAIT x 0", "WAIT 0 x", "WAIT 0 -1"]);
 }
 
+/// ROLE of a primary without replicas, in both protocols, and its errors, as Valkey 9.1.
+#[test]
+fn role_of_a_primary_without_replicas() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(
+        c.cmd(&["ROLE"]),
+        Val::Array(vec![common::bulk("master"), Val::Int(0), Val::Array(vec![])])
+    );
+    assert_same_as_valkey(&["ROLE", "ROLE x", "COMMAND INFO role", "COMMAND DOCS role"]);
+    same_as_valkey_with(3, &[], &["ROLE"]);
+}
+
 #[test]
 fn memory_usage_and_errors() {
     let s = start(&[]);

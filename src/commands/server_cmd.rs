@@ -67,6 +67,14 @@ pub static COMMANDS: &[Command] = &[
     Command::new("lastsave", 1, flag::LOADING | flag::STALE | flag::FAST, acl::ADMIN | acl::FAST | acl::DANGEROUS, Server(lastsave))
         .doc("server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", "O(1)")
         .tips(&["nondeterministic_output"]),
+    Command::new(
+        "role",
+        1,
+        flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::FAST,
+        acl::ADMIN | acl::FAST | acl::DANGEROUS,
+        Server(role),
+    )
+    .doc("server", "2.8.12", "Returns the replication role.", "O(1)"),
     Command::new("shutdown", -1, ADMIN_FLAGS | flag::NO_MULTI | flag::ALLOW_BUSY, ACL_ADMIN, Server(shutdown))
         .history(&[
             ("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers."),
@@ -205,6 +213,18 @@ pub fn parse_timeout_ms(arg: &[u8], now_ms: i64) -> Result<i64, CmdError> {
 }
 
 /// WAIT numreplicas timeout: there are no replicas, so the answer is 0 at once.
+/// ROLE of a primary: its replication offset and its replicas (ip, port, acknowledged
+/// offset each). ferrokey has no replicas yet (issue 16), so the list is empty and the
+/// offset 0, as Valkey's with no replica ever attached.
+fn role(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    let out = &mut *ctx.out;
+    out.array(3);
+    out.bulk(b"master");
+    out.int(0);
+    out.array(0);
+    Ok(())
+}
+
 fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     parse_i64(&argv[1]).ok_or(CmdError::NotInteger)?;
     parse_timeout_ms(&argv[2], ctx.now_ms)?;
