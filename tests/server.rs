@@ -344,6 +344,29 @@ fn role_of_a_primary_without_replicas() {
     same_as_valkey_with(3, &[], &["ROLE"]);
 }
 
+/// INFO replication of a primary without replicas: Valkey 9.1's fields, in its order, with
+/// its values (the replication id aside), `repl-backlog-size` included.
+#[test]
+fn info_replication_of_a_primary_matches_valkey() {
+    let fields = |c: &mut Client| -> Vec<String> {
+        c.cmd(&["INFO", "replication"])
+            .as_str()
+            .lines()
+            .filter(|l| !l.starts_with("master_replid:"))
+            .map(str::to_string)
+            .collect()
+    };
+    let (ours, theirs) = (start(&[]), start_valkey(&[]));
+    let (mut a, mut b) = (Client::connect(ours.port), Client::connect(theirs.port));
+    assert_eq!(fields(&mut a), fields(&mut b));
+    for c in [&mut a, &mut b] {
+        assert_eq!(c.cmd(&["CONFIG", "SET", "repl-backlog-size", "2mb"]), Val::ok());
+    }
+    let ours = fields(&mut a);
+    assert!(ours.contains(&"repl_backlog_size:2097152".to_string()), "{ours:?}");
+    assert_eq!(ours, fields(&mut b));
+}
+
 #[test]
 fn memory_usage_and_errors() {
     let s = start(&[]);
