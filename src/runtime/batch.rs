@@ -129,14 +129,8 @@ impl Batcher {
         // What the command sent its own client (its outbox) follows its reply from here on.
         let slot = srv.clients.put_back(t, slot);
         if go_on && obuf::output_over_limit(&srv.config, &mut slot.client, slot.out.len(), now) {
-            tracing::warn!(
-                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                slot.client.id,
-                slot.client.addr
-            );
-            srv.stats.client_outbuf_limit_disconnections += 1;
-            slot.client.close_asap = true;
-            srv.to_close.push(t);
+            let disconnections = &mut srv.stats.client_outbuf_limit_disconnections;
+            obuf::close_for_limit(t, &mut slot.client, &mut srv.to_close, disconnections);
             go_on = false;
         } else if slot.client.close_after_reply {
             go_on = false;

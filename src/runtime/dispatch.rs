@@ -384,8 +384,7 @@ fn feed_monitors(srv: &mut ServerState, token: usize, slot: &Slot, argv: &[Bytes
         line.push_str(&crate::util::quote::repr(a));
     }
     let ServerState { monitors, clients, to_write, to_close, config, stats, .. } = srv;
-    let mut fanout =
-        Fanout::new(to_write, to_close, config, &mut stats.client_outbuf_limit_disconnections);
+    let mut fanout = Fanout::new(to_write, to_close, config, stats);
     for &m in monitors.iter().filter(|&&m| m != token) {
         fanout.send(clients, m, |out| {
             out.simple(&line);

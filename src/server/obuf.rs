@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::config::ObufClass;
 use crate::resp::reply::Reply;
 use crate::server::client::{Client, ClientType};
-use crate::server::state::{Clients, Outbox, Slot};
+use crate::server::state::{Clients, Outbox, Slot, Stats};
 
 /// Reply bytes that never count toward client-output-buffer-limit (Valkey's PROTO_REPLY_CHUNK_BYTES).
 pub const REPLY_STATIC_BYTES: usize = 16 * 1024;
@@ -43,6 +43,24 @@ pub fn output_over_limit(
     false
 }
 
+/// Schedules the client of `token`, whose output broke its limit, to be closed without more
+/// writes, and counts it (INFO `client_output_buffer_limit_disconnections`).
+pub fn close_for_limit(
+    token: usize,
+    client: &mut Client,
+    to_close: &mut Vec<usize>,
+    disconnections: &mut u64,
+) {
+    tracing::warn!(
+        "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+        client.id,
+        client.addr
+    );
+    client.close_asap = true;
+    to_close.push(token);
+    *disconnections += 1;
+}
+
 /// Fan-out: writing into the outboxes of other clients (pub/sub messages, tracking
 /// invalidations, MONITOR lines), with what that needs beside the client table: the queues a
 /// written client goes on and the limits it is held to.
@@ -56,13 +74,14 @@ pub struct Fanout<'a> {
 }
 
 impl<'a> Fanout<'a> {
-    /// `disconnections`: INFO `client_output_buffer_limit_disconnections`.
+    /// From the server state's queues, settings and statistics, borrowed apart.
     pub fn new(
         to_write: &'a mut Vec<usize>,
         to_close: &'a mut Vec<usize>,
         config: &'a Config,
-        disconnections: &'a mut u64,
+        stats: &'a mut Stats,
     ) -> Fanout<'a> {
+        let disconnections = &mut stats.client_outbuf_limit_disconnections;
         Fanout { to_write, to_close, config, disconnections, now_ms: None }
     }
 
@@ -103,15 +122,7 @@ impl<'a> Fanout<'a> {
         }
         let now = *self.now_ms.get_or_insert_with(crate::util::clock::now_ms);
         if output_over_limit(self.config, &mut slot.client, pending, now) {
-            tracing::warn!(
-                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output \
-                 buffer limits.",
-                slot.client.id,
-                slot.client.addr
-            );
-            slot.client.close_asap = true;
-            self.to_close.push(token);
-            *self.disconnections += 1;
+            close_for_limit(token, &mut slot.client, self.to_close, self.disconnections);
         }
     }
 }

@@ -330,8 +330,7 @@ pub enum Scope {
 pub fn publish(srv: &mut ServerState, scope: Scope, channel: &[u8], message: &[u8]) -> usize {
     let ServerState { pubsub, clients, to_write, to_close, config, stats, .. } = srv;
     let PubSub { channels, patterns, shard, .. } = pubsub;
-    let mut fanout =
-        Fanout::new(to_write, to_close, config, &mut stats.client_outbuf_limit_disconnections);
+    let mut fanout = Fanout::new(to_write, to_close, config, stats);
     let mut deliver = |token: usize, msg: Msg| {
         fanout.send(clients, token, |out| {
             msg.write(out);

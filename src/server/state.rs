@@ -255,7 +255,7 @@ impl Clients {
     /// Appends what waits for the lent client in seat `i` to `out`.
     #[inline(never)]
     fn deliver_waiting_of(&mut self, i: usize, out: &mut Reply) {
-        if let Some(at) = self.waiting.iter().position(|(seat, _)| *seat == i) {
+        if let Some(at) = Clients::waiting_at(&self.waiting, i) {
             let (_, mut waiting) = self.waiting.swap_remove(at);
             out.append(&mut waiting);
         }
@@ -274,11 +274,11 @@ impl Clients {
         match &mut self.seats[i] {
             Seat::Free => None,
             Seat::Here(s) => Some(Outbox::Idle(s)),
-            Seat::Lent(proto) => {
-                let at = match self.waiting.iter().position(|(seat, _)| *seat == i) {
+            &mut Seat::Lent(proto) => {
+                let at = match Clients::waiting_at(&self.waiting, i) {
                     Some(at) => at,
                     None => {
-                        self.waiting.push((i, Reply::new(*proto)));
+                        self.waiting.push((i, Reply::new(proto)));
                         self.waiting.len() - 1
                     }
                 };
@@ -302,10 +302,15 @@ impl Clients {
         let Some(i) = self.current(token) else { return };
         if let Seat::Lent(p) = &mut self.seats[i] {
             *p = proto;
-            if let Some((_, w)) = self.waiting.iter_mut().find(|(seat, _)| *seat == i) {
-                w.proto = proto;
+            if let Some(at) = Clients::waiting_at(&self.waiting, i) {
+                self.waiting[at].1.proto = proto;
             }
         }
+    }
+
+    /// Where the outbox of the lent client in seat `i` is in `waiting`, if it has one.
+    fn waiting_at(waiting: &[(usize, Reply)], i: usize) -> Option<usize> {
+        waiting.iter().position(|(seat, _)| *seat == i)
     }
 
     fn here(seat: &Seat) -> Option<&Slot> {

@@ -313,8 +313,7 @@ struct Io<'a> {
 fn split(srv: &mut ServerState) -> (Io<'_>, &mut KeyTable, &mut BTreeMap<Bytes, Bcast>) {
     let ServerState { clients, to_write, to_close, config, stats, tracking, pubsub, .. } = srv;
     let Tracking { table, prefixes, clients: index, .. } = tracking;
-    let fanout =
-        Fanout::new(to_write, to_close, config, &mut stats.client_outbuf_limit_disconnections);
+    let fanout = Fanout::new(to_write, to_close, config, stats);
     (Io { clients, fanout, index, pubsub }, table, prefixes)
 }
 

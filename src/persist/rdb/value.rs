@@ -240,18 +240,7 @@ pub fn read_value_or_empty<R: Read>(
             let members: Vec<Vec<u8>> = lp.iter().map(entry_bytes).collect();
             Value::Agg(build_set(members.iter().map(Vec::as_slice), members.len(), lim)?.wrap())
         }
-        TYPE_HASH => {
-            let n = r.length()?;
-            if n == 0 {
-                return Ok(None);
-            }
-            let mut pairs = Vec::new();
-            for _ in 0..n {
-                pairs.push((r.string()?, r.string()?));
-            }
-            Value::Agg(build_hash(&pairs, lim)?.wrap())
-        }
-        TYPE_HASH_2 => {
+        TYPE_HASH | TYPE_HASH_2 => {
             let n = r.length()?;
             if n == 0 {
                 return Ok(None);
@@ -259,7 +248,8 @@ pub fn read_value_or_empty<R: Read>(
             let mut pairs = Vec::new();
             for _ in 0..n {
                 let (field, value) = (r.string()?, r.string()?);
-                if i64::from_le_bytes(r.exact()?) != -1 {
+                // HASH_2 gives each field its expire time (-1: none).
+                if ty == TYPE_HASH_2 && i64::from_le_bytes(r.exact()?) != -1 {
                     // Hash field expiration comes with Valkey 9's hash commands (issue 21):
                     // refused rather than loaded without the expire times.
                     return Err(corrupt("Hash field expiration is not supported yet: a hash with volatile fields can't be loaded"));
