@@ -57,6 +57,7 @@ pub mod io_threads;
 pub mod keyspace;
 pub mod memory;
 pub mod persist;
+pub mod replication;
 pub mod resp;
 pub mod runtime;
 pub mod server;

@@ -5,7 +5,7 @@
 use crate::commands::table::Command;
 use crate::commands::{
     aof_cmd, client_cmd, command, config_cmd, connection, dump, hash, info, keyspace, list,
-    persist_cmd, pubsub, server_cmd, set, sort, string, zset,
+    persist_cmd, pubsub, repl_cmd, server_cmd, set, sort, string, zset,
 };
 
 pub static FAMILIES: &[&[Command]] = &[
@@ -23,6 +23,7 @@ pub static FAMILIES: &[&[Command]] = &[
     pubsub::COMMANDS,
     crate::commands::multi::COMMANDS,
     server_cmd::COMMANDS,
+    repl_cmd::COMMANDS,
     info::COMMANDS,
     client_cmd::COMMANDS,
     config_cmd::COMMANDS,

@@ -329,7 +329,9 @@ fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
         "mem_fragmentation_ratio" => format!("{:.2}", ratio(rss, used)),
         "mem_fragmentation_bytes" => rss as i64 - used as i64,
         "mem_not_counted_for_evict" => 0,
-        "mem_replication_backlog" => 0,
+        "mem_replication_backlog" => crate::replication::peek(&*srv.repl)
+            .and_then(|r| r.backlog.as_ref())
+            .map_or(0, |b| b.allocated()),
         "mem_total_replication_buffers" => 0,
         "mem_clients_slaves" => 0,
         "mem_clients_normal" => clients_normal,
@@ -405,6 +407,7 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
 
 fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
     let st = &srv.stats;
+    let repl_stats = crate::replication::peek(&*srv.repl).map(|r| r.stats).unwrap_or_default();
     let eviction = evict::stats(now.ms);
     let (mut expired, mut hits, mut misses, mut stale, mut sampled) = (0, 0, 0, 0, 0);
     let mut evicted = 0;
@@ -426,15 +429,15 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
         "total_net_input_bytes" => st.net_input_bytes,
         "total_net_output_bytes" => st.net_output_bytes,
         "total_net_repl_input_bytes" => 0,
-        "total_net_repl_output_bytes" => 0,
+        "total_net_repl_output_bytes" => repl_stats.repl_output_bytes,
         "instantaneous_input_kbps" => kbps(&st.net_in_samples),
         "instantaneous_output_kbps" => kbps(&st.net_out_samples),
         "instantaneous_input_repl_kbps" => "0.00",
         "instantaneous_output_repl_kbps" => "0.00",
         "rejected_connections" => st.rejected_connections,
-        "sync_full" => 0,
-        "sync_partial_ok" => 0,
-        "sync_partial_err" => 0,
+        "sync_full" => repl_stats.full,
+        "sync_partial_ok" => repl_stats.partial_ok,
+        "sync_partial_err" => repl_stats.partial_err,
         "expired_keys" => expired,
         "expired_stale_perc" => format!("{:.2}", ratio(stale as usize, sampled as usize) * 100.0),
         "expired_time_cap_reached_count" => 0,
@@ -480,21 +483,38 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
     );
 }
 
-fn replication_section(s: &mut String, srv: &ServerState, _now: &Now) {
+fn replication_section(s: &mut String, srv: &ServerState, now: &Now) {
+    use crate::replication::ReplicaState;
+    let r = crate::replication::peek(&*srv.repl);
     s.push_str("# Replication\r\n");
+    let attached: Vec<&crate::replication::Replica> =
+        r.map(|r| r.attached().collect()).unwrap_or_default();
     fields!(s,
         "role" => "master",
-        "connected_slaves" => 0,
+        "connected_slaves" => attached.len(),
+    );
+    for (i, rep) in attached.iter().enumerate() {
+        let lag = if rep.state == ReplicaState::Online { (now.ms - rep.ack_ms) / 1000 } else { 0 };
+        s.push_str(&format!(
+            "slave{i}:ip={},port={},state={},offset={},lag={lag},type=replica\r\n",
+            rep.ip(),
+            rep.listening_port,
+            rep.state.name(),
+            rep.ack_offset,
+        ));
+    }
+    let backlog = r.and_then(|r| r.backlog.as_ref());
+    fields!(s,
         "replicas_waiting_psync" => 0,
         "master_failover_state" => "no-failover",
         "master_replid" => srv.replid,
-        "master_replid2" => "0000000000000000000000000000000000000000",
-        "master_repl_offset" => 0,
-        "second_repl_offset" => -1,
-        "repl_backlog_active" => 0,
+        "master_replid2" => r.map_or(crate::replication::NO_REPLID, |r| r.replid2.as_str()),
+        "master_repl_offset" => r.map_or(0, |r| r.offset),
+        "second_repl_offset" => r.map_or(-1, |r| r.second_offset),
+        "repl_backlog_active" => u8::from(backlog.is_some()),
         "repl_backlog_size" => srv.config.replication.repl_backlog_size_bytes,
-        "repl_backlog_first_byte_offset" => 0,
-        "repl_backlog_histlen" => 0,
+        "repl_backlog_first_byte_offset" => backlog.map_or(0, |b| b.first_offset()),
+        "repl_backlog_histlen" => backlog.map_or(0, |b| b.histlen()),
     );
 }
 

@@ -26,6 +26,7 @@ pub mod list;
 pub mod multi;
 pub mod persist_cmd;
 pub mod pubsub;
+pub mod repl_cmd;
 pub mod reply_limit;
 pub mod server_cmd;
 pub mod set;

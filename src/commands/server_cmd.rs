@@ -1,4 +1,4 @@
-//! Server commands: TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT and MEMORY
+//! Server commands: TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR and MEMORY
 //! (MEMORY in the `memory` submodule). INFO lives in `info.rs` and CLIENT in `client_cmd.rs`.
 //!
 //! Also the server's name and version as HELLO and INFO report them.
@@ -67,14 +67,6 @@ pub static COMMANDS: &[Command] = &[
     Command::new("lastsave", 1, flag::LOADING | flag::STALE | flag::FAST, acl::ADMIN | acl::FAST | acl::DANGEROUS, Server(lastsave))
         .doc("server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", "O(1)")
         .tips(&["nondeterministic_output"]),
-    Command::new(
-        "role",
-        1,
-        flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::FAST,
-        acl::ADMIN | acl::FAST | acl::DANGEROUS,
-        Server(role),
-    )
-    .doc("server", "2.8.12", "Returns the replication role.", "O(1)"),
     Command::new("shutdown", -1, ADMIN_FLAGS | flag::NO_MULTI | flag::ALLOW_BUSY, ACL_ADMIN, Server(shutdown))
         .history(&[
             ("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers."),
@@ -93,14 +85,6 @@ pub static COMMANDS: &[Command] = &[
         .doc("server", "2.2.12", "A container for slow log commands.", "Depends on subcommand."),
     Command::new("monitor", 1, ADMIN_FLAGS, ACL_ADMIN, Server(monitor))
         .doc("server", "1.0.0", "Listens for all requests received by the server in real-time.", ""),
-    Command::new("wait", 3, flag::BLOCKING, acl::SLOW | acl::CONNECTION | acl::BLOCKING, Server(wait))
-        .doc(
-            "generic",
-            "3.0.0",
-            "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
-            "O(1)",
-        )
-        .tips(&["request_policy:all_shards", "response_policy:agg_min"]),
     Command::container("memory", -2, 0, acl::SLOW, MEMORY_SUBCOMMANDS)
         .doc("server", "4.0.0", "A container for memory diagnostics commands.", "Depends on subcommand."),
 ];
@@ -210,26 +194,6 @@ pub fn parse_timeout_ms(arg: &[u8], now_ms: i64) -> Result<i64, CmdError> {
         return Ok(0);
     }
     t.checked_add(now_ms).ok_or(CmdError::TimeoutOutOfRange)
-}
-
-/// WAIT numreplicas timeout: there are no replicas, so the answer is 0 at once.
-/// ROLE of a primary: its replication offset and its replicas (ip, port, acknowledged
-/// offset each). ferrokey has no replicas yet (issue 16), so the list is empty and the
-/// offset 0, as Valkey's with no replica ever attached.
-fn role(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    let out = &mut *ctx.out;
-    out.array(3);
-    out.bulk(b"master");
-    out.int(0);
-    out.array(0);
-    Ok(())
-}
-
-fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
-    parse_i64(&argv[1]).ok_or(CmdError::NotInteger)?;
-    parse_timeout_ms(&argv[2], ctx.now_ms)?;
-    ctx.out.int(0);
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------

@@ -369,7 +369,7 @@ fn directives_without_effect_or_for_missing_features_warn_once() {
             ),
             format!(
                 "Config directive 'repl-diskless-load' at line 4 {from} is stored for when \
-                 ferrokey has replication, which it lacks"
+                 ferrokey has the replica side of replication, which it lacks"
             ),
             format!(
                 "Config directive 'activedefrag' at line 6 {from} has no effect in ferrokey: \
@@ -397,14 +397,13 @@ fn directives_turning_on_missing_features_accept_only_their_default() {
             "{line}"
         );
     };
-    refused("replicaof 127.0.0.1 6379", "replication", "\"\"");
-    refused("slaveof 127.0.0.1 6379", "replication", "\"\"");
+    refused("replicaof 127.0.0.1 6379", "the replica side of replication", "\"\"");
+    refused("slaveof 127.0.0.1 6379", "the replica side of replication", "\"\"");
     refused("tls-port 6380", "TLS", "0");
     refused("tls-replication yes", "TLS", "no");
     refused("tls-cluster yes", "TLS", "no");
     refused("cluster-enabled yes", "cluster mode", "no");
     refused("aclfile /etc/valkey/users.acl", "ACL users", "\"\"");
-    refused("min-replicas-to-write 1", "replication", "0");
     refused("log-format json", "log formats other than legacy", "legacy");
     assert_eq!(reason("user alice on"), "ferrokey does not support ACL users yet");
     assert_eq!(reason("loadmodule /x.so"), "ferrokey does not support modules yet");

@@ -133,7 +133,7 @@ impl Feature {
     /// What the feature is, for messages and the README.
     pub fn name(self) -> &'static str {
         match self {
-            Feature::Replication => "replication",
+            Feature::Replication => "the replica side of replication",
             Feature::Tls => "TLS",
             Feature::Cluster => "cluster mode",
             Feature::Acl => "ACL users",

@@ -42,6 +42,8 @@ pub struct BgSave {
 #[derive(Debug)]
 pub struct Child {
     pub fork: ForkChild,
+    /// Where the child writes the RDB.
+    pub target: Target,
     pub dirty_at_start: u64,
     /// Keys in the dataset at the fork (INFO `current_save_keys_total`).
     pub keys_total: u64,
@@ -63,6 +65,21 @@ impl Default for BgSave {
     }
 }
 
+/// Where a child writes the RDB: the RDB file (BGSAVE, save points, and a disk-backed full
+/// sync, which then sends the file), or replicas' sockets (a diskless full sync).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Disk,
+    Sockets,
+}
+
+/// A child that ended, for the replication layer to act on (`check_child`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finished {
+    pub target: Target,
+    pub ok: bool,
+}
+
 /// Why BGSAVE did not start.
 #[derive(Debug, PartialEq, Eq)]
 pub enum StartError {
@@ -79,43 +96,72 @@ pub fn temp_name(pid: libc::pid_t) -> String {
 
 /// Forks a child that saves the dataset.
 pub fn start(srv: &mut Store<'_>, now_ms: i64) -> Result<(), StartError> {
+    start_child(srv, Target::Disk, now_ms, |snapshot| {
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() };
+        super::save::write_file(snapshot, &temp_name(pid), now_ms).is_ok()
+    })
+}
+
+/// Forks a child that runs `work` on its snapshot (which returns success): the RDB file's
+/// writer for [`Target::Disk`], the replication layer's socket writer for
+/// [`Target::Sockets`].
+pub fn start_child(
+    srv: &mut Store<'_>,
+    target: Target,
+    now_ms: i64,
+    work: impl FnOnce(&Store<'_>) -> bool,
+) -> Result<(), StartError> {
     if srv.persist.bgsave.child.is_some() {
         return Err(StartError::InProgress);
     }
     if crate::persist::aof::any_child(srv.persist) {
         return Err(StartError::ChildActive);
     }
-    srv.persist.bgsave.saves += 1;
-    srv.persist.bgsave.last_try_ms = now_ms;
+    if target == Target::Disk {
+        srv.persist.bgsave.saves += 1;
+        srv.persist.bgsave.last_try_ms = now_ms;
+    }
     let snapshot: &Store<'_> = srv;
-    let spawned = fork::spawn(ChildKind::Rdb, now_ms, || {
-        // SAFETY: getpid has no preconditions.
-        let pid = unsafe { libc::getpid() };
-        super::save::write_file(snapshot, &temp_name(pid), now_ms).is_ok()
-    });
+    let spawned = fork::spawn(ChildKind::Rdb, now_ms, || work(snapshot));
     match spawned {
         Ok(fork) => {
-            tracing::info!("Background saving started by pid {}", fork.pid);
+            match target {
+                Target::Disk => tracing::info!("Background saving started by pid {}", fork.pid),
+                Target::Sockets => {
+                    tracing::info!("Background RDB transfer started by pid {}", fork.pid)
+                }
+            }
             let keys_total = srv.dbs.iter().map(|d| d.len() as u64).sum();
             srv.persist.bgsave.child =
-                Some(Child { fork, dirty_at_start: srv.dirty.count(), keys_total });
+                Some(Child { fork, target, dirty_at_start: srv.dirty.count(), keys_total });
             Ok(())
         }
         Err(e) => {
-            srv.persist.bgsave.last_ok = false;
+            if target == Target::Disk {
+                srv.persist.bgsave.last_ok = false;
+            }
             tracing::warn!("Can't save in background: fork: {e}");
             Err(StartError::Fork(e.to_string()))
         }
     }
 }
 
-/// Reaps a finished child (time events). Returns whether one finished.
-pub fn check_child(srv: &mut Store<'_>, now_ms: i64) -> bool {
-    let Some(child) = srv.persist.bgsave.child.as_mut() else { return false };
-    let Some(reaped) = child.fork.try_reap(now_ms) else { return false };
+/// Reaps a finished child (time events). Returns how it ended, if it did.
+pub fn check_child(srv: &mut Store<'_>, now_ms: i64) -> Option<Finished> {
+    let child = srv.persist.bgsave.child.as_mut()?;
+    let reaped = child.fork.try_reap(now_ms)?;
     let child = srv.persist.bgsave.child.take().expect("checked above");
-    finished(srv, &child, &reaped, now_ms);
-    true
+    let ok = reaped.ok && reaped.by_signal.is_none();
+    match child.target {
+        Target::Disk => finished(srv, &child, &reaped, now_ms),
+        Target::Sockets if ok => tracing::info!("Background RDB transfer terminated with success"),
+        Target::Sockets => match reaped.by_signal {
+            Some(sig) => tracing::warn!("Background transfer terminated by signal {sig}"),
+            None => tracing::warn!("Background transfer error"),
+        },
+    }
+    Some(Finished { target: child.target, ok })
 }
 
 fn finished(srv: &mut Store<'_>, child: &Child, r: &Reaped, now_ms: i64) {
@@ -155,7 +201,9 @@ pub fn kill_child(srv: &mut Store<'_>) {
         tracing::warn!("There is a child saving an .rdb. Killing it!");
         let pid = child.fork.pid;
         child.fork.kill_and_reap();
-        let _ = std::fs::remove_file(temp_name(pid));
+        if child.target == Target::Disk {
+            let _ = std::fs::remove_file(temp_name(pid));
+        }
     }
 }
 

@@ -79,23 +79,28 @@ pub fn save(srv: &mut Store<'_>, now_ms: i64) -> Result<(), SaveError> {
     result
 }
 
+/// Writes the whole dataset as an RDB stream into `out` (a file, or a replica's socket) and
+/// hands `out` back.
+pub fn write_to<W: Write>(srv: &Store<'_>, out: W, now_ms: i64) -> io::Result<W> {
+    let mut w = RdbWriter::new(out, srv.config.rdbcompression);
+    let info = SaveInfo {
+        now_ms,
+        used_memory: crate::memory::used_memory(),
+        meta: AccessMeta::for_policy(srv.config.maxmemory_policy),
+        prefetch: true,
+        checksum: srv.config.rdbchecksum,
+    };
+    write_rdb(&mut w, srv.dbs, &info)?;
+    Ok(w.into_inner())
+}
+
 /// Writes the dataset to `tmp`, syncs it and renames it over the RDB file (SAVE, and the
 /// BGSAVE child, which must not log: the caller reports the error). Removes `tmp` on
 /// failure.
 pub fn write_file(srv: &Store<'_>, tmp: &str, now_ms: i64) -> Result<(), SaveError> {
     let file = File::create(tmp).map_err(|err| SaveError::Open { tmp: tmp.to_string(), err })?;
     let written = (|| {
-        let out = BufWriter::with_capacity(IO_BUF_BYTES, file);
-        let mut w = RdbWriter::new(out, srv.config.rdbcompression);
-        let info = SaveInfo {
-            now_ms,
-            used_memory: crate::memory::used_memory(),
-            meta: AccessMeta::for_policy(srv.config.maxmemory_policy),
-            prefetch: true,
-            checksum: srv.config.rdbchecksum,
-        };
-        write_rdb(&mut w, srv.dbs, &info)?;
-        let mut out = w.into_inner();
+        let mut out = write_to(srv, BufWriter::with_capacity(IO_BUF_BYTES, file), now_ms)?;
         out.flush()?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()

@@ -128,6 +128,48 @@ impl Conn {
         Ok(ReadOutcome::Data { n: total, more: true })
     }
 
+    /// Writes the file sent ahead of the replies (a replica's RDB, with its header) from
+    /// where it stands, reading it in chunks of `scratch`; returns bytes written. As
+    /// [`Conn::write_pending`], at most [`WRITE_BYTES_PER_ATTEMPT_MAX`] bytes per call.
+    pub fn write_preamble(
+        &mut self,
+        pre: &mut crate::server::state::Preamble,
+        scratch: &mut [u8],
+    ) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let mut written = 0;
+        self.write_yielded = false;
+        let header = pre.header.len() as u64;
+        while !pre.done() {
+            if written >= WRITE_BYTES_PER_ATTEMPT_MAX {
+                self.write_yielded = true;
+                break;
+            }
+            let result = if pre.sent < header {
+                self.sock.write(&pre.header[pre.sent as usize..])
+            } else {
+                let at = pre.sent - header;
+                let want = ((pre.file_len - at) as usize).min(scratch.len());
+                let got = pre.file.read_at(&mut scratch[..want], at)?;
+                if got == 0 {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+                self.sock.write(&scratch[..got])
+            };
+            match result {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    pre.sent += n as u64;
+                    written += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(written)
+    }
+
     /// Write the reply stream from position `sent` on, advancing it; returns bytes written. `Ok` with data left
     /// means the socket is full. At most [`WRITE_BYTES_PER_ATTEMPT_MAX`] bytes per call (see
     /// `write_yielded`). The buffer and any referenced values go out together, in one

@@ -38,9 +38,13 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     // maxmemory-clients, then key eviction while over maxmemory (server::evict).
     crate::server::evict::time_event(srv, now_ms);
     let store = &mut crate::persist::store(srv);
-    crate::persist::bgsave::check_child(store, now_ms);
+    let finished = crate::persist::bgsave::check_child(store, now_ms);
     crate::persist::bgsave::check_save_points(store, now_ms);
     crate::persist::aof::cron(store, now_ms);
+    if let Some(f) = finished {
+        crate::replication::fullsync::child_done(srv, f, now_ms);
+    }
+    crate::replication::primary::cron(srv, now_ms);
     srv.drain_key_events(None);
     sample_metrics(srv, now_ms);
     let used = crate::memory::used_memory();

@@ -172,6 +172,17 @@ pub fn execute_looked_up(
             return Flow::Continue;
         }
     }
+    // min-replicas-to-write: writes need enough replicas that acknowledged lately.
+    if srv.config.replication.min_replicas_to_write > 0
+        && (cmd.is_write() || multi::exec_is_write(&slot.client, cmd))
+        && crate::replication::primary::too_few_replicas(srv, now_ms)
+    {
+        srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+        let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::NoReplicas);
+        reply_error(srv, slot, &e);
+        finish_reply_mode(slot, reply_mark);
+        return Flow::Continue;
+    }
     // RESP2 subscriber mode (RESP3 has no limits): after the OOM check, as Valkey.
     if slot.client.subs.total() > 0
         && !slot.out.is_resp3()

@@ -121,17 +121,23 @@ impl EventLoop {
             }
             self.read_clients(&readable);
             self.resume_paused();
+            // WAITs first: their time-out answers the replicas that acknowledged.
+            crate::replication::primary::serve_waiters(&mut self.srv, now_ms());
             crate::server::unblock::expire_timeouts(&mut self.srv, now_ms());
             self.ready.append(&mut self.srv.unblocked);
             self.execute_ready();
             self.ready.append(&mut self.srv.unblocked);
             crate::server::tracking::before_sleep(&mut self.srv);
+            crate::replication::primary::before_replies(&mut self.srv, now_ms());
             crate::persist::aof::before_replies(&mut crate::persist::store(&mut self.srv));
             self.flush_writes();
             self.close_pending();
             let now = now_ms();
             if now >= self.next_cron_ms {
                 cron::run(&mut self.srv, now);
+                // What the time events fed (expired keys' removals, pings) reaches the
+                // replicas this turn.
+                crate::replication::primary::before_replies(&mut self.srv, now);
                 self.next_cron_ms = now + 1000 / self.srv.hz.max(1) as i64;
                 self.close_pending();
             }
@@ -435,8 +441,31 @@ impl EventLoop {
             self.srv.clients.get_mut(t).is_some_and(|s| {
                 conns.get(t).is_some_and(|io| io.conn.is_some())
                     && !s.client.close_asap
-                    && (!s.out.buf.is_empty() || s.client.close_after_reply)
+                    && !s.held
+                    && (!s.out.buf.is_empty() || s.preamble.is_some() || s.client.close_after_reply)
             })
+        });
+        // A file to send ahead of the replies (a replica's RDB) is read and written here.
+        tokens.retain(|&t| {
+            let slot = self.srv.clients.get_mut(t).expect("retained above");
+            if slot.preamble.is_none() {
+                return true;
+            }
+            let conn = self.conns.get_mut(t).and_then(|io| io.conn.as_mut()).expect("retained");
+            let mut result =
+                conn.write_preamble(slot.preamble.as_mut().expect("checked"), &mut self.scratch);
+            if result.is_ok() && slot.preamble.as_ref().is_some_and(|p| p.done()) {
+                slot.preamble = None;
+                if !conn.write_yielded {
+                    let more = conn.write_pending(&slot.out, &mut slot.sent);
+                    result = match (result, more) {
+                        (Ok(a), Ok(b)) => Ok(a + b),
+                        (_, Err(e)) | (Err(e), _) => Err(e),
+                    };
+                }
+            }
+            self.finish_write(t, result);
+            false
         });
         if self.io.is_some() && tokens.len() > 1 {
             let mut sent = 0;
@@ -489,7 +518,7 @@ impl EventLoop {
             }
             Err(_) => close = true,
         }
-        let done = slot.sent >= slot.out.len();
+        let done = slot.sent >= slot.out.len() && slot.preamble.is_none();
         if done {
             slot.sent = 0;
             slot.out.clear();
@@ -539,6 +568,7 @@ impl EventLoop {
         crate::server::multi::client_closed(&mut self.srv, token, &mut slot.client);
         self.srv.pubsub.remove_client(token, &mut slot.client.subs);
         crate::server::tracking::client_closed(&mut self.srv, &mut slot.client);
+        crate::replication::primary::client_closed(&mut self.srv, token, now_ms());
     }
 }
 

@@ -22,6 +22,9 @@ pub enum ReplyMode {
 pub enum ClientKind {
     Normal,
     Monitor,
+    /// A replica attached with SYNC or PSYNC: it is sent the replication stream, and its
+    /// own commands (REPLCONF ACK) get no reply.
+    Replica,
 }
 
 #[derive(Debug)]
@@ -128,6 +131,9 @@ impl Client {
         if self.kind == ClientKind::Monitor {
             f.push('O');
         }
+        if self.kind == ClientKind::Replica {
+            f.push('S');
+        }
         if self.subs.total() > 0 {
             f.push('P');
         }
@@ -170,11 +176,15 @@ impl Client {
     /// The client's type for CLIENT LIST / KILL `TYPE` and output-buffer classes. MONITOR
     /// clients count as normal, as in Valkey; a client with subscriptions is `pubsub`.
     pub fn client_type(&self) -> ClientType {
+        if self.kind == ClientKind::Replica {
+            return ClientType::Replica;
+        }
         if self.subs.total() > 0 {
             return ClientType::PubSub;
         }
         match self.kind {
             ClientKind::Normal | ClientKind::Monitor => ClientType::Normal,
+            ClientKind::Replica => ClientType::Replica,
         }
     }
 

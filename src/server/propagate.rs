@@ -1,8 +1,9 @@
 //! The propagation feed: each command that changed the dataset is appended, in execution
 //! order, as a RESP array in the form that replays to the same result later, with a
 //! `SELECT` whenever the database changes and `MULTI`/`EXEC` around a transaction's writes.
-//! One stream for every consumer: the AOF drains it (`persist::aof`); replicas will read the
-//! same bytes. It is on while a consumer reads it ([`Feed::on`]); off, nothing is encoded.
+//! One stream for every consumer: the AOF drains it (`persist::aof`), and so does the
+//! replication backlog (`replication`), each from a buffer of its own. It is on while a
+//! consumer reads it ([`Feed::on`]); off, nothing is encoded.
 //!
 //! # What goes in
 //!
@@ -52,15 +53,29 @@ fn push_header(buf: &mut Vec<u8>, kind: u8, n: usize) {
     buf.extend_from_slice(b"\r\n");
 }
 
-/// Where the feed stands between commands: the database the log last selected and the
-/// MULTI wrapping of a transaction in progress.
+/// Where the feed stands between commands: its two consumers' buffers, the database the
+/// stream last selected and the MULTI wrapping of a transaction in progress.
+///
+/// Each consumer drains a buffer of its own: the AOF writes `buf` to its file before replies
+/// go out (and keeps it on a write error, to try again), the replication layer moves `repl`
+/// into its backlog and to its replicas. A command is encoded once, into the first buffer
+/// that is on, and copied to the other when both are. They share one `SELECT` position:
+/// either consumer may ask for a fresh `SELECT` (a new AOF file, a replica's full sync), and
+/// the other then gets one more `SELECT` than it needed, which changes nothing.
 #[derive(Debug, Default)]
 pub struct Feed {
-    /// A consumer reads the feed (the AOF is logging): commands are encoded into `buf`.
+    /// A consumer reads the feed: commands are encoded. Kept equal to `aof || repl_on`.
     pub on: bool,
-    /// The buffer of commands not yet written to the file.
+    /// The AOF logs.
+    aof: bool,
+    /// Replication reads the feed (a backlog exists).
+    repl_on: bool,
+    /// The AOF's buffer of commands not yet written to its file.
     pub buf: Vec<u8>,
-    /// The database the log's last `SELECT` chose (None: none yet in this file).
+    /// Replication's buffer of commands not yet in the backlog.
+    pub repl: Vec<u8>,
+    /// The database the stream's last `SELECT` chose (None: none yet, or a consumer asked
+    /// for a fresh one).
     pub selected_db: Option<usize>,
     /// Inside EXEC: MULTI goes in before the first logged command.
     exec: Option<ExecWrap>,
@@ -77,24 +92,72 @@ enum ExecWrap {
 }
 
 impl Feed {
-    /// Drops what was fed and not consumed, and the feed's position (a new file starts);
-    /// stays on or off.
+    /// The AOF starts or stops consuming the feed.
+    pub fn set_aof(&mut self, on: bool) {
+        self.aof = on;
+        self.on = self.aof || self.repl_on;
+        if !on {
+            self.buf = Vec::new();
+        }
+    }
+
+    /// Replication starts or stops consuming the feed.
+    pub fn set_repl(&mut self, on: bool) {
+        self.repl_on = on;
+        self.on = self.aof || self.repl_on;
+        if !on {
+            self.repl = Vec::new();
+        }
+    }
+
+    /// Whether the AOF consumes the feed.
+    pub fn aof_on(&self) -> bool {
+        self.aof
+    }
+
+    /// The AOF starts a new file: drops what it was fed and not written, and asks for a
+    /// fresh `SELECT`. Replication's buffer and a transaction's wrapping stay.
     pub fn reset(&mut self) {
-        *self = Feed { on: self.on, ..Feed::default() };
+        self.buf.clear();
+        self.selected_db = None;
     }
 
     /// Logs one command run against `db`.
     pub fn command<A: AsRef<[u8]>>(&mut self, db: usize, argv: &[A]) {
+        if !self.on {
+            return;
+        }
         if self.exec == Some(ExecWrap::Pending) {
             self.exec = Some(ExecWrap::Open);
-            append_command(&mut self.buf, &[b"MULTI".as_slice()]);
+            self.emit(&[b"MULTI".as_slice()]);
         }
         if self.selected_db != Some(db) {
             let n = db.to_string();
-            append_command(&mut self.buf, &[b"SELECT".as_slice(), n.as_bytes()]);
+            self.emit(&[b"SELECT".as_slice(), n.as_bytes()]);
             self.selected_db = Some(db);
         }
-        append_command(&mut self.buf, argv);
+        self.emit(argv);
+    }
+
+    /// Appends raw stream bytes for replication only (the primary's PING to its replicas,
+    /// REPLCONF GETACK): the AOF never sees them.
+    pub fn repl_only<A: AsRef<[u8]>>(&mut self, argv: &[A]) {
+        if self.repl_on {
+            append_command(&mut self.repl, argv);
+        }
+    }
+
+    /// Encodes `argv` into the first consumer's buffer and copies it to the other's.
+    fn emit<A: AsRef<[u8]>>(&mut self, argv: &[A]) {
+        if self.aof {
+            let from = self.buf.len();
+            append_command(&mut self.buf, argv);
+            if self.repl_on {
+                self.repl.extend_from_slice(&self.buf[from..]);
+            }
+        } else if self.repl_on {
+            append_command(&mut self.repl, argv);
+        }
     }
 
     /// EXEC starts running its queued commands.
@@ -105,7 +168,7 @@ impl Feed {
     /// EXEC finished: closes the MULTI if one was opened.
     pub fn exec_end(&mut self) {
         if self.exec.take() == Some(ExecWrap::Open) {
-            append_command(&mut self.buf, &[b"EXEC".as_slice()]);
+            self.emit(&[b"EXEC".as_slice()]);
         }
     }
 }
@@ -257,6 +320,7 @@ mod tests {
     #[test]
     fn select_and_multi_wrapping() {
         let mut f = Feed::default();
+        f.set_aof(true);
         f.command(0, &[b"DEL".as_slice(), b"a"]);
         f.exec_begin();
         f.command(0, &[b"INCR".as_slice(), b"a"]);

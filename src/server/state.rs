@@ -94,11 +94,45 @@ pub struct Slot {
     /// The connection waits for writability (WRITABLE interest is registered): a write left
     /// replies pending (CLIENT LIST's `events=rw`). The runtime keeps it.
     pub want_write: bool,
+    /// Nothing may be written to the socket for now: a replica whose full sync a fork child
+    /// writes to its socket, or whose RDB file is not ready yet. `out` fills meanwhile.
+    pub held: bool,
+    /// Bytes to send before `out` (a replica's RDB file, see [`Preamble`]).
+    pub preamble: Option<Box<Preamble>>,
 }
 
 impl Slot {
     pub fn new(client: Client, out: Reply) -> Slot {
-        Slot { client, out, sent: 0, want_write: false }
+        Slot { client, out, sent: 0, want_write: false, held: false, preamble: None }
+    }
+
+    /// Whether anything waits to be written (and may be).
+    pub fn has_output(&self) -> bool {
+        !self.held && (self.preamble.is_some() || self.sent < self.out.len())
+    }
+}
+
+/// A file sent to a client ahead of its reply stream: the RDB a disk-backed full sync wrote,
+/// preceded by its `$<length>` header. The runtime writes it from the file in chunks as the
+/// socket takes them, so the file is never held in memory.
+#[derive(Debug)]
+pub struct Preamble {
+    pub header: Vec<u8>,
+    pub file: std::fs::File,
+    /// Bytes of header and file already sent.
+    pub sent: u64,
+    /// File bytes to send.
+    pub file_len: u64,
+}
+
+impl Preamble {
+    pub fn new(file: std::fs::File, file_len: u64) -> Preamble {
+        Preamble { header: format!("${file_len}\r\n").into_bytes(), file, sent: 0, file_len }
+    }
+
+    /// Whether everything was sent.
+    pub fn done(&self) -> bool {
+        self.sent >= self.header.len() as u64 + self.file_len
     }
 }
 
@@ -437,6 +471,9 @@ pub struct ServerState {
     /// Persistence's own state (the AOF, BGSAVE), kept here for that layer above the core,
     /// which alone reads it (`persist::state`).
     pub persist: Box<dyn std::any::Any>,
+    /// Replication's state, opaque here for the same reason: the `replication` layer alone
+    /// reads it (`replication::state`).
+    pub repl: Box<dyn std::any::Any>,
     /// The propagation feed: every write, in execution order (`propagate`).
     pub feed: crate::server::propagate::Feed,
     /// Changes since the last save (see `events`).
@@ -493,6 +530,7 @@ impl ServerState {
             to_write: Vec::new(),
             lastsave_s: now_ms / 1000,
             persist: Box::new(()),
+            repl: Box::new(()),
             feed: Default::default(),
             dirty: Default::default(),
             changes: 0,

@@ -41,6 +41,8 @@ pub enum CmdError {
     NoAuth,
     /// `-OOM command not allowed when used memory > 'maxmemory'.`
     Oom,
+    /// `-NOREPLICAS Not enough good replicas to write.` (min-replicas-to-write)
+    NoReplicas,
     /// `-ERR Invalid command specified` (COMMAND GETKEYS of an unknown command)
     GetKeysUnknownCommand,
     /// `-ERR The command has no key arguments`
@@ -296,6 +298,7 @@ impl CmdError {
 impl fmt::Display for CmdError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            CmdError::NoReplicas => f.write_str("NOREPLICAS Not enough good replicas to write."),
             CmdError::Syntax => f.write_str("ERR syntax error"),
             CmdError::WrongType => {
                 f.write_str("WRONGTYPE Operation against a key holding the wrong kind of value")

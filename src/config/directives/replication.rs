@@ -1,6 +1,6 @@
-//! Replication directives. ferrokey has no replication yet: `replicaof` (and
-//! `min-replicas-to-write`, which would refuse writes) accept only their defaults, and the
-//! settings that tune replication are validated and stored for when it lands.
+//! Replication directives. ferrokey is a primary only so far: `replicaof` accepts only its
+//! default; the primary's settings act, and the replica's are validated and stored for when
+//! the replica side lands.
 
 use super::*;
 #[allow(unused_imports)]
@@ -121,8 +121,7 @@ pub(super) static ROWS: &[Directive] = &[
         "yes",
         |c| c.replication.repl_diskless_sync,
         |c, v| c.replication.repl_diskless_sync = v,
-    )
-    .support(Tunes(Feature::Replication)),
+    ),
     int(
         "repl-diskless-sync-delay",
         Mutable,
@@ -131,8 +130,7 @@ pub(super) static ROWS: &[Directive] = &[
         "5",
         |c| c.replication.repl_diskless_sync_delay_secs.into(),
         |c, v| c.replication.repl_diskless_sync_delay_secs = v as u32,
-    )
-    .support(Tunes(Feature::Replication)),
+    ),
     int(
         "repl-diskless-sync-max-replicas",
         Mutable,
@@ -141,8 +139,7 @@ pub(super) static ROWS: &[Directive] = &[
         "0",
         |c| c.replication.repl_diskless_sync_max_replicas.into(),
         |c, v| c.replication.repl_diskless_sync_max_replicas = v as u32,
-    )
-    .support(Tunes(Feature::Replication)),
+    ),
     choice(
         "repl-diskless-load",
         Mutable,
@@ -169,8 +166,7 @@ pub(super) static ROWS: &[Directive] = &[
         |c| c.replication.repl_ping_replica_period_secs.into(),
         |c, v| c.replication.repl_ping_replica_period_secs = v as u32,
     )
-    .aliases(&["repl-ping-slave-period"])
-    .support(Tunes(Feature::Replication)),
+    .aliases(&["repl-ping-slave-period"]),
     int(
         "repl-timeout",
         Mutable,
@@ -179,8 +175,7 @@ pub(super) static ROWS: &[Directive] = &[
         "60",
         |c| c.replication.repl_timeout_secs.into(),
         |c, v| c.replication.repl_timeout_secs = v as u32,
-    )
-    .support(Tunes(Feature::Replication)),
+    ),
     boolean(
         "repl-disable-tcp-nodelay",
         Mutable,
@@ -196,8 +191,7 @@ pub(super) static ROWS: &[Directive] = &[
         "10mb",
         |c| c.replication.repl_backlog_size_bytes,
         |c, v| c.replication.repl_backlog_size_bytes = v,
-    )
-    .support(Tunes(Feature::Replication)),
+    ),
     int(
         "repl-backlog-ttl",
         Mutable,
@@ -206,8 +200,7 @@ pub(super) static ROWS: &[Directive] = &[
         "3600",
         |c| c.replication.repl_backlog_ttl_secs as i64,
         |c, v| c.replication.repl_backlog_ttl_secs = v as u64,
-    )
-    .support(Tunes(Feature::Replication)),
+    ),
     boolean(
         "repl-mptcp",
         Immutable,
@@ -291,8 +284,7 @@ pub(super) static ROWS: &[Directive] = &[
         |c| c.replication.min_replicas_to_write.into(),
         |c, v| c.replication.min_replicas_to_write = v as u32,
     )
-    .aliases(&["min-slaves-to-write"])
-    .support(Gate(Feature::Replication)),
+    .aliases(&["min-slaves-to-write"]),
     int(
         "min-replicas-max-lag",
         Mutable,
@@ -302,6 +294,5 @@ pub(super) static ROWS: &[Directive] = &[
         |c| c.replication.min_replicas_max_lag_secs.into(),
         |c, v| c.replication.min_replicas_max_lag_secs = v as u32,
     )
-    .aliases(&["min-slaves-max-lag"])
-    .support(Tunes(Feature::Replication)),
+    .aliases(&["min-slaves-max-lag"]),
 ];

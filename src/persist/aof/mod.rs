@@ -76,7 +76,7 @@ pub struct Aof {
 /// Sets the AOF's state; the propagation feed is on while the AOF logs.
 pub fn set_state(srv: &mut Store<'_>, state: AofState) {
     srv.persist.aof.state = state;
-    srv.feed.on = state != AofState::Off;
+    srv.feed.set_aof(state != AofState::Off);
 }
 
 impl Aof {

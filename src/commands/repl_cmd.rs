@@ -1,0 +1,110 @@
+//! Replication commands of a primary: SYNC and PSYNC (a replica attaches), REPLCONF (its
+//! handshake and acknowledgements), WAIT (a client waits for replicas to acknowledge its
+//! writes) and ROLE. The work is the replication layer's (`replication::primary`); these
+//! handlers parse and answer.
+
+use bytes::Bytes;
+
+use crate::commands::server_cmd::parse_timeout_ms;
+use crate::commands::table::Server;
+use crate::commands::table::{acl, flag, Command};
+use crate::commands::{CmdError, CmdResult, ServerCtx};
+use crate::replication::primary::{self, ReplconfReply};
+use crate::replication::Waiter;
+use crate::server::blocking::{BlockRequest, TimeoutReply};
+use crate::server::client::ClientKind;
+use crate::types::string::parse_i64;
+
+const SYNC_FLAGS: u64 = flag::ADMIN | flag::NOSCRIPT | flag::NO_ASYNC_LOADING | flag::NO_MULTI;
+const ACL_ADMIN: u64 = acl::ADMIN | acl::SLOW | acl::DANGEROUS;
+
+pub static COMMANDS: &[Command] = &[
+    Command::new("sync", 1, SYNC_FLAGS, ACL_ADMIN, Server(sync))
+        .doc("server", "1.0.0", "An internal command used in replication.", ""),
+    Command::new("psync", -3, SYNC_FLAGS, ACL_ADMIN, Server(sync))
+        .doc("server", "2.8.0", "An internal command used in replication.", ""),
+    Command::new(
+        "replconf",
+        -1,
+        flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::ALLOW_BUSY,
+        ACL_ADMIN,
+        Server(replconf),
+    )
+    .doc_flags(&["syscmd"])
+    .doc("server", "3.0.0", "An internal command for configuring the replication stream.", "O(1)"),
+    Command::new("wait", 3, flag::BLOCKING, acl::SLOW | acl::CONNECTION | acl::BLOCKING, Server(wait))
+        .doc(
+            "generic",
+            "3.0.0",
+            "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
+            "O(1)",
+        )
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"]),
+    Command::new(
+        "role",
+        1,
+        flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::FAST,
+        acl::ADMIN | acl::FAST | acl::DANGEROUS,
+        Server(role),
+    )
+    .doc("server", "2.8.12", "Returns the replication role.", "O(1)"),
+];
+
+/// SYNC, or PSYNC replid offset: the client becomes a replica once the command is over
+/// (`replication::primary::before_replies` answers it). A replica asking again is ignored.
+fn sync(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    if ctx.client.kind == ClientKind::Replica {
+        return Ok(());
+    }
+    let psync = if argv[0].eq_ignore_ascii_case(b"psync") {
+        let offset = parse_i64(&argv[2]).ok_or(CmdError::NotInteger)?;
+        Some((String::from_utf8_lossy(&argv[1]).into_owned(), offset))
+    } else {
+        None
+    };
+    primary::request_sync(ctx.srv, ctx.slot, ctx.client, psync);
+    Ok(())
+}
+
+fn replconf(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    match primary::replconf(ctx.srv, ctx.slot, ctx.client, argv, ctx.now_ms)? {
+        ReplconfReply::Ok => ctx.out.ok(),
+        ReplconfReply::Nothing => {}
+    }
+    Ok(())
+}
+
+/// WAIT numreplicas timeout: the number of replicas that acknowledged this client's writes,
+/// at once when enough have (or the client cannot block), else when enough do or the time
+/// is up.
+fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    let wanted = parse_i64(&argv[1]).ok_or(CmdError::NotInteger)?;
+    let deadline = parse_timeout_ms(&argv[2], ctx.now_ms)?;
+    let offset = primary::write_offset(ctx.srv);
+    let acked = primary::acked(ctx.srv, offset);
+    if wanted <= acked as i64 || ctx.client.in_exec {
+        ctx.out.int(acked as i64);
+        return Ok(());
+    }
+    let deadline_ms = (deadline != 0).then_some(deadline);
+    ctx.client.block_request = Some(BlockRequest {
+        keys: Vec::new(),
+        timeout_at_ms: deadline_ms,
+        on_timeout: TimeoutReply::NullArray,
+    });
+    let w = Waiter { token: ctx.slot, offset, numreplicas: wanted as usize, deadline_ms };
+    primary::wait_for(ctx.srv, w);
+    Ok(())
+}
+
+/// ROLE of a primary: `master`, its replication offset and its online replicas (ip, port,
+/// acknowledged offset each).
+fn role(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    let offset = crate::replication::peek(&*ctx.srv.repl).map_or(0, |r| r.offset);
+    let out = &mut *ctx.out;
+    out.array(3);
+    out.bulk(b"master");
+    out.int(offset);
+    primary::role_replicas(ctx.srv, out);
+    Ok(())
+}

@@ -1,0 +1,343 @@
+//! Replication with real Valkey: a Valkey 9.1 replica (the oracle) follows a ferrokey
+//! primary through full syncs (diskless and disk-backed) and the stream of writes after
+//! them, resumes with a partial resync after its link drops, and is acknowledged by WAIT;
+//! the stream itself, read with SYNC as Valkey's test helper reads it.
+
+mod common;
+
+use std::io::{BufRead, Read};
+use std::time::{Duration, Instant};
+
+use common::{contents, info_field, info_int, start, start_valkey, Client, Server, Val};
+
+/// Every key of databases 0..4 with its type, contents and absolute expire time.
+fn dataset(c: &mut Client) -> Vec<(usize, String, String, Val, Val)> {
+    let mut out = Vec::new();
+    for db in 0..4 {
+        assert_eq!(c.cmd(&["SELECT", &db.to_string()]), Val::ok());
+        let mut keys: Vec<String> =
+            c.cmd(&["KEYS", "*"]).as_array().iter().map(Val::as_str).collect();
+        keys.sort();
+        for k in keys {
+            let ty = c.cmd(&["TYPE", &k]).as_str();
+            let v = contents(c, &k);
+            let at = c.cmd(&["PEXPIRETIME", &k]);
+            out.push((db, k, ty, v, at));
+        }
+    }
+    assert_eq!(c.cmd(&["SELECT", "0"]), Val::ok());
+    out
+}
+
+/// Waits until `cond` holds, up to `secs` seconds.
+fn wait_until(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        if cond() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// Makes the Valkey server on `replica` a replica of the ferrokey primary on `port` and
+/// waits for its link to be up.
+fn follow(replica: &mut Client, port: u16) {
+    assert_eq!(replica.cmd(&["REPLICAOF", "127.0.0.1", &port.to_string()]), Val::ok());
+    wait_until(20, "master_link_status:up", || {
+        info_field(replica, "replication", "master_link_status") == "up"
+    });
+}
+
+/// Writes of every type, in several databases, with expire times, big and small encodings.
+fn fill(c: &mut Client, tag: &str) {
+    let k = |s: &str| format!("{tag}:{s}");
+    let big = "x".repeat(100);
+    c.cmd(&["SET", &k("int"), "12345"]);
+    c.cmd(&["SET", &k("raw"), "hello\r\n\0world"]);
+    c.cmd(&["SET", &k("big"), &big]);
+    c.cmd(&["SET", &k("ttl"), "v", "EX", "1000"]);
+    c.cmd(&["RPUSH", &k("list"), "a", "b", "c", "1", "2"]);
+    c.cmd(&["HSET", &k("hash"), "f1", "v1", "f2", "2"]);
+    c.cmd(&["SADD", &k("iset"), "1", "2", "3"]);
+    c.cmd(&["SADD", &k("set"), "a", "b", "c"]);
+    c.cmd(&["ZADD", &k("zset"), "1.5", "a", "-2", "b", "inf", "c"]);
+    for i in 0..300 {
+        let n = i.to_string();
+        c.cmd(&["RPUSH", &k("biglist"), &n]);
+        c.cmd(&["HSET", &k("bighash"), &n, &big]);
+        c.cmd(&["SADD", &k("bigset"), &format!("m{n}")]);
+        c.cmd(&["ZADD", &k("bigzset"), &n, &format!("m{n}")]);
+    }
+    c.cmd(&["PEXPIRE", &k("bighash"), "5000000"]);
+    c.cmd(&["SELECT", "2"]);
+    c.cmd(&["SET", &k("in2"), "two"]);
+    c.cmd(&["HSET", &k("h2"), "a", "b"]);
+    c.cmd(&["EXPIREAT", &k("h2"), "4000000000"]);
+    c.cmd(&["SELECT", "0"]);
+}
+
+/// Writes whose propagated forms differ from what was sent, transactions, deletions.
+fn more_writes(c: &mut Client) {
+    c.cmd(&["INCR", "counter"]);
+    c.cmd(&["INCRBYFLOAT", "float", "1.5"]);
+    c.cmd(&["SETEX", "setex", "100", "v"]);
+    c.cmd(&["SET", "setpx", "v", "PX", "200000"]);
+    c.cmd(&["GETEX", "setpx", "EX", "300"]);
+    c.cmd(&["SADD", "spop", "a", "b", "c", "d"]);
+    c.cmd(&["SPOP", "spop"]);
+    c.cmd(&["LPUSH", "lmove-src", "x", "y"]);
+    c.cmd(&["LMOVE", "lmove-src", "lmove-dst", "LEFT", "RIGHT"]);
+    c.cmd(&["ZINCRBY", "z", "2.5", "m"]);
+    c.cmd(&["HINCRBY", "h", "n", "7"]);
+    c.cmd(&["DEL", "a:int"]);
+    c.cmd(&["RENAME", "a:raw", "renamed"]);
+    assert_eq!(c.cmd(&["MULTI"]), Val::ok());
+    c.cmd(&["SET", "in-multi", "1"]);
+    c.cmd(&["SELECT", "3"]);
+    c.cmd(&["SET", "in-multi-3", "3"]);
+    c.cmd(&["EXEC"]);
+    c.cmd(&["SELECT", "0"]);
+    c.cmd(&["COPY", "a:list", "copied", "DB", "1"]);
+    c.cmd(&["PERSIST", "a:ttl"]);
+}
+
+#[test]
+fn valkey_replicas_follow_a_ferrokey_primary() {
+    let primary = start(&["--repl-diskless-sync-delay", "0"]);
+    let mut p = Client::connect(primary.port);
+    fill(&mut p, "a");
+
+    // Diskless (Valkey's replicas say `capa eof`).
+    let v1 = start_valkey(&[]);
+    let mut r1 = Client::connect(v1.port);
+    follow(&mut r1, primary.port);
+    assert_eq!(dataset(&mut r1), dataset(&mut p), "after the diskless full sync");
+
+    // The stream, with WAIT acknowledging it.
+    more_writes(&mut p);
+    assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    assert_eq!(dataset(&mut r1), dataset(&mut p), "after the stream");
+
+    // Disk-backed: the RDB file, then the stream held meanwhile.
+    assert_eq!(p.cmd(&["CONFIG", "SET", "repl-diskless-sync", "no"]), Val::ok());
+    fill(&mut p, "b");
+    let v2 = start_valkey(&[]);
+    let mut r2 = Client::connect(v2.port);
+    follow(&mut r2, primary.port);
+    fill(&mut p, "c");
+    assert_eq!(p.cmd(&["WAIT", "2", "5000"]), Val::Int(2));
+    let want = dataset(&mut p);
+    assert_eq!(dataset(&mut r2), want, "after the disk-backed full sync");
+    assert_eq!(dataset(&mut r1), want);
+
+    // INFO and ROLE show both replicas online.
+    assert_eq!(info_int(&mut p, "replication", "connected_slaves"), 2);
+    let info = p.cmd(&["INFO", "replication"]).as_str();
+    for v in [&v1, &v2] {
+        assert!(info.contains(&format!("ip=127.0.0.1,port={},state=online,", v.port)), "{info}");
+    }
+    let offset = info_int(&mut p, "replication", "master_repl_offset");
+    assert!(offset > 0);
+    let role = p.cmd(&["ROLE"]).as_array();
+    assert_eq!(role[0], Val::bulk("master"));
+    assert_eq!(role[2].as_array().len(), 2);
+    assert_eq!(info_int(&mut p, "stats", "sync_full"), 2);
+    let list = p.cmd(&["CLIENT", "LIST", "TYPE", "replica"]).as_str();
+    assert_eq!(list.lines().filter(|l| l.contains("flags=S")).count(), 2, "{list}");
+}
+
+#[test]
+fn a_dropped_link_resumes_with_a_partial_resync() {
+    let primary = start(&["--repl-diskless-sync-delay", "0"]);
+    let mut p = Client::connect(primary.port);
+    fill(&mut p, "a");
+    let v = start_valkey(&[]);
+    let mut r = Client::connect(v.port);
+    follow(&mut r, primary.port);
+    let full = info_int(&mut p, "stats", "sync_full");
+    // The link drops and writes go on meanwhile.
+    assert_eq!(p.cmd(&["CLIENT", "KILL", "TYPE", "replica"]), Val::Int(1));
+    more_writes(&mut p);
+    wait_until(20, "the replica back", || {
+        info_int(&mut p, "replication", "connected_slaves") == 1
+            && info_field(&mut p, "replication", "slave0").contains("state=online")
+    });
+    assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    assert_eq!(info_int(&mut p, "stats", "sync_partial_ok"), 1);
+    assert_eq!(info_int(&mut p, "stats", "sync_full"), full, "no second full sync");
+    assert_eq!(dataset(&mut r), dataset(&mut p));
+    // Same replication id and offset on both sides.
+    for f in ["master_replid", "master_repl_offset"] {
+        assert_eq!(info_field(&mut r, "replication", f), info_field(&mut p, "replication", f));
+    }
+}
+
+#[test]
+fn keys_expired_on_the_primary_are_deleted_on_the_replica() {
+    let primary = start(&["--repl-diskless-sync-delay", "0"]);
+    let mut p = Client::connect(primary.port);
+    let v = start_valkey(&[]);
+    let mut r = Client::connect(v.port);
+    follow(&mut r, primary.port);
+    p.cmd(&["SET", "short", "v", "PX", "100"]);
+    p.cmd(&["SET", "long", "v"]);
+    assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    wait_until(10, "the expired key deleted on the replica", || r.cmd(&["DBSIZE"]) == Val::Int(1));
+    assert_eq!(r.cmd(&["EXISTS", "short"]), Val::Int(0));
+}
+
+/// Reads one line of a raw stream (without its CRLF).
+fn line(c: &mut Client) -> String {
+    let mut l = Vec::new();
+    c.stream.read_until(b'\n', &mut l).expect("read");
+    String::from_utf8_lossy(&l).trim_end().to_string()
+}
+
+/// Reads the full sync payload a SYNC gets (`$<len>` and the RDB, after keep-alive
+/// newlines) and returns it.
+fn read_payload(c: &mut Client) -> Vec<u8> {
+    let mut head = line(c);
+    while head.is_empty() {
+        head = line(c);
+    }
+    let len: usize = head.strip_prefix('$').expect("bulk header").parse().expect("length");
+    let mut rdb = vec![0; len];
+    c.stream.read_exact(&mut rdb).expect("payload");
+    rdb
+}
+
+/// The next command in the stream, PINGs skipped.
+fn next_command(c: &mut Client) -> Vec<String> {
+    loop {
+        let cmd: Vec<String> = c.read().as_array().iter().map(Val::as_str).collect();
+        if cmd != ["PING"] {
+            return cmd;
+        }
+    }
+}
+
+#[test]
+fn the_stream_a_sync_reads_has_the_propagated_forms() {
+    let primary = start(&["--repl-diskless-sync", "no"]);
+    let mut p = Client::connect(primary.port);
+    p.cmd(&["SET", "before", "1"]);
+    let mut s = Client::connect(primary.port);
+    s.send(&[b"SYNC"]);
+    let rdb = read_payload(&mut s);
+    assert!(rdb.starts_with(b"REDIS00"), "{:?}", &rdb[..9]);
+    let now_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis()
+            as i64;
+    p.cmd(&["SELECT", "1"]);
+    p.cmd(&["SETEX", "k", "100", "v"]);
+    p.cmd(&["EXPIRE", "k", "50"]);
+    p.cmd(&["SELECT", "0"]);
+    p.cmd(&["MULTI"]);
+    p.cmd(&["INCR", "n"]);
+    p.cmd(&["INCR", "n"]);
+    p.cmd(&["EXEC"]);
+    p.cmd(&["GET", "n"]); // a read: not in the stream
+    p.cmd(&["DEL", "nothing"]); // changed nothing: not in the stream
+    assert_eq!(next_command(&mut s), ["SELECT", "1"]);
+    let setex = next_command(&mut s);
+    assert_eq!(setex[..4], ["SET", "k", "v", "PXAT"]);
+    let at: i64 = setex[4].parse().unwrap();
+    assert!((at - now_ms - 100_000).abs() < 5000, "{at} vs {now_ms}");
+    let expire = next_command(&mut s);
+    assert_eq!(expire[..2], ["PEXPIREAT", "k"]);
+    // As Valkey: MULTI carries no database, the SELECT goes inside.
+    assert_eq!(next_command(&mut s), ["MULTI"]);
+    assert_eq!(next_command(&mut s), ["SELECT", "0"]);
+    assert_eq!(next_command(&mut s), ["INCR", "n"]);
+    assert_eq!(next_command(&mut s), ["INCR", "n"]);
+    assert_eq!(next_command(&mut s), ["EXEC"]);
+    p.cmd(&["SET", "last", "1"]);
+    assert_eq!(next_command(&mut s), ["SET", "last", "1"]);
+    // A SYNC replica is listed, and never acknowledges: WAIT does not count it.
+    assert_eq!(info_int(&mut p, "replication", "connected_slaves"), 1);
+    assert_eq!(p.cmd(&["WAIT", "1", "100"]), Val::Int(0));
+}
+
+#[test]
+fn wait_and_min_replicas_without_replicas_answer_as_valkey() {
+    let ours = start(&[]);
+    let theirs = start_valkey(&[]);
+    for server in [&ours, &theirs] {
+        let mut c = Client::connect(server.port);
+        c.cmd(&["SET", "k", "v"]);
+        let started = Instant::now();
+        assert_eq!(c.cmd(&["WAIT", "1", "200"]), Val::Int(0));
+        assert!(started.elapsed() >= Duration::from_millis(190));
+        assert_eq!(c.cmd(&["WAIT", "0", "0"]), Val::Int(0));
+        // Inside a transaction WAIT cannot block: it answers at once.
+        c.cmd(&["MULTI"]);
+        c.cmd(&["WAIT", "1", "0"]);
+        assert_eq!(c.cmd(&["EXEC"]), Val::Array(vec![Val::Int(0)]));
+        assert_eq!(c.cmd(&["CONFIG", "SET", "min-replicas-to-write", "1"]), Val::ok());
+        assert_eq!(
+            c.cmd(&["SET", "k", "v"]),
+            Val::Err("NOREPLICAS Not enough good replicas to write.".into())
+        );
+        assert_eq!(c.cmd(&["GET", "k"]), Val::bulk("v"));
+        // Refused when queued, as Valkey refuses it: the transaction is discarded.
+        c.cmd(&["MULTI"]);
+        assert!(matches!(c.cmd(&["SET", "k", "v"]), Val::Err(e) if e.starts_with("NOREPLICAS")));
+        assert_eq!(
+            c.cmd(&["EXEC"]),
+            Val::Err("EXECABORT Transaction discarded because of previous errors.".into())
+        );
+        assert_eq!(c.cmd(&["CONFIG", "SET", "min-replicas-max-lag", "0"]), Val::ok());
+        assert_eq!(c.cmd(&["SET", "k", "w"]), Val::ok());
+    }
+}
+
+#[test]
+fn min_replicas_to_write_counts_acknowledging_replicas() {
+    let primary = start(&["--repl-diskless-sync-delay", "0", "--min-replicas-to-write", "1"]);
+    let mut p = Client::connect(primary.port);
+    assert!(matches!(p.cmd(&["SET", "k", "v"]), Val::Err(e) if e.starts_with("NOREPLICAS")));
+    let v = start_valkey(&[]);
+    let mut r = Client::connect(v.port);
+    follow(&mut r, primary.port);
+    wait_until(10, "writes accepted", || p.cmd(&["SET", "k", "v"]) == Val::ok());
+    assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    assert_eq!(r.cmd(&["GET", "k"]), Val::bulk("v"));
+}
+
+#[test]
+fn a_replica_killed_during_its_full_sync_leaves_the_primary_serving() {
+    // Enough data that the transfer takes a moment.
+    let primary = start(&["--repl-diskless-sync-delay", "0"]);
+    let mut p = Client::connect(primary.port);
+    let value = "v".repeat(1000);
+    for chunk in 0..40 {
+        let mut args: Vec<String> = vec!["MSET".into()];
+        for i in 0..1000 {
+            args.push(format!("key:{chunk}:{i}"));
+            args.push(value.clone());
+        }
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(p.cmd(&a), Val::ok());
+    }
+    let mut v: Server = start_valkey(&[]);
+    let mut r = Client::connect(v.port);
+    assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]), Val::ok());
+    wait_until(10, "the full sync to start", || {
+        info_int(&mut p, "replication", "connected_slaves") == 1
+    });
+    v.child.kill().unwrap();
+    v.child.wait().unwrap();
+    assert_eq!(p.cmd(&["SET", "still", "serving"]), Val::ok());
+    wait_until(20, "the replica forgotten", || {
+        info_int(&mut p, "replication", "connected_slaves") == 0
+            && info_int(&mut p, "persistence", "rdb_bgsave_in_progress") == 0
+    });
+    assert_eq!(p.cmd(&["DBSIZE"]), Val::Int(40_001));
+    // The next replica syncs.
+    let v2 = start_valkey(&[]);
+    let mut r2 = Client::connect(v2.port);
+    follow(&mut r2, primary.port);
+    assert_eq!(r2.cmd(&["DBSIZE"]), Val::Int(40_001));
+}
