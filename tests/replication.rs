@@ -1,7 +1,8 @@
 //! Replication with real Valkey: a Valkey 9.1 replica (the oracle) follows a ferrokey
-//! primary through full syncs (diskless and disk-backed) and the stream of writes after
-//! them, resumes with a partial resync after its link drops, and is acknowledged by WAIT;
-//! the stream itself, read with SYNC as Valkey's test helper reads it.
+//! primary and a ferrokey replica follows a Valkey primary, through full syncs (diskless and
+//! disk-backed) and the stream of writes after them; partial resyncs after a dropped link
+//! and after a failover; chains; WAIT and min-replicas-to-write; the stream itself, read
+//! with SYNC as Valkey's test helper reads it.
 
 mod common;
 
@@ -41,8 +42,8 @@ fn wait_until(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
     panic!("timed out waiting for {what}");
 }
 
-/// Makes the Valkey server on `replica` a replica of the ferrokey primary on `port` and
-/// waits for its link to be up.
+/// Makes the server on `replica` (Valkey or ferrokey) a replica of the primary on `port`
+/// and waits for its link to be up.
 fn follow(replica: &mut Client, port: u16) {
     assert_eq!(replica.cmd(&["REPLICAOF", "127.0.0.1", &port.to_string()]), Val::ok());
     wait_until(20, "master_link_status:up", || {
@@ -340,4 +341,134 @@ fn a_replica_killed_during_its_full_sync_leaves_the_primary_serving() {
     let mut r2 = Client::connect(v2.port);
     follow(&mut r2, primary.port);
     assert_eq!(r2.cmd(&["DBSIZE"]), Val::Int(40_001));
+}
+
+// ---------------------------------------------------------------------------------------
+// ferrokey as a replica
+
+#[test]
+fn ferrokey_replicas_follow_a_valkey_primary() {
+    let primary = start_valkey(&["--repl-diskless-sync-delay", "0"]);
+    let mut p = Client::connect(primary.port);
+    fill(&mut p, "a");
+    // Diskless.
+    let ours = start(&[]);
+    let mut r = Client::connect(ours.port);
+    follow(&mut r, primary.port);
+    assert_eq!(dataset(&mut r), dataset(&mut p), "after the diskless full sync");
+    more_writes(&mut p);
+    assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    assert_eq!(dataset(&mut r), dataset(&mut p), "after the stream");
+    // Disk-backed, into a second replica.
+    assert_eq!(p.cmd(&["CONFIG", "SET", "repl-diskless-sync", "no"]), Val::ok());
+    let ours2 = start(&[]);
+    let mut r2 = Client::connect(ours2.port);
+    follow(&mut r2, primary.port);
+    fill(&mut p, "b");
+    assert_eq!(p.cmd(&["WAIT", "2", "5000"]), Val::Int(2));
+    let want = dataset(&mut p);
+    assert_eq!(dataset(&mut r2), want, "after the disk-backed full sync");
+    assert_eq!(dataset(&mut r), want);
+    // Same offsets as the primary's; a replica refuses writes; ROLE.
+    for f in ["master_replid", "master_repl_offset"] {
+        assert_eq!(info_field(&mut r, "replication", f), info_field(&mut p, "replication", f));
+    }
+    assert_eq!(
+        r.cmd(&["SET", "x", "1"]),
+        Val::Err("READONLY You can't write against a read only replica.".into())
+    );
+    let role = r.cmd(&["ROLE"]).as_array();
+    assert_eq!(
+        role[..4],
+        [
+            Val::bulk("slave"),
+            Val::bulk("127.0.0.1"),
+            Val::Int(primary.port as i64),
+            Val::bulk("connected")
+        ]
+    );
+    assert_eq!(info_field(&mut r, "replication", "role"), "slave");
+}
+
+#[test]
+fn a_ferrokey_replica_resumes_partially_and_takes_over_after_a_failover() {
+    let primary = start_valkey(&["--repl-diskless-sync-delay", "0"]);
+    let mut p = Client::connect(primary.port);
+    fill(&mut p, "a");
+    let ours = start(&[]);
+    let mut r = Client::connect(ours.port);
+    follow(&mut r, primary.port);
+    // The link drops: PSYNC continues.
+    assert_eq!(p.cmd(&["CLIENT", "KILL", "TYPE", "replica"]), Val::Int(1));
+    more_writes(&mut p);
+    wait_until(20, "the link back", || {
+        info_field(&mut r, "replication", "master_link_status") == "up"
+    });
+    assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    assert_eq!(info_int(&mut p, "stats", "sync_partial_ok"), 1);
+    assert_eq!(info_int(&mut p, "stats", "sync_full"), 1);
+    assert_eq!(dataset(&mut r), dataset(&mut p));
+    // Failover: ferrokey is promoted, the old primary follows it with a partial resync.
+    assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), Val::ok());
+    assert_eq!(r.cmd(&["SET", "after-failover", "1"]), Val::ok());
+    follow(&mut p, ours.port);
+    assert_eq!(r.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    assert_eq!(info_int(&mut r, "stats", "sync_full"), 0);
+    assert_eq!(info_int(&mut r, "stats", "sync_partial_ok"), 1);
+    assert_eq!(dataset(&mut p), dataset(&mut r));
+    assert_eq!(p.cmd(&["GET", "after-failover"]), Val::bulk("1"));
+}
+
+#[test]
+fn ferrokey_replicates_to_ferrokey_and_chains_to_valkey() {
+    let a = start(&["--repl-diskless-sync-delay", "0"]);
+    let mut pa = Client::connect(a.port);
+    fill(&mut pa, "a");
+    let b = start(&["--repl-diskless-sync-delay", "0"]);
+    let mut rb = Client::connect(b.port);
+    follow(&mut rb, a.port);
+    // A replica of the replica: the stream is passed on as received.
+    let c = start_valkey(&[]);
+    let mut rc = Client::connect(c.port);
+    follow(&mut rc, b.port);
+    more_writes(&mut pa);
+    fill(&mut pa, "b");
+    assert_eq!(pa.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    let want = dataset(&mut pa);
+    wait_until(10, "the chain to catch up", || {
+        info_field(&mut rc, "replication", "master_repl_offset")
+            == info_field(&mut pa, "replication", "master_repl_offset")
+    });
+    assert_eq!(dataset(&mut rb), want);
+    assert_eq!(dataset(&mut rc), want);
+}
+
+#[test]
+fn a_replica_whose_primary_dies_keeps_its_data_or_refuses_as_configured() {
+    let primary = start(&["--repl-diskless-sync-delay", "0"]);
+    let mut p = Client::connect(primary.port);
+    p.cmd(&["SET", "k", "v"]);
+    let stale_ok = start(&[]);
+    let stale_no = start(&["--replica-serve-stale-data", "no"]);
+    let mut r1 = Client::connect(stale_ok.port);
+    let mut r2 = Client::connect(stale_no.port);
+    follow(&mut r1, primary.port);
+    follow(&mut r2, primary.port);
+    drop(p);
+    drop(primary);
+    wait_until(10, "the link down", || {
+        info_field(&mut r1, "replication", "master_link_status") == "down"
+            && info_field(&mut r2, "replication", "master_link_status") == "down"
+    });
+    assert_eq!(r1.cmd(&["GET", "k"]), Val::bulk("v"));
+    assert_eq!(
+        r2.cmd(&["GET", "k"]),
+        Val::Err(
+            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+                .into()
+        )
+    );
+    // Commands flagged stale still answer (PING is not one, as in Valkey).
+    assert!(r2.cmd(&["INFO", "server"]).as_str().starts_with("# Server"));
+    assert!(matches!(r2.cmd(&["PING"]), Val::Err(e) if e.starts_with("MASTERDOWN")));
 }

@@ -489,10 +489,41 @@ fn replication_section(s: &mut String, srv: &ServerState, now: &Now) {
     s.push_str("# Replication\r\n");
     let attached: Vec<&crate::replication::Replica> =
         r.map(|r| r.attached().collect()).unwrap_or_default();
-    fields!(s,
-        "role" => "master",
-        "connected_slaves" => attached.len(),
-    );
+    let link = r.and_then(|r| r.link.as_ref());
+    match link {
+        None => {
+            fields!(s, "role" => "master");
+        }
+        Some(l) => {
+            use crate::replication::replica::LinkState;
+            let up = l.state == LinkState::Connected;
+            let offset = r.map_or(0, |r| r.offset);
+            let last_io = crate::replication::replica::primary_token(srv)
+                .and_then(|t| srv.clients.get(t))
+                .map_or(-1, |s| (now.ms - s.client.last_interaction_ms) / 1000);
+            fields!(s,
+                "role" => "slave",
+                "master_host" => l.host,
+                "master_port" => l.port,
+                "master_link_status" => if up { "up" } else { "down" },
+                "master_last_io_seconds_ago" => last_io,
+                "master_sync_in_progress" => u8::from(l.state == LinkState::Connecting),
+                "slave_read_repl_offset" => offset,
+                "slave_repl_offset" => offset,
+            );
+            if !up {
+                fields!(s, "master_link_down_since_seconds" => (now.ms - l.down_since_ms) / 1000);
+            }
+            fields!(s,
+                "replicas_repl_buffer_size" => 0,
+                "replicas_repl_buffer_peak" => 0,
+                "slave_priority" => srv.config.replication.replica_priority,
+                "slave_read_only" => u8::from(srv.config.replication.replica_read_only),
+                "replica_announced" => u8::from(srv.config.replication.replica_announced),
+            );
+        }
+    }
+    fields!(s, "connected_slaves" => attached.len());
     for (i, rep) in attached.iter().enumerate() {
         let lag = if rep.state == ReplicaState::Online { (now.ms - rep.ack_ms) / 1000 } else { 0 };
         s.push_str(&format!(

@@ -10,6 +10,7 @@ use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::replication::primary::{self, ReplconfReply};
+use crate::replication::replica;
 use crate::replication::Waiter;
 use crate::server::blocking::{BlockRequest, TimeoutReply};
 use crate::server::client::ClientKind;
@@ -48,13 +49,54 @@ pub static COMMANDS: &[Command] = &[
         Server(role),
     )
     .doc("server", "2.8.12", "Returns the replication role.", "O(1)"),
+    Command::new("replicaof", 3, REPLICAOF_FLAGS, ACL_ADMIN, Server(replicaof))
+        .doc("server", "5.0.0", "Configures a server as replica of another, or promotes it to a primary.", "O(1)"),
+    Command::new("slaveof", 3, REPLICAOF_FLAGS, ACL_ADMIN, Server(replicaof))
+        .doc_flags(&["deprecated"])
+        .deprecated("5.0.0", "`REPLICAOF`")
+        .doc("server", "1.0.0", "Sets a server as a replica of another, or promotes it to being a primary.", "O(1)"),
 ];
+
+const REPLICAOF_FLAGS: u64 = flag::ADMIN | flag::NOSCRIPT | flag::STALE | flag::NO_ASYNC_LOADING;
+
+/// REPLICAOF host port | NO ONE (and SLAVEOF).
+fn replicaof(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    if argv[1].eq_ignore_ascii_case(b"no") && argv[2].eq_ignore_ascii_case(b"one") {
+        if ctx.srv.is_replica {
+            replica::promote(ctx.srv, ctx.now_ms);
+        }
+        ctx.out.ok();
+        return Ok(());
+    }
+    if ctx.client.kind == ClientKind::Replica {
+        return Err(CmdError::Raw(b"ERR Command is not valid when client is a replica.".to_vec()));
+    }
+    let port = parse_i64(&argv[2])
+        .and_then(|p| u16::try_from(p).ok())
+        .ok_or_else(|| CmdError::Raw(b"ERR Invalid master port".to_vec()))?;
+    let host = String::from_utf8_lossy(&argv[1]).into_owned();
+    let same = crate::replication::peek(&*ctx.srv.repl)
+        .and_then(|r| r.link.as_ref())
+        .is_some_and(|l| l.host.eq_ignore_ascii_case(&host) && l.port == port);
+    if same {
+        ctx.out.simple("OK Already connected to specified master");
+        return Ok(());
+    }
+    replica::set_primary(ctx.srv, &host, port, ctx.now_ms);
+    ctx.out.ok();
+    Ok(())
+}
 
 /// SYNC, or PSYNC replid offset: the client becomes a replica once the command is over
 /// (`replication::primary::before_replies` answers it). A replica asking again is ignored.
 fn sync(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     if ctx.client.kind == ClientKind::Replica {
         return Ok(());
+    }
+    if ctx.srv.is_replica && !replica::link_up(ctx.srv) {
+        return Err(CmdError::Raw(
+            b"NOMASTERLINK Can't SYNC while not connected with my master".to_vec(),
+        ));
     }
     let psync = if argv[0].eq_ignore_ascii_case(b"psync") {
         let offset = parse_i64(&argv[2]).ok_or(CmdError::NotInteger)?;
@@ -78,6 +120,9 @@ fn replconf(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 /// at once when enough have (or the client cannot block), else when enough do or the time
 /// is up.
 fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    if ctx.srv.is_replica {
+        return Err(CmdError::WaitOnReplica);
+    }
     let wanted = parse_i64(&argv[1]).ok_or(CmdError::NotInteger)?;
     let deadline = parse_timeout_ms(&argv[2], ctx.now_ms)?;
     let offset = primary::write_offset(ctx.srv);
@@ -100,7 +145,23 @@ fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 /// ROLE of a primary: `master`, its replication offset and its online replicas (ip, port,
 /// acknowledged offset each).
 fn role(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    let offset = crate::replication::peek(&*ctx.srv.repl).map_or(0, |r| r.offset);
+    let r = crate::replication::peek(&*ctx.srv.repl);
+    let offset = r.map_or(0, |r| r.offset);
+    if let Some(link) = r.and_then(|r| r.link.as_ref()) {
+        // A replica: its primary, the link's state and the offset it processed.
+        let out = &mut *ctx.out;
+        out.array(5);
+        out.bulk(b"slave");
+        out.bulk(link.host.as_bytes());
+        out.int(link.port as i64);
+        out.bulk(match link.state {
+            replica::LinkState::Connect => b"connect".as_slice(),
+            replica::LinkState::Connecting => b"sync",
+            replica::LinkState::Connected => b"connected",
+        });
+        out.int(if link.state == replica::LinkState::Connected { offset } else { -1 });
+        return Ok(());
+    }
     let out = &mut *ctx.out;
     out.array(3);
     out.bulk(b"master");

@@ -397,8 +397,6 @@ fn directives_turning_on_missing_features_accept_only_their_default() {
             "{line}"
         );
     };
-    refused("replicaof 127.0.0.1 6379", "the replica side of replication", "\"\"");
-    refused("slaveof 127.0.0.1 6379", "the replica side of replication", "\"\"");
     refused("tls-port 6380", "TLS", "0");
     refused("tls-replication yes", "TLS", "no");
     refused("tls-cluster yes", "TLS", "no");

@@ -28,6 +28,7 @@
 pub mod backlog;
 pub mod fullsync;
 pub mod primary;
+pub mod replica;
 
 use std::any::Any;
 
@@ -162,6 +163,8 @@ pub struct Replication {
     /// Ask the replicas for an acknowledgement before the next sleep (a WAIT is blocked).
     pub getack_wanted: bool,
     pub stats: SyncStats,
+    /// The link to our primary, when this server is a replica.
+    pub link: Option<replica::Link>,
 }
 
 /// A replication id of zeros: none (`master_replid2` with no previous id).
@@ -182,6 +185,7 @@ impl Default for Replication {
             waiters: Vec::new(),
             getack_wanted: false,
             stats: SyncStats::default(),
+            link: None,
         }
     }
 }

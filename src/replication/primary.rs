@@ -53,7 +53,12 @@ pub fn replconf(
             return Ok(ReplconfReply::Nothing);
         }
         if opt_is("getack") {
-            // Sent by a primary to its replicas; a primary ignores it.
+            // From our primary: acknowledge before the next sleep. A primary ignores it.
+            if client.kind == ClientKind::Primary {
+                if let Some(link) = r.link.as_mut() {
+                    link.ack_wanted = true;
+                }
+            }
             return Ok(ReplconfReply::Nothing);
         }
         let rep = handshake_entry(r, token, client);
@@ -149,6 +154,7 @@ pub fn before_replies(srv: &mut ServerState, now_ms: i64) {
         drain_feed(srv);
     }
     serve_waiters(srv, now_ms);
+    crate::replication::replica::send_ack(srv, now_ms, false);
 }
 
 /// Moves what the feed holds for replication into the backlog and the output of every
@@ -294,6 +300,7 @@ fn create_backlog(srv: &mut ServerState, now_ms: i64) {
 pub fn client_closed(srv: &mut ServerState, token: usize, now_ms: i64) {
     let Some(r) = installed(srv) else { return };
     r.waiters.retain(|w| w.token != token);
+    crate::replication::replica::primary_lost(r, token, now_ms);
     let Some(i) = r.replicas.iter().position(|x| x.token == token) else { return };
     let rep = r.replicas.swap_remove(i);
     if rep.state != ReplicaState::Handshake {
@@ -368,10 +375,11 @@ pub fn cron(srv: &mut ServerState, now_ms: i64) {
     }
     r.last_cron_s = now_ms / 1000;
     fullsync::files_sent(srv);
+    crate::replication::replica::send_ack(srv, now_ms, true);
     let period_ms = srv.config.replication.repl_ping_replica_period_secs.max(1) as i64 * 1000;
     let timeout_ms = srv.config.replication.repl_timeout_secs.max(1) as i64 * 1000;
     let r = state(&mut srv.repl);
-    if r.attached().next().is_some() && now_ms - r.last_ping_ms >= period_ms {
+    if !srv.is_replica && r.attached().next().is_some() && now_ms - r.last_ping_ms >= period_ms {
         r.last_ping_ms = now_ms;
         srv.feed.repl_only(&[b"PING".as_slice()]);
         drain_feed(srv);

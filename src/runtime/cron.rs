@@ -26,7 +26,8 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     if srv.pause.kind.is_some() && now_ms >= srv.pause.until_ms {
         srv.pause.kind = None;
     }
-    if srv.active_expire_enabled {
+    // A replica waits for its primary's deletions.
+    if srv.active_expire_enabled && !srv.is_replica {
         active_expire(srv, now_ms, ExpireCycle::Slow);
     }
     if srv.config.activerehashing {
@@ -96,7 +97,7 @@ const FAST_CYCLE_GAP_MS: i64 = 2;
 
 /// The fast expire cycle, called before the event loop sleeps.
 pub fn before_sleep_expire(srv: &mut ServerState, now_ms: i64) {
-    if !srv.active_expire_enabled || !srv.expire_fast_wanted {
+    if !srv.active_expire_enabled || !srv.expire_fast_wanted || srv.is_replica {
         return;
     }
     if now_ms - srv.expire_fast_last_ms < FAST_CYCLE_GAP_MS {

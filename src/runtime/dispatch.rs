@@ -11,7 +11,7 @@ use crate::commands::{self, table::flag, CmdError, Command};
 use crate::keyspace::db::HashedKeys;
 use crate::server::blocking::Blocked;
 use crate::server::calls::{record_call, reply_error_text, CallOf};
-use crate::server::client::ReplyMode;
+use crate::server::client::{ClientKind, ReplyMode};
 use crate::server::multi;
 use crate::server::obuf::Fanout;
 use crate::server::state::{ServerState, Slot};
@@ -109,6 +109,11 @@ pub fn execute_looked_up(
 ) -> Flow {
     debug_assert!(!argv.is_empty());
     let reply_mark = slot.out.len();
+    let from_primary = slot.client.kind == ClientKind::Primary;
+    if from_primary {
+        // The primary's stream, every byte of it, goes on to our backlog and replicas.
+        crate::replication::replica::applied(srv, argv);
+    }
     let cmd = match resolve_from(top, argv) {
         Ok(cmd) => cmd,
         Err((cmd, e)) => {
@@ -145,7 +150,8 @@ pub fn execute_looked_up(
         let outcome = evict::perform_evictions(srv, now_ms);
         // Inside MULTI queuing takes memory too: see `multi::refused_when_oom`.
         let may_grow = cmd.flags & flag::DENYOOM != 0 || multi::refused_when_oom(&slot.client, cmd);
-        let refused = may_grow && outcome == evict::Outcome::Failed;
+        // The primary's writes are never refused: the replica must follow them.
+        let refused = may_grow && outcome == evict::Outcome::Failed && !from_primary;
         if may_grow && !refused {
             evict::hold_back_table_growth(srv, now_ms);
         }
@@ -164,7 +170,7 @@ pub fn execute_looked_up(
     if let Some(e) =
         crate::persist::deny::write_denied(crate::persist::peek(&*srv.persist), &srv.config)
     {
-        if crate::persist::deny::applies_to(cmd, &slot.client) {
+        if crate::persist::deny::applies_to(cmd, &slot.client) && !from_primary {
             srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
             let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
             reply_error(srv, slot, &e);
@@ -174,6 +180,7 @@ pub fn execute_looked_up(
     }
     // min-replicas-to-write: writes need enough replicas that acknowledged lately.
     if srv.config.replication.min_replicas_to_write > 0
+        && !srv.is_replica
         && (cmd.is_write() || multi::exec_is_write(&slot.client, cmd))
         && crate::replication::primary::too_few_replicas(srv, now_ms)
     {
@@ -182,6 +189,28 @@ pub fn execute_looked_up(
         reply_error(srv, slot, &e);
         finish_reply_mode(slot, reply_mark);
         return Flow::Continue;
+    }
+    // A replica: its own clients do not write (replica-read-only), nor, while the link is
+    // down, read stale data when replica-serve-stale-data is no.
+    if srv.is_replica && !from_primary {
+        let write = cmd.is_write() || multi::exec_is_write(&slot.client, cmd);
+        let refusal = if write && srv.config.replication.replica_read_only {
+            Some(CmdError::ReadOnlyReplica)
+        } else if !srv.config.replication.replica_serve_stale_data
+            && cmd.flags & flag::STALE == 0
+            && !crate::replication::replica::link_up(srv)
+        {
+            Some(CmdError::MasterDown)
+        } else {
+            None
+        };
+        if let Some(e) = refusal {
+            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
+            reply_error(srv, slot, &e);
+            finish_reply_mode(slot, reply_mark);
+            return Flow::Continue;
+        }
     }
     // RESP2 subscriber mode (RESP3 has no limits): after the OOM check, as Valkey.
     if slot.client.subs.total() > 0

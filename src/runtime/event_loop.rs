@@ -63,6 +63,14 @@ impl EventLoop {
         let threads = srv.config.io_threads.max(1) as usize - 1;
         let io = (threads > 0).then(|| Pool::new(threads, IOBUF_LEN, io_work));
         srv.io_threads_active = threads > 0;
+        // `replicaof <host> <port>` in the configuration: follow that primary from the start.
+        let words: Vec<String> =
+            srv.config.replication.replicaof.split_whitespace().map(str::to_string).collect();
+        if let [host, port] = &words[..] {
+            if let Ok(port) = port.parse::<u16>() {
+                crate::replication::replica::set_primary(&mut srv, host, port, now_ms());
+            }
+        }
         Ok(EventLoop {
             poll,
             srv,
@@ -129,6 +137,9 @@ impl EventLoop {
             self.ready.append(&mut self.srv.unblocked);
             crate::server::tracking::before_sleep(&mut self.srv);
             crate::replication::primary::before_replies(&mut self.srv, now_ms());
+            if let Some(a) = crate::replication::replica::poll(&mut self.srv, now_ms()) {
+                self.attach_primary(a);
+            }
             crate::persist::aof::before_replies(&mut crate::persist::store(&mut self.srv));
             self.flush_writes();
             self.close_pending();
@@ -215,6 +226,42 @@ impl EventLoop {
             return;
         }
         self.conns.insert(token, IoSlot::new(Conn::new(sock)));
+    }
+
+    /// Registers the socket of our primary, after its handshake, as the primary's client:
+    /// the stream it sends runs as its commands; bytes read past the snapshot are parsed
+    /// first.
+    fn attach_primary(&mut self, a: crate::replication::replica::Attach) {
+        use std::os::fd::AsRawFd;
+        let now = now_ms();
+        if let Err(e) = a.stream.set_nonblocking(true) {
+            warn!("Primary link: {e}");
+            return;
+        }
+        let addr = a.stream.peer_addr().map(|x| x.to_string()).unwrap_or_default();
+        let laddr = a.stream.local_addr().map(|x| x.to_string()).unwrap_or_default();
+        let fd = a.stream.as_raw_fd();
+        let mut sock = Sock::Tcp(mio::net::TcpStream::from_std(a.stream));
+        let srv = &mut self.srv;
+        let id = srv.next_client_id;
+        srv.next_client_id += 1;
+        let mut client = Client::new(id, addr, laddr, fd, false, now);
+        client.kind = crate::server::client::ClientKind::Primary;
+        client.authenticated = true;
+        client.reply_mode = crate::server::client::ReplyMode::Off;
+        let token = srv.clients.insert(Box::new(Slot::new(client, Reply::new(Proto::Resp2))));
+        if let Err(e) =
+            self.poll.registry().register(sock.source(), Token(token), Interest::READABLE)
+        {
+            warn!("Registering the primary's client: {e}");
+            srv.clients.remove(token);
+            return;
+        }
+        let mut conn = Conn::new(sock);
+        conn.qbuf.extend_from_slice(&a.leftover);
+        self.conns.insert(token, IoSlot::new(conn));
+        crate::replication::replica::attached(srv, token);
+        self.again.push(token);
     }
 
     /// Read and parse every readable client: on the I/O threads when there are some and

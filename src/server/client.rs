@@ -25,6 +25,8 @@ pub enum ClientKind {
     /// A replica attached with SYNC or PSYNC: it is sent the replication stream, and its
     /// own commands (REPLCONF ACK) get no reply.
     Replica,
+    /// This replica's primary: its commands are the replication stream, never answered.
+    Primary,
 }
 
 #[derive(Debug)]
@@ -134,6 +136,9 @@ impl Client {
         if self.kind == ClientKind::Replica {
             f.push('S');
         }
+        if self.kind == ClientKind::Primary {
+            f.push('M');
+        }
         if self.subs.total() > 0 {
             f.push('P');
         }
@@ -179,12 +184,16 @@ impl Client {
         if self.kind == ClientKind::Replica {
             return ClientType::Replica;
         }
+        if self.kind == ClientKind::Primary {
+            return ClientType::Primary;
+        }
         if self.subs.total() > 0 {
             return ClientType::PubSub;
         }
         match self.kind {
             ClientKind::Normal | ClientKind::Monitor => ClientType::Normal,
             ClientKind::Replica => ClientType::Replica,
+            ClientKind::Primary => ClientType::Primary,
         }
     }
 

@@ -70,6 +70,9 @@ pub struct Feed {
     aof: bool,
     /// Replication reads the feed (a backlog exists).
     repl_on: bool,
+    /// This server is a replica: its replication buffer gets the primary's stream as
+    /// received ([`Feed::proxy`]), never what it encodes itself.
+    pub repl_proxy: bool,
     /// The AOF's buffer of commands not yet written to its file.
     pub buf: Vec<u8>,
     /// Replication's buffer of commands not yet in the backlog.
@@ -142,6 +145,13 @@ impl Feed {
     /// Appends raw stream bytes for replication only (the primary's PING to its replicas,
     /// REPLCONF GETACK): the AOF never sees them.
     pub fn repl_only<A: AsRef<[u8]>>(&mut self, argv: &[A]) {
+        if self.repl_on && !self.repl_proxy {
+            append_command(&mut self.repl, argv);
+        }
+    }
+
+    /// A command of the primary's stream, as received, for this replica's backlog.
+    pub fn proxy<A: AsRef<[u8]>>(&mut self, argv: &[A]) {
         if self.repl_on {
             append_command(&mut self.repl, argv);
         }
@@ -149,13 +159,14 @@ impl Feed {
 
     /// Encodes `argv` into the first consumer's buffer and copies it to the other's.
     fn emit<A: AsRef<[u8]>>(&mut self, argv: &[A]) {
+        let repl = self.repl_on && !self.repl_proxy;
         if self.aof {
             let from = self.buf.len();
             append_command(&mut self.buf, argv);
-            if self.repl_on {
+            if repl {
                 self.repl.extend_from_slice(&self.buf[from..]);
             }
-        } else if self.repl_on {
+        } else if repl {
             append_command(&mut self.repl, argv);
         }
     }

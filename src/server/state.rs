@@ -474,6 +474,9 @@ pub struct ServerState {
     /// Replication's state, opaque here for the same reason: the `replication` layer alone
     /// reads it (`replication::state`).
     pub repl: Box<dyn std::any::Any>,
+    /// This server follows a primary (`REPLICAOF host port`): no active expiry, writes
+    /// refused (`replica-read-only`), its feed proxies the primary's stream.
+    pub is_replica: bool,
     /// The propagation feed: every write, in execution order (`propagate`).
     pub feed: crate::server::propagate::Feed,
     /// Changes since the last save (see `events`).
@@ -531,6 +534,7 @@ impl ServerState {
             lastsave_s: now_ms / 1000,
             persist: Box::new(()),
             repl: Box::new(()),
+            is_replica: false,
             feed: Default::default(),
             dirty: Default::default(),
             changes: 0,

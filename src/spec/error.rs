@@ -43,6 +43,12 @@ pub enum CmdError {
     Oom,
     /// `-NOREPLICAS Not enough good replicas to write.` (min-replicas-to-write)
     NoReplicas,
+    /// `-READONLY You can't write against a read only replica.`
+    ReadOnlyReplica,
+    /// `-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.`
+    MasterDown,
+    /// `-ERR WAIT cannot be used with replica instances...`
+    WaitOnReplica,
     /// `-ERR Invalid command specified` (COMMAND GETKEYS of an unknown command)
     GetKeysUnknownCommand,
     /// `-ERR The command has no key arguments`
@@ -298,6 +304,17 @@ impl CmdError {
 impl fmt::Display for CmdError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            CmdError::ReadOnlyReplica => {
+                f.write_str("READONLY You can't write against a read only replica.")
+            }
+            CmdError::MasterDown => f.write_str(
+                "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+            ),
+            CmdError::WaitOnReplica => f.write_str(
+                "ERR WAIT cannot be used with replica instances. Please also note that since \
+                 Redis 4.0 if a replica is configured to be writable (which is not the default) \
+                 writes to replicas are just local and are not propagated.",
+            ),
             CmdError::NoReplicas => f.write_str("NOREPLICAS Not enough good replicas to write."),
             CmdError::Syntax => f.write_str("ERR syntax error"),
             CmdError::WrongType => {

@@ -198,6 +198,8 @@ pub struct Command<H: 'static> {
     pub history: &'static [(&'static str, &'static str)],
     /// COMMAND DOCS `doc_flags` (`syscmd`, `deprecated`).
     pub doc_flags: &'static [&'static str],
+    /// COMMAND DOCS `deprecated_since` and `replaced_by` of a deprecated command.
+    pub deprecated: Option<(&'static str, &'static str)>,
 }
 
 impl<H: Copy + 'static> Command<H> {
@@ -426,6 +428,7 @@ impl<H: Copy + 'static> Command<H> {
             tips: &[],
             history: &[],
             doc_flags: &[],
+            deprecated: None,
         }
     }
 
@@ -454,6 +457,7 @@ impl<H: Copy + 'static> Command<H> {
             tips: &[],
             history: &[],
             doc_flags: &[],
+            deprecated: None,
         }
     }
 
@@ -501,6 +505,13 @@ impl<H: Copy + 'static> Command<H> {
     /// The documented changes of the command, as (version, description).
     pub const fn history(mut self, history: &'static [(&'static str, &'static str)]) -> Command<H> {
         self.history = history;
+        self
+    }
+
+    /// A deprecated command: since which version, and what replaces it (as COMMAND DOCS
+    /// writes it, with its backquotes).
+    pub const fn deprecated(mut self, since: &'static str, by: &'static str) -> Command<H> {
+        self.deprecated = Some((since, by));
         self
     }
 

@@ -130,7 +130,9 @@ pub fn reply_docs(out: &mut Reply, cmd: &Command) {
     let text_fields =
         [("summary", cmd.summary), ("since", cmd.since), ("complexity", cmd.complexity)];
     let texts = text_fields.iter().filter(|(_, v)| !v.is_empty()).count();
-    let lists = usize::from(!cmd.doc_flags.is_empty()) + usize::from(!cmd.history.is_empty());
+    let lists = usize::from(!cmd.doc_flags.is_empty())
+        + usize::from(!cmd.history.is_empty())
+        + 2 * usize::from(cmd.deprecated.is_some());
     out.map(texts + 1 + lists + usize::from(!cmd.subcommands.is_empty()));
     for (name, value) in &text_fields[..2] {
         text_field(out, name, value);
@@ -145,6 +147,10 @@ pub fn reply_docs(out: &mut Reply, cmd: &Command) {
         for doc_flag in cmd.doc_flags {
             out.simple(doc_flag);
         }
+    }
+    if let Some((since, by)) = cmd.deprecated {
+        text_field(out, "deprecated_since", since);
+        text_field(out, "replaced_by", by);
     }
     if !cmd.history.is_empty() {
         out.bulk(b"history");

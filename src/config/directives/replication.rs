@@ -74,9 +74,7 @@ impl Default for Replication {
 
 pub(super) static ROWS: &[Directive] = &[
     // Added for Valkey 9.1.
-    special("replicaof", Immutable, "\"\"", &special::REPLICAOF)
-        .aliases(&["slaveof"])
-        .support(Gate(Feature::Replication)),
+    special("replicaof", Immutable, "\"\"", &special::REPLICAOF).aliases(&["slaveof"]),
     string(
         "primaryauth",
         Mutable,
@@ -85,8 +83,7 @@ pub(super) static ROWS: &[Directive] = &[
         |c| &c.replication.primaryauth,
         |c, v| c.replication.primaryauth = v,
     )
-    .aliases(&["masterauth"])
-    .support(Tunes(Feature::Replication)),
+    .aliases(&["masterauth"]),
     string(
         "primaryuser",
         Mutable,
@@ -95,8 +92,7 @@ pub(super) static ROWS: &[Directive] = &[
         |c| &c.replication.primaryuser,
         |c, v| c.replication.primaryuser = v,
     )
-    .aliases(&["masteruser"])
-    .support(Tunes(Feature::Replication)),
+    .aliases(&["masteruser"]),
     boolean(
         "replica-serve-stale-data",
         Mutable,
@@ -104,8 +100,7 @@ pub(super) static ROWS: &[Directive] = &[
         |c| c.replication.replica_serve_stale_data,
         |c, v| c.replication.replica_serve_stale_data = v,
     )
-    .aliases(&["slave-serve-stale-data"])
-    .support(Tunes(Feature::Replication)),
+    .aliases(&["slave-serve-stale-data"]),
     boolean(
         "replica-read-only",
         Mutable,
@@ -113,8 +108,7 @@ pub(super) static ROWS: &[Directive] = &[
         |c| c.replication.replica_read_only,
         |c, v| c.replication.replica_read_only = v,
     )
-    .aliases(&["slave-read-only"])
-    .support(Tunes(Feature::Replication)),
+    .aliases(&["slave-read-only"]),
     boolean(
         "repl-diskless-sync",
         Mutable,
@@ -247,8 +241,7 @@ pub(super) static ROWS: &[Directive] = &[
         |c| c.replication.replica_announce_port.into(),
         |c, v| c.replication.replica_announce_port = v as u16,
     )
-    .aliases(&["slave-announce-port"])
-    .support(Tunes(Feature::Replication)),
+    .aliases(&["slave-announce-port"]),
     boolean(
         "replica-ignore-maxmemory",
         Mutable,
