@@ -186,6 +186,7 @@ fn start_thread(srv: &mut ServerState, now_ms: i64) {
         } else {
             srv.tcp_port
         },
+        announce_ip: cfg.replication.replica_announce_ip.clone(),
         user: cfg.replication.primaryuser.clone(),
         pass: cfg.replication.primaryauth.clone(),
         psync,
@@ -340,6 +341,7 @@ pub fn send_ack(srv: &mut ServerState, now_ms: i64, forced: bool) {
 
 struct Handshake {
     listening_port: u16,
+    announce_ip: String,
     user: String,
     pass: String,
     psync: (String, i64),
@@ -434,6 +436,14 @@ impl Handshake {
             tracing::info!(
                 "(Non critical) Primary does not understand REPLCONF listening-port: {reply}"
             );
+        }
+        if !self.announce_ip.is_empty() {
+            let reply = w.command(&["REPLCONF", "ip-address", &self.announce_ip]).map_err(e)?;
+            if reply.starts_with('-') {
+                tracing::info!(
+                    "(Non critical) Primary does not understand REPLCONF ip-address: {reply}"
+                );
+            }
         }
         let reply = w.command(&["REPLCONF", "capa", "eof", "capa", "psync2"]).map_err(e)?;
         if reply.starts_with('-') {

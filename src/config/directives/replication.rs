@@ -230,8 +230,7 @@ pub(super) static ROWS: &[Directive] = &[
         |c| &c.replication.replica_announce_ip,
         |c, v| c.replication.replica_announce_ip = v,
     )
-    .aliases(&["slave-announce-ip"])
-    .support(Tunes(Feature::Replication)),
+    .aliases(&["slave-announce-ip"]),
     int(
         "replica-announce-port",
         Mutable,
