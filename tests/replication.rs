@@ -472,3 +472,111 @@ fn a_replica_whose_primary_dies_keeps_its_data_or_refuses_as_configured() {
     assert!(r2.cmd(&["INFO", "server"]).as_str().starts_with("# Server"));
     assert!(matches!(r2.cmd(&["PING"]), Val::Err(e) if e.starts_with("MASTERDOWN")));
 }
+
+#[test]
+fn failover_hands_the_primary_role_over_without_a_full_sync() {
+    // ferrokey primary, Valkey replica: FAILOVER TO the replica.
+    let ours = start(&["--repl-diskless-sync-delay", "0"]);
+    let mut p = Client::connect(ours.port);
+    fill(&mut p, "a");
+    let v = start_valkey(&["--repl-diskless-sync-delay", "0"]);
+    let mut r = Client::connect(v.port);
+    follow(&mut r, ours.port);
+    assert_eq!(
+        p.cmd(&["FAILOVER", "TO", "127.0.0.1", "1", "FORCE"]),
+        Val::Err(
+            "ERR FAILOVER with force option requires both a timeout and target HOST and IP.".into()
+        )
+    );
+    assert_eq!(
+        p.cmd(&["FAILOVER", "TO", "127.0.0.1", "1"]),
+        Val::Err("ERR FAILOVER target HOST and PORT is not a replica.".into())
+    );
+    assert_eq!(p.cmd(&["FAILOVER", "ABORT"]), Val::Err("ERR No failover in progress.".into()));
+    assert_eq!(p.cmd(&["FAILOVER", "TO", "127.0.0.1", &v.port.to_string()]), Val::ok());
+    wait_until(20, "the roles swapped", || {
+        info_field(&mut r, "replication", "role") == "master"
+            && info_field(&mut p, "replication", "master_link_status") == "up"
+    });
+    assert_eq!(info_field(&mut p, "replication", "master_failover_state"), "no-failover");
+    assert_eq!(info_int(&mut r, "stats", "sync_full"), 0, "the new primary sent no snapshot");
+    assert_eq!(r.cmd(&["SET", "after", "1"]), Val::ok());
+    assert_eq!(r.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    assert_eq!(dataset(&mut p), dataset(&mut r));
+    // And back: the Valkey primary fails over to ferrokey.
+    let full_before = info_int(&mut p, "stats", "sync_full");
+    assert_eq!(r.cmd(&["FAILOVER"]), Val::ok());
+    wait_until(20, "the roles swapped back", || {
+        info_field(&mut p, "replication", "role") == "master"
+            && info_field(&mut r, "replication", "master_link_status") == "up"
+    });
+    assert_eq!(info_int(&mut p, "stats", "sync_full"), full_before, "no snapshot sent back");
+    assert_eq!(p.cmd(&["SET", "back", "1"]), Val::ok());
+    assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    assert_eq!(dataset(&mut r), dataset(&mut p));
+}
+
+#[test]
+fn failover_that_cannot_sync_times_out_and_writes_resume() {
+    let ours = start(&["--repl-diskless-sync-delay", "0"]);
+    let mut p = Client::connect(ours.port);
+    let v = start_valkey(&[]);
+    let mut r = Client::connect(v.port);
+    follow(&mut r, ours.port);
+    // The replica stops acknowledging: it is paused.
+    let pid = v.child.id() as i32;
+    assert!(std::process::Command::new("kill")
+        .args(["-STOP", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    p.cmd(&["SET", "k", "v"]);
+    assert_eq!(p.cmd(&["FAILOVER", "TIMEOUT", "300"]), Val::ok());
+    assert_eq!(info_field(&mut p, "replication", "master_failover_state"), "waiting-for-sync");
+    assert_eq!(p.cmd(&["FAILOVER"]), Val::Err("ERR FAILOVER already in progress.".into()));
+    wait_until(10, "the failover aborted", || {
+        info_field(&mut p, "replication", "master_failover_state") == "no-failover"
+    });
+    assert!(std::process::Command::new("kill")
+        .args(["-CONT", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    assert_eq!(info_field(&mut p, "replication", "role"), "master");
+    assert_eq!(p.cmd(&["SET", "k", "w"]), Val::ok());
+}
+
+#[test]
+fn a_primary_killed_during_a_full_sync_leaves_the_replica_with_its_old_data() {
+    let primary = start(&["--repl-diskless-sync-delay", "0"]);
+    let mut p = Client::connect(primary.port);
+    let value = "v".repeat(1000);
+    for chunk in 0..40 {
+        let mut args: Vec<String> = vec!["MSET".into()];
+        for i in 0..1000 {
+            args.push(format!("key:{chunk}:{i}"));
+            args.push(value.clone());
+        }
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(p.cmd(&a), Val::ok());
+    }
+    let replica = start(&[]);
+    let mut r = Client::connect(replica.port);
+    r.cmd(&["SET", "old", "data"]);
+    let mut primary = primary;
+    assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]), Val::ok());
+    wait_until(10, "the full sync to start", || {
+        info_int(&mut p, "replication", "connected_slaves") == 1
+    });
+    primary.child.kill().unwrap();
+    primary.child.wait().unwrap();
+    wait_until(10, "the link down", || {
+        info_field(&mut r, "replication", "master_link_status") == "down"
+    });
+    // Either the old dataset or the whole new one: never half of it.
+    let n = r.cmd(&["DBSIZE"]).as_int();
+    assert!(n == 1 || n == 40_000, "{n} keys");
+    if n == 1 {
+        assert_eq!(r.cmd(&["GET", "old"]), Val::bulk("data"));
+    }
+}

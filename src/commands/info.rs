@@ -537,7 +537,7 @@ fn replication_section(s: &mut String, srv: &ServerState, now: &Now) {
     let backlog = r.and_then(|r| r.backlog.as_ref());
     fields!(s,
         "replicas_waiting_psync" => 0,
-        "master_failover_state" => "no-failover",
+        "master_failover_state" => crate::replication::failover::state_name(srv),
         "master_replid" => srv.replid,
         "master_replid2" => r.map_or(crate::replication::NO_REPLID, |r| r.replid2.as_str()),
         "master_repl_offset" => r.map_or(0, |r| r.offset),

@@ -10,8 +10,8 @@ use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::replication::primary::{self, ReplconfReply};
-use crate::replication::replica;
 use crate::replication::Waiter;
+use crate::replication::{failover, replica};
 use crate::server::blocking::{BlockRequest, TimeoutReply};
 use crate::server::client::ClientKind;
 use crate::types::string::parse_i64;
@@ -51,16 +51,60 @@ pub static COMMANDS: &[Command] = &[
     .doc("server", "2.8.12", "Returns the replication role.", "O(1)"),
     Command::new("replicaof", 3, REPLICAOF_FLAGS, ACL_ADMIN, Server(replicaof))
         .doc("server", "5.0.0", "Configures a server as replica of another, or promotes it to a primary.", "O(1)"),
+    Command::new("failover", -1, flag::ADMIN | flag::NOSCRIPT | flag::STALE, ACL_ADMIN, Server(failover_cmd))
+        .doc("server", "6.2.0", "Starts a coordinated failover from a server to one of its replicas.", "O(1)"),
     Command::new("slaveof", 3, REPLICAOF_FLAGS, ACL_ADMIN, Server(replicaof))
         .doc_flags(&["deprecated"])
         .deprecated("5.0.0", "`REPLICAOF`")
         .doc("server", "1.0.0", "Sets a server as a replica of another, or promotes it to being a primary.", "O(1)"),
 ];
 
+/// FAILOVER [TO host port [FORCE]] [TIMEOUT ms] | ABORT, parsed as Valkey parses it.
+fn failover_cmd(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    if argv.len() == 2 && argv[1].eq_ignore_ascii_case(b"abort") {
+        if !failover::in_progress(ctx.srv) {
+            return Err(CmdError::Raw(b"ERR No failover in progress.".to_vec()));
+        }
+        failover::abort(ctx.srv, "Failover manually aborted", ctx.now_ms);
+        ctx.out.ok();
+        return Ok(());
+    }
+    let (mut timeout_ms, mut force, mut target) = (0i64, false, None);
+    let mut j = 1;
+    while j < argv.len() {
+        let a = &argv[j];
+        if a.eq_ignore_ascii_case(b"timeout") && j + 1 < argv.len() && timeout_ms == 0 {
+            timeout_ms = parse_i64(&argv[j + 1]).ok_or(CmdError::NotInteger)?;
+            if timeout_ms <= 0 {
+                return Err(CmdError::Raw(b"ERR FAILOVER timeout must be greater than 0".to_vec()));
+            }
+            j += 2;
+        } else if a.eq_ignore_ascii_case(b"to") && j + 2 < argv.len() && target.is_none() {
+            let port = parse_i64(&argv[j + 2]).ok_or(CmdError::NotInteger)?;
+            let host = String::from_utf8_lossy(&argv[j + 1]).into_owned();
+            // A port out of range matches no replica.
+            target = Some((host, u16::try_from(port).unwrap_or(0)));
+            j += 3;
+        } else if a.eq_ignore_ascii_case(b"force") && !force {
+            force = true;
+            j += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    failover::start(ctx.srv, target, force, timeout_ms, ctx.now_ms)
+        .map_err(|e| CmdError::Raw(e.as_bytes().to_vec()))?;
+    ctx.out.ok();
+    Ok(())
+}
+
 const REPLICAOF_FLAGS: u64 = flag::ADMIN | flag::NOSCRIPT | flag::STALE | flag::NO_ASYNC_LOADING;
 
 /// REPLICAOF host port | NO ONE (and SLAVEOF).
 fn replicaof(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    if failover::in_progress(ctx.srv) {
+        return Err(CmdError::Raw(b"ERR REPLICAOF not allowed while failing over.".to_vec()));
+    }
     if argv[1].eq_ignore_ascii_case(b"no") && argv[2].eq_ignore_ascii_case(b"one") {
         if ctx.srv.is_replica {
             replica::promote(ctx.srv, ctx.now_ms);
@@ -92,6 +136,27 @@ fn replicaof(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 fn sync(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     if ctx.client.kind == ClientKind::Replica {
         return Ok(());
+    }
+    // PSYNC <our replid> <offset> FAILOVER: our primary hands its role over to us.
+    if argv.len() > 3
+        && argv[0].eq_ignore_ascii_case(b"psync")
+        && argv[3].eq_ignore_ascii_case(b"failover")
+    {
+        tracing::info!(
+            "Failover request received for replid {}.",
+            String::from_utf8_lossy(&argv[1])
+        );
+        if !ctx.srv.is_replica {
+            return Err(CmdError::Raw(b"ERR PSYNC FAILOVER can't be sent to a master.".to_vec()));
+        }
+        if !argv[1].eq_ignore_ascii_case(ctx.srv.replid.as_bytes()) {
+            return Err(CmdError::Raw(b"ERR PSYNC FAILOVER replid must match my replid.".to_vec()));
+        }
+        replica::promote(ctx.srv, ctx.now_ms);
+        tracing::info!("PRIMARY MODE enabled (failover request from '{}')", ctx.client.addr);
+    }
+    if failover::in_progress(ctx.srv) {
+        return Err(CmdError::Raw(b"NOMASTERLINK Can't SYNC while failing over".to_vec()));
     }
     if ctx.srv.is_replica && !replica::link_up(ctx.srv) {
         return Err(CmdError::Raw(

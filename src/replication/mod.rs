@@ -26,6 +26,7 @@
 //! that the core never reads; [`state`] reaches it.
 
 pub mod backlog;
+pub mod failover;
 pub mod fullsync;
 pub mod primary;
 pub mod replica;
@@ -165,6 +166,8 @@ pub struct Replication {
     pub stats: SyncStats,
     /// The link to our primary, when this server is a replica.
     pub link: Option<replica::Link>,
+    /// A FAILOVER under way.
+    pub failover: Option<failover::Failover>,
 }
 
 /// A replication id of zeros: none (`master_replid2` with no previous id).
@@ -186,6 +189,7 @@ impl Default for Replication {
             getack_wanted: false,
             stats: SyncStats::default(),
             link: None,
+            failover: None,
         }
     }
 }

@@ -369,6 +369,7 @@ pub fn serve_waiters(srv: &mut ServerState, now_ms: i64) {
 /// Once a second: pings, keep-alive newlines for replicas waiting for their snapshot,
 /// timeouts, replicas whose file was sent going online, and the backlog's time to live.
 pub fn cron(srv: &mut ServerState, now_ms: i64) {
+    crate::replication::failover::update(srv, now_ms);
     let Some(r) = installed(srv) else { return };
     if now_ms / 1000 == r.last_cron_s {
         return;

@@ -50,6 +50,8 @@ pub struct Link {
     pub down_since_ms: i64,
     /// An acknowledgement was asked for (`REPLCONF GETACK`).
     pub ack_wanted: bool,
+    /// This link is a FAILOVER's: PSYNC asks the target to take over.
+    pub failover: bool,
     pub last_ack_ms: i64,
 }
 
@@ -105,11 +107,23 @@ pub fn set_primary(srv: &mut ServerState, host: &str, port: u16, now_ms: i64) {
         retry_at_ms: now_ms,
         down_since_ms: now_ms,
         ack_wanted: false,
+        failover: false,
         last_ack_ms: 0,
     });
+    // Our own replicas resync with us, and learn of the new history.
+    let replicas: Vec<usize> = r.attached().map(|x| x.token).collect();
+    srv.to_close.extend(replicas);
     srv.is_replica = true;
     srv.feed.repl_proxy = true;
     tracing::info!("Connecting to PRIMARY {host}:{port}");
+}
+
+/// FAILOVER's last step: follow the target, asking it to take over.
+pub fn set_primary_for_failover(srv: &mut ServerState, host: &str, port: u16, now_ms: i64) {
+    set_primary(srv, host, port, now_ms);
+    if let Some(link) = state(&mut srv.repl).link.as_mut() {
+        link.failover = true;
+    }
 }
 
 /// `REPLICAOF NO ONE`: a primary again. The history so far stays ours under a new id, the
@@ -161,12 +175,26 @@ pub fn poll(srv: &mut ServerState, now_ms: i64) -> Option<Attach> {
                 Err(TryRecvError::Disconnected) => Err("the sync thread ended".to_string()),
             };
             link.rx = None;
+            let failover = link.failover;
+            link.failover = false;
             match got {
-                Ok(synced) => finish_sync(srv, synced, now_ms),
+                Ok(synced) => {
+                    if failover {
+                        crate::replication::failover::finished(srv);
+                    }
+                    finish_sync(srv, synced, now_ms)
+                }
                 Err(e) => {
                     tracing::warn!("Replication with PRIMARY failed: {e}");
                     link.state = LinkState::Connect;
                     link.retry_at_ms = now_ms + 1000;
+                    if failover {
+                        crate::replication::failover::abort(
+                            srv,
+                            "Failover target rejected psync request",
+                            now_ms,
+                        );
+                    }
                     None
                 }
             }
@@ -181,6 +209,7 @@ fn start_thread(srv: &mut ServerState, now_ms: i64) {
         if has_history { (srv.replid.clone(), own_offset + 1) } else { ("?".to_string(), -1) };
     let cfg = &srv.config;
     let job = Handshake {
+        failover: false,
         listening_port: if cfg.replication.replica_announce_port != 0 {
             cfg.replication.replica_announce_port
         } else {
@@ -196,6 +225,7 @@ fn start_thread(srv: &mut ServerState, now_ms: i64) {
     let r = state(&mut srv.repl);
     let link = r.link.as_mut().expect("a link");
     let (host, port) = (link.host.clone(), link.port);
+    let job = Handshake { failover: link.failover, ..job };
     let (tx, rx) = crossbeam_channel::bounded(1);
     link.rx = Some(rx);
     link.state = LinkState::Connecting;
@@ -340,6 +370,8 @@ pub fn send_ack(srv: &mut ServerState, now_ms: i64, forced: bool) {
 // The handshake thread
 
 struct Handshake {
+    /// Ask the primary to hand over (`PSYNC ... FAILOVER`).
+    failover: bool,
     listening_port: u16,
     announce_ip: String,
     user: String,
@@ -451,7 +483,13 @@ impl Handshake {
         }
         let (id, off) = &self.psync;
         tracing::info!("Trying a partial resynchronization (request {id}:{off}).");
-        let reply = w.command(&["PSYNC", id, &off.to_string()]).map_err(e)?;
+        let off = off.to_string();
+        let reply = if self.failover {
+            w.command(&["PSYNC", id, &off, "FAILOVER"])
+        } else {
+            w.command(&["PSYNC", id, &off])
+        }
+        .map_err(e)?;
         if let Some(rest) = reply.strip_prefix("+CONTINUE") {
             let replid = rest.trim();
             let replid = (!replid.is_empty()).then(|| replid.to_string());

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Replication lag and the primary's CPU per request under a steady write load (issue 16):
+#
+#   benches/repl-lag.sh PRIMARY_BIN REPLICA_BIN [REQUESTS]
+#
+# The primary runs on core 0; the replica and redis-benchmark (`-t set -d 100 -r 1000000
+# -c 50`) share core 1. While the load runs, a sampler reads the replica's
+# `slave_repl_offset` and then the primary's `master_repl_offset` every 10 ms; the lag of a
+# sample is their difference in bytes (an upper bound: the primary's is read second). The
+# primary's CPU time (user + system, from /proc) per request is measured twice, first with no
+# replica, then with the replica attached. Servers are started on free ports here and
+# stopped by their PIDs.
+set -euo pipefail
+P=${1:?primary binary}; R=${2:?replica binary}; N=${3:-2000000}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+PP=$(free_port); RP=$(free_port)
+D=$(mktemp -d); mkdir -p "$D/p" "$D/r"
+taskset -c 0 "$P" --port "$PP" --bind 127.0.0.1 --save '' --dir "$D/p" --repl-diskless-sync-delay 0 > "$D/p.log" 2>&1 &
+PPID_=$!
+taskset -c 1 "$R" --port "$RP" --bind 127.0.0.1 --save '' --dir "$D/r" > "$D/r.log" 2>&1 &
+RPID=$!
+trap 'kill $PPID_ $RPID 2>/dev/null; wait 2>/dev/null; rm -rf "$D"' EXIT
+for port in $PP $RP; do
+  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+done
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+HZ=$(getconf CLK_TCK)
+load() { taskset -c 1 redis-benchmark -p "$PP" -t set -n "$N" -d 100 -r 1000000 -c 50 -q > /dev/null; }
+per_request() {  # CPU microseconds per request of the primary over one load run
+  local a b; a=$(cpu_ticks $PPID_); load; b=$(cpu_ticks $PPID_)
+  echo "scale=3; ($b - $a) * 1000000 / $HZ / $N" | bc
+}
+ALONE=$(per_request)
+redis-cli -p "$RP" replicaof 127.0.0.1 "$PP" > /dev/null
+until redis-cli -p "$RP" info replication | grep -q 'master_link_status:up'; do sleep 0.05; done
+python3 - "$PP" "$RP" > "$D/lag" <<'PY' &
+import socket, sys, time
+def conn(port):
+    s = socket.create_connection(("127.0.0.1", int(port))); return s
+def offset(s, field):
+    s.sendall(b"INFO replication\r\n")
+    data = b""
+    while True:
+        data += s.recv(65536)
+        head, _, rest = data.partition(b"\r\n")
+        if head.startswith(b"$") and len(rest) >= int(head[1:]) + 2:
+            break
+    for line in rest.decode().split("\r\n"):
+        if line.startswith(field + ":"):
+            return int(line.split(":")[1])
+p, r = conn(sys.argv[1]), conn(sys.argv[2])
+end = time.time() + 600
+while time.time() < end:
+    ro = offset(r, "slave_repl_offset"); po = offset(p, "master_repl_offset")
+    print(po - ro, flush=True)
+    time.sleep(0.01)
+PY
+SAMPLER=$!
+WITH=$(per_request)
+kill $SAMPLER 2>/dev/null || true
+sort -n "$D/lag" > "$D/lag.sorted"
+COUNT=$(wc -l < "$D/lag.sorted")
+pct() { sed -n "$(( ($1 * COUNT + 99) / 100 ))p" "$D/lag.sorted"; }
+printf 'primary=%s replica=%s requests=%s cpu_us_per_req_alone=%s cpu_us_per_req_with_replica=%s lag_bytes_p50=%s lag_bytes_p99=%s samples=%s\n' \
+  "$(basename "$P")" "$(basename "$R")" "$N" "$ALONE" "$WITH" "$(pct 50)" "$(pct 99)" "$COUNT"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The link to a replica down for 5 s under a write load (issue 16): the replica is stopped
+# (SIGSTOP) and its link killed on the primary (CLIENT KILL TYPE replica), writes go on for
+# 5 s, then the replica resumes and reconnects. Prints whether that cost a partial resync or
+# a full one, and the backlog bytes the primary sent (from its log line).
+#
+#   benches/repl-partial.sh PRIMARY_BIN REPLICA_BIN [BACKLOG]
+#
+# The backlog must hold 5 s of writes (default 256mb). The primary runs on core 0; the
+# replica and redis-benchmark share core 1. Servers are started on free ports here and
+# stopped by their PIDs.
+set -euo pipefail
+P=${1:?primary binary}; R=${2:?replica binary}; BACKLOG=${3:-256mb}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+PP=$(free_port); RP=$(free_port)
+D=$(mktemp -d); mkdir -p "$D/p" "$D/r"
+taskset -c 0 "$P" --port "$PP" --bind 127.0.0.1 --save '' --dir "$D/p" --repl-diskless-sync-delay 0 \
+  --repl-backlog-size "$BACKLOG" > "$D/p.log" 2>&1 &
+PPID_=$!
+taskset -c 1 "$R" --port "$RP" --bind 127.0.0.1 --save '' --dir "$D/r" > "$D/r.log" 2>&1 &
+RPID=$!
+trap 'kill -CONT $RPID 2>/dev/null; kill $PPID_ $RPID ${LOAD:-} 2>/dev/null; wait 2>/dev/null; rm -rf "$D"' EXIT
+for port in $PP $RP; do
+  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+done
+redis-cli -p "$RP" replicaof 127.0.0.1 "$PP" > /dev/null
+until redis-cli -p "$RP" info replication | grep -q 'master_link_status:up'; do sleep 0.05; done
+taskset -c 1 redis-benchmark -p "$PP" -t set -n 100000000 -d 100 -r 1000000 -c 20 -q > /dev/null 2>&1 &
+LOAD=$!
+sleep 2
+kill -STOP $RPID
+redis-cli -p "$PP" client kill type replica > /dev/null
+sleep 5
+kill -CONT $RPID
+sleep 0.5
+until redis-cli -p "$RP" info replication | grep -q 'master_link_status:up'; do sleep 0.05; done
+sleep 1
+kill $LOAD 2>/dev/null || true
+stat() { redis-cli -p "$PP" info stats | tr -d '\r' | awk -F: -v f="$1" '$1 == f {print $2}'; }
+SENT=$(grep -o 'Sending [0-9]* bytes of backlog' "$D/p.log" | tail -1 | awk '{print $2}')
+printf 'primary=%s replica=%s sync_full=%s sync_partial_ok=%s backlog_bytes_sent=%s\n' \
+  "$(basename "$P")" "$(basename "$R")" "$(stat sync_full)" "$(stat sync_partial_ok)" "${SENT:-none}"
