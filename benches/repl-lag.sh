@@ -6,7 +6,9 @@
 # The primary runs on core 0; the replica and redis-benchmark (`-t set -d 100 -r 1000000
 # -c 50`) share core 1. While the load runs, a sampler reads the replica's
 # `slave_repl_offset` and then the primary's `master_repl_offset` every 10 ms; the lag of a
-# sample is their difference in bytes (an upper bound: the primary's is read second). The
+# sample is their difference in bytes (an upper bound: the primary's is read second), also
+# given in milliseconds of the stream's average rate (a faster primary writes more bytes in
+# the same time). The
 # primary's CPU time (user + system, from /proc) per request is measured twice, first with no
 # replica, then with the replica attached. Servers are started on free ports here and
 # stopped by their PIDs.
@@ -52,14 +54,18 @@ p, r = conn(sys.argv[1]), conn(sys.argv[2])
 end = time.time() + 600
 while time.time() < end:
     ro = offset(r, "slave_repl_offset"); po = offset(p, "master_repl_offset")
-    print(po - ro, flush=True)
+    print(po - ro, time.time(), po, flush=True)
     time.sleep(0.01)
 PY
 SAMPLER=$!
 WITH=$(per_request)
 kill $SAMPLER 2>/dev/null || true
-sort -n "$D/lag" > "$D/lag.sorted"
+# The stream's rate while the load ran (bytes per ms), to express the lag in time too.
+RATE=$(awk 'NR == 1 {t0 = $2; o0 = $3} {t1 = $2; o1 = $3} END {printf "%.3f", (o1 - o0) / ((t1 - t0) * 1000)}' "$D/lag")
+cut -d' ' -f1 "$D/lag" | sort -n > "$D/lag.sorted"
 COUNT=$(wc -l < "$D/lag.sorted")
 pct() { sed -n "$(( ($1 * COUNT + 99) / 100 ))p" "$D/lag.sorted"; }
-printf 'primary=%s replica=%s requests=%s cpu_us_per_req_alone=%s cpu_us_per_req_with_replica=%s lag_bytes_p50=%s lag_bytes_p99=%s samples=%s\n' \
-  "$(basename "$P")" "$(basename "$R")" "$N" "$ALONE" "$WITH" "$(pct 50)" "$(pct 99)" "$COUNT"
+ms() { echo "scale=2; $1 / $RATE" | bc; }
+P50=$(pct 50); P99=$(pct 99)
+printf 'primary=%s replica=%s requests=%s cpu_us_per_req_alone=%s cpu_us_per_req_with_replica=%s lag_bytes_p50=%s lag_bytes_p99=%s stream_bytes_per_ms=%s lag_ms_p50=%s lag_ms_p99=%s samples=%s\n' \
+  "$(basename "$P")" "$(basename "$R")" "$N" "$ALONE" "$WITH" "$P50" "$P99" "$RATE" "$(ms "$P50")" "$(ms "$P99")" "$COUNT"

@@ -497,7 +497,7 @@ fn replication_section(s: &mut String, srv: &ServerState, now: &Now) {
         Some(l) => {
             use crate::replication::replica::LinkState;
             let up = l.state == LinkState::Connected;
-            let offset = r.map_or(0, |r| r.offset);
+            let offset = crate::replication::primary::write_offset(srv);
             let last_io = crate::replication::replica::primary_token(srv)
                 .and_then(|t| srv.clients.get(t))
                 .map_or(-1, |s| (now.ms - s.client.last_interaction_ms) / 1000);
@@ -540,7 +540,7 @@ fn replication_section(s: &mut String, srv: &ServerState, now: &Now) {
         "master_failover_state" => crate::replication::failover::state_name(srv),
         "master_replid" => srv.replid,
         "master_replid2" => r.map_or(crate::replication::NO_REPLID, |r| r.replid2.as_str()),
-        "master_repl_offset" => r.map_or(0, |r| r.offset),
+        "master_repl_offset" => crate::replication::primary::write_offset(srv),
         "second_repl_offset" => r.map_or(-1, |r| r.second_offset),
         "repl_backlog_active" => u8::from(backlog.is_some()),
         "repl_backlog_size" => srv.config.replication.repl_backlog_size_bytes,

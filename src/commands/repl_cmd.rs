@@ -211,7 +211,7 @@ fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 /// acknowledged offset each).
 fn role(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let r = crate::replication::peek(&*ctx.srv.repl);
-    let offset = r.map_or(0, |r| r.offset);
+    let offset = primary::write_offset(ctx.srv);
     if let Some(link) = r.and_then(|r| r.link.as_ref()) {
         // A replica: its primary, the link's state and the offset it processed.
         let out = &mut *ctx.out;

@@ -407,7 +407,10 @@ fn debug_reload(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
         crate::persist::save::install_reloaded(&mut crate::persist::store(ctx.srv), r, now)
     });
     match installed {
-        Ok(()) => ctx.out.ok(),
+        Ok(()) => {
+            tracing::info!("DB reloaded by DEBUG RELOAD");
+            ctx.out.ok()
+        }
         Err(ReloadError::Save) => return Err(CmdError::SaveFailed),
         Err(ReloadError::Load) => return Err(CmdError::RdbLoadFailed),
     }

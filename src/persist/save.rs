@@ -364,7 +364,6 @@ pub fn install_reloaded(
         merge(srv, &mut r.fresh, now_ms);
     }
     log_loaded(srv, &stats, r.started);
-    tracing::info!("DB reloaded by DEBUG RELOAD");
     Ok(())
 }
 

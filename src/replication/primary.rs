@@ -314,7 +314,9 @@ pub fn client_closed(srv: &mut ServerState, token: usize, now_ms: i64) {
 // ---------------------------------------------------------------------------------------
 // WAIT
 
-/// The offset a client's writes reach once the feed is drained.
+/// The stream offset as of the last command: what was fed this turn counts, though it is
+/// moved into the backlog only before replies (Valkey's offsets move per command). On a
+/// replica the feed holds only the primary's stream, so this is the offset it processed.
 pub fn write_offset(srv: &ServerState) -> i64 {
     let base = crate::replication::peek(&*srv.repl).map_or(0, |r| r.offset);
     base + srv.feed.repl.len() as i64

@@ -85,11 +85,20 @@ pub struct Conn {
     /// The last write attempt stopped at [`WRITE_BYTES_PER_ATTEMPT_MAX`] with the socket still
     /// writable: no readiness event will come for it, so the caller retries next turn.
     pub write_yielded: bool,
+    /// Reads per readable event (the fairness cap): [`READS_PER_EVENT_MAX`], or more for a
+    /// replica's link to its primary, whose stream is applied as fast as it arrives.
+    pub reads_per_event: usize,
 }
 
 impl Conn {
     pub fn new(sock: Sock) -> Conn {
-        Conn { sock, qbuf: BytesMut::new(), parser: Parser::new(), write_yielded: false }
+        Conn {
+            sock,
+            qbuf: BytesMut::new(),
+            parser: Parser::new(),
+            write_yielded: false,
+            reads_per_event: READS_PER_EVENT_MAX,
+        }
     }
 
     /// Read what the socket has, up to a fairness cap, without letting the query buffer
@@ -102,7 +111,7 @@ impl Conn {
         if hint > self.qbuf.capacity() - self.qbuf.len() {
             self.qbuf.reserve(hint);
         }
-        for _ in 0..READS_PER_EVENT_MAX {
+        for _ in 0..self.reads_per_event {
             if self.qbuf.len() >= limit {
                 return Ok(ReadOutcome::Data { n: total, more: true });
             }

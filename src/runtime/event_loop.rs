@@ -28,6 +28,10 @@ use crate::server::state::{ServerState, Slot};
 use crate::spec::table::KeyBuf;
 use crate::util::clock::now_ms;
 
+/// Reads of the primary's stream per readable event on a replica (64 x 16 KiB): the stream
+/// is applied as fast as it comes, as Valkey applies its primary's whole query buffer, so
+/// that a replica's reads lag as little as Valkey's (benches/repl-lag.sh).
+const PRIMARY_READS_PER_EVENT: usize = 64;
 /// Events handled per poll.
 const EVENTS_MAX: usize = 1024;
 /// Parsed commands a client may have waiting; parsing stops there until they run.
@@ -258,6 +262,7 @@ impl EventLoop {
             return;
         }
         let mut conn = Conn::new(sock);
+        conn.reads_per_event = PRIMARY_READS_PER_EVENT;
         conn.qbuf.extend_from_slice(&a.leftover);
         self.conns.insert(token, IoSlot::new(conn));
         crate::replication::replica::attached(srv, token);
@@ -405,6 +410,13 @@ impl EventLoop {
         let mut ready = std::mem::take(&mut self.ready);
         ready.sort_unstable();
         ready.dedup();
+        // On a replica the primary's stream runs first: what clients read in this batch is
+        // as up to date as what has arrived.
+        if let Some(p) = crate::replication::replica::primary_token(&self.srv) {
+            if let Some(i) = ready.iter().position(|&t| t == p) {
+                ready[..=i].rotate_right(1);
+            }
+        }
         self.batcher.run(&mut self.srv, &mut self.conns, &ready);
         for &t in &ready {
             if self.srv.blocking.is_blocked(t) {
