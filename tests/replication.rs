@@ -213,7 +213,7 @@ fn read_payload(c: &mut Client) -> Vec<u8> {
 fn next_command(c: &mut Client) -> Vec<String> {
     loop {
         let cmd: Vec<String> = c.read().as_array().iter().map(Val::as_str).collect();
-        if cmd != ["PING"] {
+        if !(cmd.len() == 1 && cmd[0].eq_ignore_ascii_case("ping")) {
             return cmd;
         }
     }
@@ -579,4 +579,147 @@ fn a_primary_killed_during_a_full_sync_leaves_the_replica_with_its_old_data() {
     if n == 1 {
         assert_eq!(r.cmd(&["GET", "old"]), Val::bulk("data"));
     }
+}
+
+/// The stream a SYNC reads while `writes` run on the server of `port`: commands, PINGs left
+/// out, and times (numbers of 13 digits or more: unix milliseconds) replaced by `<ms>`.
+fn stream_of(port: u16, writes: &[&[&str]]) -> Vec<String> {
+    let mut s = Client::connect(port);
+    s.send(&[b"SYNC"]);
+    read_payload(&mut s);
+    let mut c = Client::connect(port);
+    for w in writes {
+        c.cmd(w);
+    }
+    c.cmd(&["SET", "end-of-test", "1"]);
+    let mut out = Vec::new();
+    loop {
+        let cmd = next_command(&mut s);
+        if cmd == ["SET", "end-of-test", "1"] {
+            return out;
+        }
+        let words: Vec<String> = cmd
+            .iter()
+            .map(|w| {
+                let digits = w.len() >= 13 && w.bytes().all(|b| b.is_ascii_digit());
+                if digits {
+                    "<ms>".to_string()
+                } else {
+                    w.clone()
+                }
+            })
+            .collect();
+        out.push(words.join(" "));
+    }
+}
+
+#[test]
+fn every_write_propagates_as_valkey_propagates_it() {
+    let writes: &[&[&str]] = &[
+        &["SET", "s", "v"],
+        &["SET", "s", "v", "EX", "100"],
+        &["SET", "s", "v", "PX", "100000", "GET"],
+        &["SET", "s", "v", "KEEPTTL"],
+        &["SET", "s", "v", "NX"],
+        &["SETNX", "s2", "v"],
+        &["SETEX", "s3", "100", "v"],
+        &["PSETEX", "s4", "100000", "v"],
+        &["GETSET", "s", "w"],
+        &["GETDEL", "s4"],
+        &["GETEX", "s", "EX", "100"],
+        &["GETEX", "s", "PERSIST"],
+        &["MSET", "m1", "1", "m2", "2"],
+        &["MSETNX", "m3", "3", "m1", "x"],
+        &["APPEND", "s", "more"],
+        &["INCR", "n"],
+        &["DECRBY", "n", "5"],
+        &["INCRBYFLOAT", "f", "1.5"],
+        &["SETRANGE", "s", "2", "zz"],
+        &["DEL", "m2", "missing"],
+        &["UNLINK", "m3"],
+        &["EXPIRE", "s", "100"],
+        &["PEXPIRE", "s", "100000", "GT"],
+        &["EXPIREAT", "s", "4000000000"],
+        &["PERSIST", "s"],
+        &["RENAME", "s", "s5"],
+        &["RENAMENX", "s5", "s6"],
+        &["COPY", "s6", "s7"],
+        &["MOVE", "s7", "3"],
+        &["LPUSH", "l", "a", "b", "c", "d"],
+        &["RPUSH", "l", "e"],
+        &["LPOP", "l"],
+        &["RPOP", "l", "2"],
+        &["RPOPLPUSH", "l", "l2"],
+        &["LMOVE", "l2", "l", "LEFT", "RIGHT"],
+        &["LSET", "l", "0", "x"],
+        &["LINSERT", "l", "BEFORE", "x", "y"],
+        &["LREM", "l", "0", "y"],
+        &["LTRIM", "l", "0", "10"],
+        &["LMPOP", "1", "l", "LEFT"],
+        &["BLPOP", "l", "0"],
+        &["HSET", "h", "a", "1", "b", "2"],
+        &["HSETNX", "h", "c", "3"],
+        &["HDEL", "h", "a"],
+        &["HINCRBY", "h", "b", "3"],
+        &["HINCRBYFLOAT", "h", "b", "0.5"],
+        &["SADD", "st", "a", "b", "c"],
+        &["SREM", "st", "a"],
+        &["SMOVE", "st", "st2", "b"],
+        &["SINTERSTORE", "st3", "st", "st2"],
+        &["SUNIONSTORE", "st3", "st", "st2"],
+        &["SDIFFSTORE", "st3", "st", "st2"],
+        &["ZADD", "z", "1", "a", "2", "b", "3", "c"],
+        &["ZINCRBY", "z", "1.5", "a"],
+        &["ZREM", "z", "c"],
+        &["ZPOPMIN", "z"],
+        &["ZADD", "z", "5", "d", "6", "e"],
+        &["ZREMRANGEBYSCORE", "z", "5", "5"],
+        &["ZUNIONSTORE", "z2", "1", "z"],
+        &["ZRANGESTORE", "z3", "z", "0", "-1"],
+        &["ZMPOP", "1", "z", "MAX"],
+        &["BZPOPMIN", "z2", "0"],
+        &["SORT", "l", "ALPHA", "STORE", "sorted"],
+        &["SWAPDB", "0", "1"],
+        &["SWAPDB", "0", "1"],
+        // Writes that change nothing are not propagated; a past expire time deletes.
+        &["HSETNX", "h", "c", "9"],
+        &["SADD", "st", "c"],
+        &["SREM", "st", "missing"],
+        &["PERSIST", "h"],
+        &["EXPIRE", "missing", "100"],
+        &["SET", "gone", "1"],
+        &["EXPIRE", "gone", "-1"],
+        &["SET", "x", "1", "EXAT", "4000000000"],
+        &["GETEX", "x", "PXAT", "4000000000000"],
+        &["PEXPIREAT", "x", "4000000000001"],
+        &["ZADD", "z9", "INCR", "2", "m"],
+        &["ZADD", "z9", "GT", "1", "m"],
+        &["COPY", "x", "y", "REPLACE"],
+        &["RPUSHX", "missing", "a"],
+        &["DEL", "missing1", "missing2"],
+        &["MULTI"],
+        &["INCR", "n"],
+        &["GET", "n"],
+        &["EXEC"],
+        &["MULTI"],
+        &["GET", "n"],
+        &["EXEC"],
+        &["SELECT", "5"],
+        &["SET", "in5", "1"],
+        &["SELECT", "0"],
+        &["FLUSHDB"],
+        &["FLUSHALL"],
+    ];
+    let ours = start(&[]);
+    let theirs = start_valkey(&[]);
+    let want = stream_of(theirs.port, writes);
+    let got = stream_of(ours.port, writes);
+    let differ: Vec<String> = got
+        .iter()
+        .zip(&want)
+        .filter(|(g, w)| g != w)
+        .map(|(g, w)| format!("ours {g:?}, Valkey's {w:?}"))
+        .collect();
+    assert!(differ.is_empty(), "{differ:#?}");
+    assert_eq!(got, want);
 }

@@ -384,7 +384,7 @@ pub fn cron(srv: &mut ServerState, now_ms: i64) {
     let r = state(&mut srv.repl);
     if !srv.is_replica && r.attached().next().is_some() && now_ms - r.last_ping_ms >= period_ms {
         r.last_ping_ms = now_ms;
-        srv.feed.repl_only(&[b"PING".as_slice()]);
+        srv.feed.repl_only(&[b"ping".as_slice()]);
         drain_feed(srv);
     }
     let r = state(&mut srv.repl);

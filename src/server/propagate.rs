@@ -28,7 +28,8 @@
 //!
 //! Everything else is deterministic given the same dataset and is logged as sent. The
 //! commands of a MULTI/EXEC go in between `MULTI` and `EXEC` when more than one of them is
-//! logged, so a replay never applies half a transaction.
+//! logged, so a replay never applies half a transaction; a transaction that logged one
+//! command logs it bare, as Valkey does.
 
 use bytes::Bytes;
 
@@ -90,6 +91,9 @@ pub struct Feed {
 enum ExecWrap {
     /// Nothing logged yet for this transaction.
     Pending,
+    /// One command logged, from these positions of the two buffers: a second one puts
+    /// `MULTI` there (a transaction with one write is logged bare, as Valkey logs it).
+    One { aof_at: usize, repl_at: usize },
     /// `MULTI` went in: `EXEC` follows at the end.
     Open,
 }
@@ -130,9 +134,22 @@ impl Feed {
         if !self.on {
             return;
         }
-        if self.exec == Some(ExecWrap::Pending) {
-            self.exec = Some(ExecWrap::Open);
-            self.emit(&[b"MULTI".as_slice()]);
+        match self.exec {
+            Some(ExecWrap::Pending) => {
+                self.exec = Some(ExecWrap::One { aof_at: self.buf.len(), repl_at: self.repl.len() })
+            }
+            Some(ExecWrap::One { aof_at, repl_at }) => {
+                self.exec = Some(ExecWrap::Open);
+                let mut multi = Vec::new();
+                append_command(&mut multi, &[b"MULTI".as_slice()]);
+                if self.aof {
+                    self.buf.splice(aof_at..aof_at, multi.iter().copied());
+                }
+                if self.repl_on && !self.repl_proxy {
+                    self.repl.splice(repl_at..repl_at, multi.iter().copied());
+                }
+            }
+            _ => {}
         }
         if self.selected_db != Some(db) {
             let n = db.to_string();
@@ -204,12 +221,33 @@ pub fn rewrite(name: &str, argv: &[Bytes], now_ms: i64) -> Option<Vec<Bytes>> {
             Some(vec![word("SET"), argv[1].clone(), argv[3].clone(), word("PXAT"), int(at)])
         }
         "set" => {
-            let (i, at) = expire_option(argv, 3, now_ms)?;
+            // GET changes nothing on a replica: left out, as Valkey leaves it out.
+            let get = argv[3..].iter().any(|a| a.eq_ignore_ascii_case(b"GET"));
+            let expire = expire_option(argv, 3, now_ms);
+            if !get && expire.is_none() {
+                return None;
+            }
             let mut out = argv.to_vec();
-            out[i] = word("PXAT");
-            out[i + 1] = int(at);
+            if let Some((i, at)) = expire {
+                out[i] = word("PXAT");
+                out[i + 1] = int(at);
+            }
+            if get {
+                let at = 3 + out[3..].iter().position(|a| a.eq_ignore_ascii_case(b"GET"))?;
+                out.remove(at);
+            }
             Some(out)
         }
+        "getset" => Some(vec![word("SET"), argv[1].clone(), argv[2].clone()]),
+        "getdel" => Some(vec![word("DEL"), argv[1].clone()]),
+        "blmove" => Some(
+            argv[..5]
+                .iter()
+                .enumerate()
+                .map(|(i, a)| if i == 0 { word("LMOVE") } else { a.clone() })
+                .collect(),
+        ),
+        "brpoplpush" => Some(vec![word("RPOPLPUSH"), argv[1].clone(), argv[2].clone()]),
         "getex" => {
             if let Some((_, at)) = expire_option(argv, 2, now_ms) {
                 return Some(vec![word("PEXPIREAT"), argv[1].clone(), int(at)]);
@@ -339,10 +377,13 @@ mod tests {
         f.exec_end();
         f.exec_begin();
         f.exec_end();
+        f.exec_begin();
+        f.command(2, &[b"DEL".as_slice(), b"c"]);
+        f.exec_end();
         let want = "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*2\r\n$3\r\nDEL\r\n$1\r\na\r\n\
                     *1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\na\r\n\
                     *2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n*2\r\n$4\r\nINCR\r\n$1\r\nb\r\n\
-                    *1\r\n$4\r\nEXEC\r\n";
+                    *1\r\n$4\r\nEXEC\r\n*2\r\n$3\r\nDEL\r\n$1\r\nc\r\n";
         assert_eq!(String::from_utf8(f.buf).unwrap(), want);
     }
 
@@ -357,7 +398,12 @@ mod tests {
         assert_eq!(r("pexpireat k 5"), None);
         assert_eq!(r("setex k 2 v").as_deref(), Some("SET k v PXAT 1002000"));
         assert_eq!(r("psetex k 2 v").as_deref(), Some("SET k v PXAT 1000002"));
-        assert_eq!(r("set k v NX ex 3 GET").as_deref(), Some("set k v NX PXAT 1003000 GET"));
+        assert_eq!(r("set k v NX ex 3 GET").as_deref(), Some("set k v NX PXAT 1003000"));
+        assert_eq!(r("set k v get").as_deref(), Some("set k v"));
+        assert_eq!(r("getset k v").as_deref(), Some("SET k v"));
+        assert_eq!(r("getdel k").as_deref(), Some("DEL k"));
+        assert_eq!(r("blmove a b LEFT RIGHT 0").as_deref(), Some("LMOVE a b LEFT RIGHT"));
+        assert_eq!(r("brpoplpush a b 0").as_deref(), Some("RPOPLPUSH a b"));
         assert_eq!(r("set k v exat 3").as_deref(), Some("set k v PXAT 3000"));
         assert_eq!(r("set k v KEEPTTL"), None);
         assert_eq!(r("getex k px 7").as_deref(), Some("PEXPIREAT k 1000007"));

@@ -296,6 +296,11 @@ fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let text = sum.to_human_string();
     h.set(field, text.as_bytes(), limits);
     ctx.changed(key, 1, KeyspaceEvents::HASH, "hincrbyfloat");
+    // Replayed as the value it stored, as Valkey propagates it.
+    ctx.propagate_as(|| {
+        let hset = [b"HSET".as_slice(), key, field, text.as_bytes()];
+        vec![hset.iter().map(|a| Bytes::copy_from_slice(a)).collect()]
+    });
     ctx.out.bulk(text.as_bytes());
     Ok(())
 }

@@ -48,6 +48,8 @@ fn bpop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> CmdResult {
         pop_one(ctx.out, list.get(), end, limit);
         let emptied = list.remove_if_empty();
         notify_pop(ctx, key, 1, end, emptied);
+        // Propagated as the plain pop it did, as Valkey propagates it.
+        ctx.propagate_as(|| vec![vec![super::pop_word(end), key.clone()]]);
         return Ok(());
     }
     block_or_reply(ctx, keys, timeout_at_ms, TimeoutReply::NullArray);

@@ -349,6 +349,11 @@ fn rpop(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     pop_generic(ctx, argv, End::Tail, "rpop")
 }
 
+/// The command a pop from `end` propagates as.
+fn pop_word(end: End) -> Bytes {
+    Bytes::from_static(if end == End::Head { b"LPOP" } else { b"RPOP" })
+}
+
 /// The pop of LMPOP and BLMPOP: from the first non-empty list of `keys`, replies
 /// `[key, [elements]]`. Returns false (and replies nothing) when every list is missing.
 fn mpop(ctx: &mut Ctx, keys: &[Bytes], end: End, count: usize) -> Result<bool, CmdError> {
@@ -361,6 +366,9 @@ fn mpop(ctx: &mut Ctx, keys: &[Bytes], end: End, count: usize) -> Result<bool, C
         let popped = pop_range(ctx.out, list.get(), end, count, limit);
         let emptied = list.remove_if_empty();
         notify_pop(ctx, key, popped as u64, end, emptied);
+        // LMPOP and BLMPOP propagate as `LPOP|RPOP key count`, as in Valkey.
+        let n = Bytes::from(count.to_string());
+        ctx.propagate_as(|| vec![vec![pop_word(end), key.clone(), n]]);
         return Ok(true);
     }
     Ok(false)
@@ -544,6 +552,10 @@ fn ltrim(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let emptied = list.remove_if_empty();
     // Raised even when nothing was trimmed, as Valkey does.
     notify_edit(ctx, key, (left + right) as u64, "ltrim", emptied);
+    if left + right == 0 {
+        // Changed nothing: not propagated, as in Valkey (whose rule is the dirty count).
+        ctx.propagate_as(Vec::new);
+    }
     ctx.out.ok();
     Ok(())
 }

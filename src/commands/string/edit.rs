@@ -204,6 +204,11 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         }
     };
     ctx.changed(key, 1, KeyspaceEvents::STRING, "incrbyfloat");
+    // Replayed as the value it stored (float arithmetic must not run twice), TTL kept.
+    ctx.propagate_as(|| {
+        let set = [b"SET".as_slice(), key, text.as_bytes(), b"KEEPTTL"];
+        vec![set.iter().map(|a| Bytes::copy_from_slice(a)).collect()]
+    });
     ctx.out.bulk(text.as_bytes());
     Ok(())
 }

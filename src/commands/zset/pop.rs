@@ -87,6 +87,18 @@ fn pop_from(ctx: &mut Ctx, key: &[u8], end: End, count: usize, shape: PopShape) 
         End::Max => "zpopmax",
     };
     super::notify_removed(ctx, event, n as u64, key, emptied);
+    // The blocking and multi-key pops propagate as ZPOPMIN/ZPOPMAX of the key served (with
+    // the count asked for ZMPOP and BZMPOP), as Valkey propagates them.
+    let word = Bytes::from_static(if end == End::Min { b"ZPOPMIN" } else { b"ZPOPMAX" });
+    let key = Bytes::copy_from_slice(key);
+    match shape {
+        PopShape::Plain { .. } => {}
+        PopShape::KeyFlat => ctx.propagate_as(|| vec![vec![word, key]]),
+        PopShape::KeyNested => {
+            let n = Bytes::from(count.to_string());
+            ctx.propagate_as(|| vec![vec![word, key, n]])
+        }
+    }
 }
 
 /// The first of `keys` holding a sorted set (WRONGTYPE for the first holding another type).
