@@ -638,7 +638,7 @@ fn every_write_propagates_as_valkey_propagates_it() {
         &["DEL", "m2", "missing"],
         &["UNLINK", "m3"],
         &["EXPIRE", "s", "100"],
-        &["PEXPIRE", "s", "100000", "GT"],
+        &["PEXPIRE", "s", "200000", "GT"],
         &["EXPIREAT", "s", "4000000000"],
         &["PERSIST", "s"],
         &["RENAME", "s", "s5"],

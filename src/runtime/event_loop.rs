@@ -495,6 +495,16 @@ impl EventLoop {
         let mut tokens = std::mem::take(&mut self.srv.to_write);
         tokens.sort_unstable();
         tokens.dedup();
+        // Replicas first: the stream leaves before this turn's replies.
+        let clients = &self.srv.clients;
+        let is_replica = |t: &usize| {
+            clients
+                .get(*t)
+                .is_some_and(|s| s.client.kind == crate::server::client::ClientKind::Replica)
+        };
+        if tokens.iter().any(is_replica) {
+            tokens.sort_by_key(|t| !is_replica(t));
+        }
         let conns = &self.conns;
         tokens.retain(|&t| {
             self.srv.clients.get_mut(t).is_some_and(|s| {
