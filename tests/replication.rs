@@ -388,6 +388,14 @@ fn ferrokey_replicas_follow_a_valkey_primary() {
         ]
     );
     assert_eq!(info_field(&mut r, "replication", "role"), "slave");
+    let want =
+        Val::Array(vec![Val::bulk("replicaof"), Val::bulk(&format!("127.0.0.1 {}", primary.port))]);
+    assert_eq!(r.cmd(&["CONFIG", "GET", "replicaof"]), want);
+    assert_eq!(r2.cmd(&["REPLICAOF", "NO", "ONE"]), Val::ok());
+    assert_eq!(
+        r2.cmd(&["CONFIG", "GET", "replicaof"]),
+        Val::Array(vec![Val::bulk("replicaof"), Val::bulk("")])
+    );
 }
 
 #[test]
@@ -639,6 +647,8 @@ fn every_write_propagates_as_valkey_propagates_it() {
         &["UNLINK", "m3"],
         &["EXPIRE", "s", "100"],
         &["PEXPIRE", "s", "200000", "GT"],
+        &["EXPIRE", "s", "1", "LT"],
+        &["EXPIRE", "s", "5", "XX", "GT"],
         &["EXPIREAT", "s", "4000000000"],
         &["PERSIST", "s"],
         &["RENAME", "s", "s5"],

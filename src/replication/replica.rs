@@ -115,6 +115,8 @@ pub fn set_primary(srv: &mut ServerState, host: &str, port: u16, now_ms: i64) {
     srv.to_close.extend(replicas);
     srv.is_replica = true;
     srv.feed.repl_proxy = true;
+    // CONFIG GET replicaof and CONFIG REWRITE show the primary followed now.
+    srv.config.replication.replicaof = format!("{host} {port}");
     tracing::info!("Connecting to PRIMARY {host}:{port}");
 }
 
@@ -142,6 +144,7 @@ pub fn promote(srv: &mut ServerState, now_ms: i64) {
     srv.is_replica = false;
     srv.feed.repl_proxy = false;
     srv.feed.selected_db = None;
+    srv.config.replication.replicaof.clear();
     let r = state(&mut srv.repl);
     tracing::info!(
         "Setting secondary replication ID to {}, valid up to offset: {}. New replication ID \

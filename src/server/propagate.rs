@@ -19,7 +19,7 @@
 //! A log entry is replayed later, maybe days later, so what depends on the clock or on
 //! chance is rewritten to what actually happened, as Valkey does:
 //! - relative expire times become absolute: `EXPIRE`/`PEXPIRE`/`EXPIREAT` become
-//!   `PEXPIREAT key <unix-ms>` (their NX/XX/GT/LT already held), `SETEX`/`PSETEX` and
+//!   `PEXPIREAT key <unix-ms>` (their NX/XX/GT/LT flags kept, as Valkey keeps them), `SETEX`/`PSETEX` and
 //!   `SET ... EX|PX|EXAT` become `SET ... PXAT <unix-ms>`, `GETEX ... EX|PX|EXAT|PXAT`
 //!   becomes `PEXPIREAT` and `GETEX ... PERSIST` becomes `PERSIST`, and `RESTORE` with a
 //!   relative TTL gets `ABSTTL`;
@@ -212,7 +212,10 @@ pub fn rewrite(name: &str, argv: &[Bytes], now_ms: i64) -> Option<Vec<Bytes>> {
                 "pexpire" => now_ms.checked_add(n)?,
                 _ => n.checked_mul(1000)?,
             };
-            Some(vec![word("PEXPIREAT"), argv[1].clone(), int(at)])
+            // Valkey keeps the NX/XX/GT/LT flags after the rewritten time.
+            let mut out = vec![word("PEXPIREAT"), argv[1].clone(), int(at)];
+            out.extend(argv[3..].iter().cloned());
+            Some(out)
         }
         "setex" | "psetex" => {
             let n = parse_i64(&argv[2])?;
@@ -393,7 +396,7 @@ mod tests {
         let r =
             |s: &str| text(rewrite(&s.split(' ').next().unwrap().to_lowercase(), &argv(s), now));
         assert_eq!(r("expire k 10").as_deref(), Some("PEXPIREAT k 1010000"));
-        assert_eq!(r("pexpire k 10 NX").as_deref(), Some("PEXPIREAT k 1000010"));
+        assert_eq!(r("pexpire k 10 NX").as_deref(), Some("PEXPIREAT k 1000010 NX"));
         assert_eq!(r("expireat k 5").as_deref(), Some("PEXPIREAT k 5000"));
         assert_eq!(r("pexpireat k 5"), None);
         assert_eq!(r("setex k 2 v").as_deref(), Some("SET k v PXAT 1002000"));
