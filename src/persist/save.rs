@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::rdb::encoding::{RdbError, RdbReader, RdbWriter};
-use super::rdb::file::{load_rdb, write_rdb, AccessMeta, LoadStats, SaveInfo};
+use super::rdb::file::{load_rdb, write_rdb, LoadStats, SaveInfo};
 use super::rdb::value::LoadLimits;
 use crate::keyspace::db::Db;
 use crate::persist::Store;
@@ -83,13 +83,7 @@ pub fn save(srv: &mut Store<'_>, now_ms: i64) -> Result<(), SaveError> {
 /// hands `out` back.
 pub fn write_to<W: Write>(srv: &Store<'_>, out: W, now_ms: i64) -> io::Result<W> {
     let mut w = RdbWriter::new(out, srv.config.rdbcompression);
-    let info = SaveInfo {
-        now_ms,
-        used_memory: crate::memory::used_memory(),
-        meta: AccessMeta::for_policy(srv.config.maxmemory_policy),
-        prefetch: true,
-        checksum: srv.config.rdbchecksum,
-    };
+    let info = SaveInfo::for_config(srv.config, now_ms);
     write_rdb(&mut w, srv.dbs, &info)?;
     Ok(w.into_inner())
 }

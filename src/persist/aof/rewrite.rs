@@ -24,7 +24,7 @@ use super::writer::IncrFile;
 use super::{dir_path, file_size, AofState};
 use crate::persist::fork::{self, ChildKind, ForkChild, Reaped};
 use crate::persist::rdb::encoding::RdbWriter;
-use crate::persist::rdb::file::{write_rdb, AccessMeta, SaveInfo};
+use crate::persist::rdb::file::{write_rdb, SaveInfo};
 use crate::persist::Store;
 
 /// Seconds between tries of a rewrite that failed while the AOF waits for its first base.
@@ -114,13 +114,7 @@ pub fn start(srv: &mut Store<'_>, now_ms: i64) -> Result<(), StartError> {
     let result = open_next_incr(srv, now_ms).and_then(|()| {
         let rdb_preamble = srv.config.aof_use_rdb_preamble;
         let dbs = &srv.dbs;
-        let info = SaveInfo {
-            now_ms,
-            used_memory: crate::memory::used_memory(),
-            meta: AccessMeta::for_policy(srv.config.maxmemory_policy),
-            prefetch: true,
-            checksum: srv.config.rdbchecksum,
-        };
+        let info = SaveInfo::for_config(srv.config, now_ms);
         let child = fork::spawn(ChildKind::Aof, now_ms, || {
             // SAFETY: getpid has no preconditions.
             let pid = unsafe { libc::getpid() };

@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::keyspace::db::Db;
 use crate::persist::rdb::encoding::{RdbError, RdbReader};
 use crate::persist::rdb::file::load_rdb;
-use crate::persist::rdb::file::{AccessMeta, SaveInfo};
+use crate::persist::rdb::file::SaveInfo;
 use crate::persist::rdb::value::LoadLimits;
 use crate::persist::Store;
 
@@ -31,13 +31,7 @@ pub fn open_at_start(srv: &mut Store<'_>, now_ms: i64) -> io::Result<()> {
         let rdb = srv.config.aof_use_rdb_preamble;
         let base = m.next_base(&appendfilename, rdb).name.clone();
         let temp = manifest::temp_rewrite_name(std::process::id() as i32);
-        let info = SaveInfo {
-            now_ms,
-            used_memory: crate::memory::used_memory(),
-            meta: AccessMeta::for_policy(srv.config.maxmemory_policy),
-            prefetch: true,
-            checksum: srv.config.rdbchecksum,
-        };
+        let info = SaveInfo::for_config(srv.config, now_ms);
         rewrite::write_base_file(&temp, srv.dbs, &info, rdb)?;
         fs::rename(&temp, dir.join(&base))?;
         srv.persist.aof.base_size = std::fs::metadata(dir.join(&base)).map_or(0, |m| m.len());

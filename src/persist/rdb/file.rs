@@ -82,6 +82,20 @@ pub struct SaveInfo {
     pub checksum: bool,
 }
 
+impl SaveInfo {
+    /// What a save at `now_ms` writes under `config`: the access metadata of its
+    /// maxmemory-policy, its `rdbchecksum`, the prefetching walk.
+    pub fn for_config(config: &crate::config::Config, now_ms: i64) -> SaveInfo {
+        SaveInfo {
+            now_ms,
+            used_memory: crate::memory::used_memory(),
+            meta: AccessMeta::for_policy(config.maxmemory_policy),
+            prefetch: true,
+            checksum: config.rdbchecksum,
+        }
+    }
+}
+
 /// Writes every database as one RDB file.
 pub fn write_rdb<W: Write>(w: &mut RdbWriter<W>, dbs: &[Db], info: &SaveInfo) -> io::Result<()> {
     w.raw(format!("REDIS{RDB_VERSION:04}").as_bytes())?;
