@@ -12,19 +12,8 @@
 set -euo pipefail
 P=${1:?primary binary}; R=${2:?replica binary}; N=${3:-1000000}; MODE=${4:-diskless}
 DISKLESS=yes; [ "$MODE" = disk ] && DISKLESS=no
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-PP=$(free_port); RP=$(free_port)
-D=$(mktemp -d)
-mkdir -p "$D/p" "$D/r"
-taskset -c 0 "$P" --port "$PP" --bind 127.0.0.1 --save '' --dir "$D/p" --repl-diskless-sync "$DISKLESS" \
-  --repl-diskless-sync-delay 0 --enable-debug-command yes > "$D/p.log" 2>&1 &
-PPID_=$!
-taskset -c 1 "$R" --port "$RP" --bind 127.0.0.1 --save '' --dir "$D/r" > "$D/r.log" 2>&1 &
-RPID=$!
-trap 'kill $PPID_ $RPID 2>/dev/null; wait 2>/dev/null; rm -rf "$D"' EXIT
-for port in $PP $RP; do
-  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
-done
+. "$(dirname "$0")/repl-pair.sh"
+start_pair "$P" "$R" --repl-diskless-sync "$DISKLESS" --enable-debug-command yes
 redis-cli -p "$PP" debug populate "$N" key:0000 100 >/dev/null
 pss() {  # summed PSS (kB) of a process and its children
   local total=0 pid

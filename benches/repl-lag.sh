@@ -14,17 +14,8 @@
 # stopped by their PIDs.
 set -euo pipefail
 P=${1:?primary binary}; R=${2:?replica binary}; N=${3:-2000000}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-PP=$(free_port); RP=$(free_port)
-D=$(mktemp -d); mkdir -p "$D/p" "$D/r"
-taskset -c 0 "$P" --port "$PP" --bind 127.0.0.1 --save '' --dir "$D/p" --repl-diskless-sync-delay 0 > "$D/p.log" 2>&1 &
-PPID_=$!
-taskset -c 1 "$R" --port "$RP" --bind 127.0.0.1 --save '' --dir "$D/r" > "$D/r.log" 2>&1 &
-RPID=$!
-trap 'kill $PPID_ $RPID 2>/dev/null; wait 2>/dev/null; rm -rf "$D"' EXIT
-for port in $PP $RP; do
-  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
-done
+. "$(dirname "$0")/repl-pair.sh"
+start_pair "$P" "$R"
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 HZ=$(getconf CLK_TCK)
 load() { taskset -c 1 redis-benchmark -p "$PP" -t set -n "$N" -d 100 -r 1000000 -c 50 -q > /dev/null; }
@@ -33,8 +24,7 @@ per_request() {  # CPU microseconds per request of the primary over one load run
   echo "scale=3; ($b - $a) * 1000000 / $HZ / $N" | bc
 }
 ALONE=$(per_request)
-redis-cli -p "$RP" replicaof 127.0.0.1 "$PP" > /dev/null
-until redis-cli -p "$RP" info replication | grep -q 'master_link_status:up'; do sleep 0.05; done
+follow_primary
 python3 - "$PP" "$RP" > "$D/lag" <<'PY' &
 import socket, sys, time
 def conn(port):

@@ -11,20 +11,10 @@
 # stopped by their PIDs.
 set -euo pipefail
 P=${1:?primary binary}; R=${2:?replica binary}; BACKLOG=${3:-256mb}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-PP=$(free_port); RP=$(free_port)
-D=$(mktemp -d); mkdir -p "$D/p" "$D/r"
-taskset -c 0 "$P" --port "$PP" --bind 127.0.0.1 --save '' --dir "$D/p" --repl-diskless-sync-delay 0 \
-  --repl-backlog-size "$BACKLOG" > "$D/p.log" 2>&1 &
-PPID_=$!
-taskset -c 1 "$R" --port "$RP" --bind 127.0.0.1 --save '' --dir "$D/r" > "$D/r.log" 2>&1 &
-RPID=$!
-trap 'kill -CONT $RPID 2>/dev/null; kill $PPID_ $RPID ${LOAD:-} 2>/dev/null; wait 2>/dev/null; rm -rf "$D"' EXIT
-for port in $PP $RP; do
-  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
-done
-redis-cli -p "$RP" replicaof 127.0.0.1 "$PP" > /dev/null
-until redis-cli -p "$RP" info replication | grep -q 'master_link_status:up'; do sleep 0.05; done
+. "$(dirname "$0")/repl-pair.sh"
+EXTRA_EXIT='kill -CONT $RPID ${LOAD:-} 2>/dev/null'
+start_pair "$P" "$R" --repl-backlog-size "$BACKLOG"
+follow_primary
 taskset -c 1 redis-benchmark -p "$PP" -t set -n 100000000 -d 100 -r 1000000 -c 20 -q > /dev/null 2>&1 &
 LOAD=$!
 sleep 2

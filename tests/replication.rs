@@ -104,34 +104,56 @@ fn more_writes(c: &mut Client) {
     c.cmd(&["PERSIST", "a:ttl"]);
 }
 
+/// 40,000 keys of 1,000 bytes: enough that a full sync takes a moment.
+fn fill_big(c: &mut Client) {
+    let value = "v".repeat(1000);
+    for chunk in 0..40 {
+        let mut args: Vec<String> = vec!["MSET".into()];
+        for i in 0..1000 {
+            args.push(format!("key:{chunk}:{i}"));
+            args.push(value.clone());
+        }
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(c.cmd(&a), Val::ok());
+    }
+}
+
+/// Two replicas started by `replica` follow the primary of `p` (on `port`), the first by
+/// a diskless full sync and then the stream, the second by a disk-backed one while writes
+/// go on; after each step their datasets equal the primary's. Returns both.
+fn sync_twice(
+    p: &mut Client,
+    port: u16,
+    replica: impl Fn() -> Server,
+) -> ((Server, Client), (Server, Client)) {
+    fill(p, "a");
+    let s1 = replica();
+    let mut r1 = Client::connect(s1.port);
+    follow(&mut r1, port);
+    assert_eq!(dataset(&mut r1), dataset(p), "after the diskless full sync");
+    // The stream, with WAIT acknowledging it.
+    more_writes(p);
+    assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    assert_eq!(dataset(&mut r1), dataset(p), "after the stream");
+    // Disk-backed: the RDB file, then the stream held meanwhile.
+    assert_eq!(p.cmd(&["CONFIG", "SET", "repl-diskless-sync", "no"]), Val::ok());
+    fill(p, "b");
+    let s2 = replica();
+    let mut r2 = Client::connect(s2.port);
+    follow(&mut r2, port);
+    fill(p, "c");
+    assert_eq!(p.cmd(&["WAIT", "2", "5000"]), Val::Int(2));
+    let want = dataset(p);
+    assert_eq!(dataset(&mut r2), want, "after the disk-backed full sync");
+    assert_eq!(dataset(&mut r1), want);
+    ((s1, r1), (s2, r2))
+}
+
 #[test]
 fn valkey_replicas_follow_a_ferrokey_primary() {
     let primary = start(&["--repl-diskless-sync-delay", "0"]);
     let mut p = Client::connect(primary.port);
-    fill(&mut p, "a");
-
-    // Diskless (Valkey's replicas say `capa eof`).
-    let v1 = start_valkey(&[]);
-    let mut r1 = Client::connect(v1.port);
-    follow(&mut r1, primary.port);
-    assert_eq!(dataset(&mut r1), dataset(&mut p), "after the diskless full sync");
-
-    // The stream, with WAIT acknowledging it.
-    more_writes(&mut p);
-    assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
-    assert_eq!(dataset(&mut r1), dataset(&mut p), "after the stream");
-
-    // Disk-backed: the RDB file, then the stream held meanwhile.
-    assert_eq!(p.cmd(&["CONFIG", "SET", "repl-diskless-sync", "no"]), Val::ok());
-    fill(&mut p, "b");
-    let v2 = start_valkey(&[]);
-    let mut r2 = Client::connect(v2.port);
-    follow(&mut r2, primary.port);
-    fill(&mut p, "c");
-    assert_eq!(p.cmd(&["WAIT", "2", "5000"]), Val::Int(2));
-    let want = dataset(&mut p);
-    assert_eq!(dataset(&mut r2), want, "after the disk-backed full sync");
-    assert_eq!(dataset(&mut r1), want);
+    let ((v1, _r1), (v2, _r2)) = sync_twice(&mut p, primary.port, || start_valkey(&[]));
 
     // INFO and ROLE show both replicas online.
     assert_eq!(info_int(&mut p, "replication", "connected_slaves"), 2);
@@ -312,16 +334,7 @@ fn a_replica_killed_during_its_full_sync_leaves_the_primary_serving() {
     // Enough data that the transfer takes a moment.
     let primary = start(&["--repl-diskless-sync-delay", "0"]);
     let mut p = Client::connect(primary.port);
-    let value = "v".repeat(1000);
-    for chunk in 0..40 {
-        let mut args: Vec<String> = vec!["MSET".into()];
-        for i in 0..1000 {
-            args.push(format!("key:{chunk}:{i}"));
-            args.push(value.clone());
-        }
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        assert_eq!(p.cmd(&a), Val::ok());
-    }
+    fill_big(&mut p);
     let mut v: Server = start_valkey(&[]);
     let mut r = Client::connect(v.port);
     assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]), Val::ok());
@@ -350,25 +363,7 @@ fn a_replica_killed_during_its_full_sync_leaves_the_primary_serving() {
 fn ferrokey_replicas_follow_a_valkey_primary() {
     let primary = start_valkey(&["--repl-diskless-sync-delay", "0"]);
     let mut p = Client::connect(primary.port);
-    fill(&mut p, "a");
-    // Diskless.
-    let ours = start(&[]);
-    let mut r = Client::connect(ours.port);
-    follow(&mut r, primary.port);
-    assert_eq!(dataset(&mut r), dataset(&mut p), "after the diskless full sync");
-    more_writes(&mut p);
-    assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
-    assert_eq!(dataset(&mut r), dataset(&mut p), "after the stream");
-    // Disk-backed, into a second replica.
-    assert_eq!(p.cmd(&["CONFIG", "SET", "repl-diskless-sync", "no"]), Val::ok());
-    let ours2 = start(&[]);
-    let mut r2 = Client::connect(ours2.port);
-    follow(&mut r2, primary.port);
-    fill(&mut p, "b");
-    assert_eq!(p.cmd(&["WAIT", "2", "5000"]), Val::Int(2));
-    let want = dataset(&mut p);
-    assert_eq!(dataset(&mut r2), want, "after the disk-backed full sync");
-    assert_eq!(dataset(&mut r), want);
+    let ((_ours, mut r), (_ours2, mut r2)) = sync_twice(&mut p, primary.port, || start(&[]));
     // Same offsets as the primary's; a replica refuses writes; ROLE.
     for f in ["master_replid", "master_repl_offset"] {
         assert_eq!(info_field(&mut r, "replication", f), info_field(&mut p, "replication", f));
@@ -558,16 +553,7 @@ fn failover_that_cannot_sync_times_out_and_writes_resume() {
 fn a_primary_killed_during_a_full_sync_leaves_the_replica_with_its_old_data() {
     let primary = start(&["--repl-diskless-sync-delay", "0"]);
     let mut p = Client::connect(primary.port);
-    let value = "v".repeat(1000);
-    for chunk in 0..40 {
-        let mut args: Vec<String> = vec!["MSET".into()];
-        for i in 0..1000 {
-            args.push(format!("key:{chunk}:{i}"));
-            args.push(value.clone());
-        }
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        assert_eq!(p.cmd(&a), Val::ok());
-    }
+    fill_big(&mut p);
     let replica = start(&[]);
     let mut r = Client::connect(replica.port);
     r.cmd(&["SET", "old", "data"]);

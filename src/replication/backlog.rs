@@ -44,11 +44,6 @@ impl Backlog {
         self.len
     }
 
-    /// The size setting (`repl_backlog_size`).
-    pub fn size(&self) -> usize {
-        self.size
-    }
-
     /// Memory the ring holds.
     pub fn allocated(&self) -> usize {
         self.ring.capacity()

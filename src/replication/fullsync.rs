@@ -28,23 +28,15 @@ use crate::util::rng::random_hex;
 /// `repl-diskless-sync-max-replicas` wait) when diskless.
 pub fn start_if_due(srv: &mut ServerState, now_ms: i64) {
     let Some(r) = installed(srv) else { return };
-    let waiting: Vec<usize> = r
-        .replicas
-        .iter()
-        .filter(|x| x.state == ReplicaState::WaitBgsave)
-        .map(|x| x.token)
-        .collect();
+    let waiting: Vec<&crate::replication::Replica> =
+        r.replicas.iter().filter(|x| x.state == ReplicaState::WaitBgsave).collect();
     if waiting.is_empty() {
         return;
     }
-    let all_eof = r.replicas.iter().filter(|x| waiting.contains(&x.token)).all(|x| x.capa_eof);
-    let oldest_ms = r
-        .replicas
-        .iter()
-        .filter(|x| x.state == ReplicaState::WaitBgsave)
-        .map(|x| x.ack_ms)
-        .min()
-        .unwrap_or(now_ms);
+    let all_eof = waiting.iter().all(|x| x.capa_eof);
+    // When the first of them asked (`ack_ms` is set when a replica starts waiting).
+    let oldest_ms = waiting.iter().map(|x| x.ack_ms).min().unwrap_or(now_ms);
+    let waiting: Vec<usize> = waiting.iter().map(|x| x.token).collect();
     if crate::persist::peek(&*srv.persist).is_some_and(crate::persist::aof::any_child) {
         return;
     }
@@ -120,7 +112,6 @@ fn start(srv: &mut ServerState, target: Target, tokens: &[usize], now_ms: i64) {
         }
         if let Some(rep) = state(&mut srv.repl).replica_mut(t) {
             rep.state = ReplicaState::Transfer(target);
-            rep.sync_offset = offset;
         }
     }
 }

@@ -58,8 +58,9 @@ impl ReplicaState {
     /// The name INFO's `slaveN:` lines use.
     pub fn name(self) -> &'static str {
         match self {
-            ReplicaState::Handshake | ReplicaState::WaitBgsave => "wait_bgsave",
-            ReplicaState::Transfer(_) => "wait_bgsave",
+            ReplicaState::Handshake | ReplicaState::WaitBgsave | ReplicaState::Transfer(_) => {
+                "wait_bgsave"
+            }
             ReplicaState::SendFile => "send_bulk",
             ReplicaState::Online => "online",
         }
@@ -75,7 +76,6 @@ impl ReplicaState {
 #[derive(Debug, Clone)]
 pub struct Replica {
     pub token: usize,
-    pub client_id: u64,
     /// The peer's address as the connection shows it (`ip:port`).
     pub addr: String,
     /// The port it listens on (`REPLCONF listening-port`), 0 if it did not say.
@@ -92,8 +92,6 @@ pub struct Replica {
     pub ack_ms: i64,
     /// It attached with the old `SYNC`: no `+FULLRESYNC` line, and it never acknowledges.
     pub pre_psync: bool,
-    /// The offset its full sync started at.
-    pub sync_offset: i64,
 }
 
 impl Replica {

@@ -105,7 +105,6 @@ fn handshake_entry<'a>(r: &'a mut Replication, token: usize, client: &Client) ->
     }
     r.replicas.push(Replica {
         token,
-        client_id: client.id,
         addr: client.addr.clone(),
         listening_port: 0,
         announced_ip: None,
@@ -115,7 +114,6 @@ fn handshake_entry<'a>(r: &'a mut Replication, token: usize, client: &Client) ->
         ack_offset: 0,
         ack_ms: 0,
         pre_psync: false,
-        sync_offset: 0,
     });
     r.replicas.last_mut().expect("pushed above")
 }

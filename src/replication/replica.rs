@@ -78,11 +78,6 @@ pub struct Attach {
     pub leftover: Vec<u8>,
 }
 
-/// Whether this server is a replica.
-pub fn is_replica(srv: &ServerState) -> bool {
-    srv.is_replica
-}
-
 /// `REPLICAOF host port`: follow a new primary. Its own history is offered for a partial
 /// resync (`PSYNC <our replid> <our offset + 1>`), as Valkey does.
 pub fn set_primary(srv: &mut ServerState, host: &str, port: u16, now_ms: i64) {

@@ -201,7 +201,7 @@ impl EventLoop {
         } else {
             None
         };
-        let mut sock = acc.sock;
+        let sock = acc.sock;
         if let Some(msg) = refusal {
             srv.stats.rejected_connections += 1;
             let mut conn = Conn::new(sock);
@@ -216,20 +216,27 @@ impl EventLoop {
             let _ = s.set_nodelay(true);
             crate::runtime::listener::set_keepalive(s, srv.config.tcp_keepalive_secs);
         }
-        let id = srv.next_client_id;
-        srv.next_client_id += 1;
-        let mut client = Client::new(id, acc.addr, acc.laddr, acc.fd, acc.unix, now);
+        let mut client = Client::new(0, acc.addr, acc.laddr, acc.fd, acc.unix, now);
         client.authenticated = srv.config.requirepass.is_empty();
+        self.register(Conn::new(sock), client);
+    }
+
+    /// Puts a new client in the table under the next client id, and its connection under
+    /// mio; its token, or None (logged) when mio refused it.
+    fn register(&mut self, mut conn: Conn, mut client: Client) -> Option<usize> {
+        client.id = self.srv.next_client_id;
+        self.srv.next_client_id += 1;
         let slot = Box::new(Slot::new(client, Reply::new(Proto::Resp2)));
-        let token = srv.clients.insert(slot);
+        let token = self.srv.clients.insert(slot);
         if let Err(e) =
-            self.poll.registry().register(sock.source(), Token(token), Interest::READABLE)
+            self.poll.registry().register(conn.sock.source(), Token(token), Interest::READABLE)
         {
             warn!("Registering client: {e}");
-            srv.clients.remove(token);
-            return;
+            self.srv.clients.remove(token);
+            return None;
         }
-        self.conns.insert(token, IoSlot::new(Conn::new(sock)));
+        self.conns.insert(token, IoSlot::new(conn));
+        Some(token)
     }
 
     /// Registers the socket of our primary, after its handshake, as the primary's client:
@@ -237,7 +244,6 @@ impl EventLoop {
     /// first.
     fn attach_primary(&mut self, a: crate::replication::replica::Attach) {
         use std::os::fd::AsRawFd;
-        let now = now_ms();
         if let Err(e) = a.stream.set_nonblocking(true) {
             warn!("Primary link: {e}");
             return;
@@ -245,27 +251,15 @@ impl EventLoop {
         let addr = a.stream.peer_addr().map(|x| x.to_string()).unwrap_or_default();
         let laddr = a.stream.local_addr().map(|x| x.to_string()).unwrap_or_default();
         let fd = a.stream.as_raw_fd();
-        let mut sock = Sock::Tcp(mio::net::TcpStream::from_std(a.stream));
-        let srv = &mut self.srv;
-        let id = srv.next_client_id;
-        srv.next_client_id += 1;
-        let mut client = Client::new(id, addr, laddr, fd, false, now);
+        let mut client = Client::new(0, addr, laddr, fd, false, now_ms());
         client.kind = crate::server::client::ClientKind::Primary;
         client.authenticated = true;
         client.reply_mode = crate::server::client::ReplyMode::Off;
-        let token = srv.clients.insert(Box::new(Slot::new(client, Reply::new(Proto::Resp2))));
-        if let Err(e) =
-            self.poll.registry().register(sock.source(), Token(token), Interest::READABLE)
-        {
-            warn!("Registering the primary's client: {e}");
-            srv.clients.remove(token);
-            return;
-        }
-        let mut conn = Conn::new(sock);
+        let mut conn = Conn::new(Sock::Tcp(mio::net::TcpStream::from_std(a.stream)));
         conn.reads_per_event = PRIMARY_READS_PER_EVENT;
         conn.qbuf.extend_from_slice(&a.leftover);
-        self.conns.insert(token, IoSlot::new(conn));
-        crate::replication::replica::attached(srv, token);
+        let Some(token) = self.register(conn, client) else { return };
+        crate::replication::replica::attached(&mut self.srv, token);
         self.again.push(token);
     }
 
@@ -495,15 +489,12 @@ impl EventLoop {
         let mut tokens = std::mem::take(&mut self.srv.to_write);
         tokens.sort_unstable();
         tokens.dedup();
-        // Replicas first: the stream leaves before this turn's replies.
-        let clients = &self.srv.clients;
-        let is_replica = |t: &usize| {
-            clients
-                .get(*t)
-                .is_some_and(|s| s.client.kind == crate::server::client::ClientKind::Replica)
-        };
-        if tokens.iter().any(is_replica) {
-            tokens.sort_by_key(|t| !is_replica(t));
+        // Replicas first: the stream leaves before this turn's replies (asked of the
+        // replication registry, so a server without replicas pays one type check).
+        if let Some(r) = crate::replication::peek(&*self.srv.repl) {
+            if !r.replicas.is_empty() {
+                tokens.sort_by_key(|&t| r.replica(t).is_none());
+            }
         }
         let conns = &self.conns;
         tokens.retain(|&t| {
