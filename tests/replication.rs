@@ -7,6 +7,7 @@
 mod common;
 
 use std::io::{BufRead, Read};
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use common::{contents, info_field, info_int, start, start_valkey, Client, Server, Val};
@@ -211,6 +212,82 @@ fn keys_expired_on_the_primary_are_deleted_on_the_replica() {
     assert_eq!(r.cmd(&["EXISTS", "short"]), Val::Int(0));
 }
 
+/// Plays a primary for the replica that connects to `listener`: answers its handshake with
+/// a full sync of `rdb` and returns the link, for the test to write the stream by hand.
+fn fake_primary(listener: &TcpListener, rdb: &[u8]) -> Client {
+    let (s, _) = listener.accept().expect("accept the replica");
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    let mut c = Client { stream: std::io::BufReader::new(s) };
+    loop {
+        let cmd: Vec<String> = c.read().as_array().iter().map(Val::as_str).collect();
+        match cmd[0].to_ascii_uppercase().as_str() {
+            "PING" => c.send_raw(b"+PONG\r\n"),
+            "REPLCONF" => c.send_raw(b"+OK\r\n"),
+            "PSYNC" => {
+                let head = format!("+FULLRESYNC {} 0\r\n${}\r\n", "f".repeat(40), rdb.len());
+                c.send_raw(head.as_bytes());
+                c.send_raw(rdb);
+                return c;
+            }
+            other => panic!("unexpected {other} in the handshake"),
+        }
+    }
+}
+
+#[test]
+fn a_replica_hides_expired_keys_until_its_primary_deletes_them() {
+    // An empty dataset's RDB, from a ferrokey primary's SYNC.
+    let empty = start(&[]);
+    let mut s = Client::connect(empty.port);
+    s.send(&[b"SYNC"]);
+    let rdb = read_payload(&mut s);
+    // Valkey's replica first, as the oracle of what this test expects.
+    for replica in [start_valkey(&[]), start(&[])] {
+        hides_expired_keys(&replica, &rdb);
+    }
+}
+
+fn hides_expired_keys(replica: &Server, rdb: &[u8]) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let mut r = Client::connect(replica.port);
+    assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &port.to_string()]), Val::ok());
+    let mut p = fake_primary(&listener, rdb);
+    wait_until(10, "master_link_status:up", || {
+        info_field(&mut r, "replication", "master_link_status") == "up"
+    });
+    let now_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis()
+            as i64;
+    // The primary's stream: one key expired already (a time past is kept on a replica, as
+    // Valkey keeps it), one live.
+    let past = (now_ms - 1000).to_string();
+    p.send(&[b"SET", b"gone", b"v", b"PXAT", past.as_bytes()]);
+    p.send(&[b"SET", b"live", b"v"]);
+    wait_until(10, "the stream applied", || r.cmd(&["GET", "live"]) == Val::bulk("v"));
+    // Reads see it missing, and leave it there for the primary's DEL.
+    assert_eq!(r.cmd(&["GET", "gone"]), Val::Nil);
+    assert_eq!(r.cmd(&["EXISTS", "gone"]), Val::Int(0));
+    assert_eq!(r.cmd(&["TTL", "gone"]), Val::Int(-2));
+    assert_eq!(r.cmd(&["TYPE", "gone"]), Val::Simple("none".into()));
+    assert_eq!(r.cmd(&["KEYS", "*"]), Val::Array(vec![Val::bulk("live")]));
+    for _ in 0..20 {
+        assert_eq!(r.cmd(&["RANDOMKEY"]), Val::bulk("live"));
+    }
+    let scan = r.cmd(&["SCAN", "0", "COUNT", "100"]).as_array();
+    assert_eq!(scan[1], Val::Array(vec![Val::bulk("live")]));
+    assert_eq!(r.cmd(&["DBSIZE"]), Val::Int(2));
+    assert_eq!(info_int(&mut r, "stats", "expired_keys"), 0);
+    // The primary's own commands still find it: it decides when keys expire.
+    p.send(&[b"PERSIST", b"gone"]);
+    wait_until(10, "PERSIST applied", || r.cmd(&["GET", "gone"]) == Val::bulk("v"));
+    assert_eq!(r.cmd(&["TTL", "gone"]), Val::Int(-1));
+    // And its DEL removes a key.
+    p.send(&[b"PEXPIREAT", b"live", past.as_bytes()]);
+    p.send(&[b"DEL", b"live"]);
+    wait_until(10, "DEL applied", || r.cmd(&["DBSIZE"]) == Val::Int(1));
+}
+
 /// Reads one line of a raw stream (without its CRLF).
 fn line(c: &mut Client) -> String {
     let mut l = Vec::new();
@@ -281,6 +358,40 @@ fn the_stream_a_sync_reads_has_the_propagated_forms() {
     // A SYNC replica is listed, and never acknowledges: WAIT does not count it.
     assert_eq!(info_int(&mut p, "replication", "connected_slaves"), 1);
     assert_eq!(p.cmd(&["WAIT", "1", "100"]), Val::Int(0));
+}
+
+#[test]
+fn wait_counts_acknowledgements_of_the_clients_own_writes() {
+    // A replica played by the test, which acknowledges only what it is told to: Valkey's
+    // primary first, as the oracle.
+    for primary in
+        [start_valkey(&["--repl-diskless-sync", "no"]), start(&["--repl-diskless-sync", "no"])]
+    {
+        let mut fake = Client::connect(primary.port);
+        assert_eq!(fake.cmd(&["REPLCONF", "listening-port", "1"]), Val::ok());
+        assert_eq!(fake.cmd(&["REPLCONF", "capa", "psync2"]), Val::ok());
+        fake.send(&[b"PSYNC", b"?", b"-1"]);
+        let head = line(&mut fake);
+        let offset: i64 = head.rsplit(' ').next().unwrap().parse().expect(&head);
+        read_payload(&mut fake);
+        let ack = |fake: &mut Client, at: i64| {
+            fake.send(&[b"REPLCONF", b"ACK", at.to_string().as_bytes()]);
+        };
+        ack(&mut fake, offset);
+        let mut p = Client::connect(primary.port);
+        wait_until(10, "the replica online", || {
+            info_field(&mut p, "replication", "slave0").contains("state=online")
+        });
+        let mut idle = Client::connect(primary.port);
+        p.cmd(&["SET", "k", "v"]);
+        // The idle client wrote nothing: its WAIT is satisfied at once.
+        assert_eq!(idle.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+        // The writer's SET is not acknowledged yet.
+        assert_eq!(p.cmd(&["WAIT", "1", "100"]), Val::Int(0));
+        let now = info_int(&mut p, "replication", "master_repl_offset");
+        ack(&mut fake, now);
+        assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+    }
 }
 
 #[test]

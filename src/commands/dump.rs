@@ -121,7 +121,7 @@ fn restore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         t if opts.absolute_ttl => Some(t),
         t => Some(t.saturating_add(now)),
     };
-    if expire_at_ms.is_some_and(|at| is_expired(at, now)) && !ctx.loading {
+    if expire_at_ms.is_some_and(|at| is_expired(at, now)) && !ctx.keep_past_expiry {
         // Already expired: the key is not created (a replaced one is deleted), as Valkey.
         if exists && ctx.db().remove(key, now) {
             ctx.changed(key, 1, KeyspaceEvents::GENERIC, "del");

@@ -89,8 +89,10 @@ pub struct Ctx<'a> {
     pub now_ms: i64,
     /// The client's slot in the client table (its token).
     pub slot: usize,
-    /// Replaying the AOF at start-up: expire times already past are set, not acted on.
-    pub loading: bool,
+    /// Expire times already past are set, not acted on: while replaying the AOF at
+    /// start-up, and on a replica (its primary decides when keys expire), as Valkey's
+    /// `checkAlreadyExpired`.
+    pub keep_past_expiry: bool,
     /// The server's generator, for random choices (SPOP, SRANDMEMBER, RANDOMKEY...).
     pub rng: &'a mut Rng,
     /// The propagation feed, for [`Ctx::propagate_as`].
@@ -135,9 +137,9 @@ pub fn with_ctx<R>(
     slot: usize,
     f: impl FnOnce(&mut Ctx) -> R,
 ) -> R {
-    let ServerState { dbs, config, loading, rng, feed, to_close, .. } = srv;
-    let loading = *loading;
-    f(&mut Ctx { dbs, config, client, out, now_ms, slot, loading, rng, feed, to_close })
+    let ServerState { dbs, config, loading, is_replica, rng, feed, to_close, .. } = srv;
+    let keep_past_expiry = *loading || *is_replica;
+    f(&mut Ctx { dbs, config, client, out, now_ms, slot, keep_past_expiry, rng, feed, to_close })
 }
 
 impl Ctx<'_> {

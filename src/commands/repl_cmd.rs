@@ -190,7 +190,8 @@ fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     }
     let wanted = parse_i64(&argv[1]).ok_or(CmdError::NotInteger)?;
     let deadline = parse_timeout_ms(&argv[2], ctx.now_ms)?;
-    let offset = primary::write_offset(ctx.srv);
+    // This client's last write (as Valkey: a client that wrote nothing waits for nothing).
+    let offset = ctx.client.woff;
     let acked = primary::acked(ctx.srv, offset);
     if wanted <= acked as i64 || ctx.client.in_exec {
         ctx.out.int(acked as i64);

@@ -400,9 +400,9 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: A
     };
     // A time already past (EXAT/PXAT) writes nothing in Valkey 9.1: an existing key (of any
     // type) expires at once, with its `expired` event only; a missing one stays missing.
-    // While loading, the time is kept as written.
+    // While loading, and on a replica, the time is kept as written.
     if let Ttl::At(at_ms) = ttl {
-        if at_ms <= now_ms && !ctx.loading {
+        if at_ms <= now_ms && !ctx.keep_past_expiry {
             ctx.expire_now(key);
             ack_with(ctx.out, true);
             return Ok(());
@@ -491,7 +491,7 @@ fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let parsed = parse_options(Grammar::GetEx, &mut Args::new(argv, 2))?;
     let now_ms = ctx.now_ms;
-    let loading = ctx.loading;
+    let keep_past = ctx.keep_past_expiry;
     let key = &argv[1];
     // Valkey 9.1 checks the time before the key: an invalid one fails even on a missing key.
     let expiry = resolve_expiry(parsed.expiry, now_ms, "getex")?;
@@ -504,7 +504,7 @@ fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         }
         Some(e) => reply_stored(ctx.out, e, share),
     }
-    if matches!(expiry, Expiry::At(at_ms) if at_ms <= now_ms && !loading) {
+    if matches!(expiry, Expiry::At(at_ms) if at_ms <= now_ms && !keep_past) {
         // Valkey 9.1 expires it (`expired`), as EXPIRE with a past time does.
         ctx.expire_now(key);
         return Ok(());

@@ -150,14 +150,30 @@ pub struct Db {
     pub log_created: bool,
     /// While true, read misses are logged as [`KeyEvent::Missed`] (the `m` event class).
     pub log_misses: bool,
-    /// While true (replaying the AOF at start-up), keys past their expire time still count
-    /// as present, as Valkey expires nothing while loading: a logged write to a key that
-    /// expired while the server was down must find it, TTL and all.
-    pub expiry_paused: bool,
+    /// How keys past their expire time are met (see [`Expiry`]); the server sets it per
+    /// command.
+    pub expiry: Expiry,
     /// The hashes of the running command's keys, computed when it was parsed (on an I/O
     /// thread where there are some): dispatch sets them before the handler and clears them
     /// after, so that a key is hashed once per command.
     pub hashed: HashedKeys,
+}
+
+/// How a lookup meets a key past its expire time.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub enum Expiry {
+    /// Deleted there and then (lazy expiry), and reported missing.
+    #[default]
+    Live,
+    /// Still present, TTL and all: replaying the AOF at start-up (a logged write to a key
+    /// that expired while the server was down must find it), and a replica applying its
+    /// primary's stream (the primary decides when a key expires, and sends its DEL).
+    Paused,
+    /// Reported missing to reads but left in place: a replica's own clients. The key goes
+    /// when the primary's DEL comes, so the replica stays the primary's copy; reads still
+    /// see what they would see on the primary. Writes (only a writable replica's own clients
+    /// send any) delete it as under `Live`, as Valkey does.
+    Hidden,
 }
 
 /// Up to [`HASHED_KEYS_MAX`] keys of the running command with their hashes.
@@ -234,7 +250,7 @@ impl Db {
     #[inline]
     fn split(&mut self) -> (&mut Keys, Beside<'_>) {
         let beside = Beside {
-            paused: self.expiry_paused,
+            expiry: self.expiry,
             log_removals: self.log_removals,
             log_created: self.log_created,
             log_misses: self.log_misses,
@@ -250,9 +266,13 @@ impl Db {
     fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64, access: Access) -> Option<&mut KeyEntry> {
         let clock = self.access;
         let (keys, mut b) = self.split();
-        let found = match probe_live(keys, &mut b, h, key, now_ms) {
-            KeyProbe::Found(f) => Some(f.into_mut()),
-            KeyProbe::Absent(_) => None,
+        let found = if b.expiry == Expiry::Hidden {
+            keys.get_mut(h, key).filter(|e| !e.expire_at().is_some_and(|at| is_expired(at, now_ms)))
+        } else {
+            match probe_live(keys, &mut b, h, key, now_ms) {
+                KeyProbe::Found(f) => Some(f.into_mut()),
+                KeyProbe::Absent(_) => None,
+            }
         };
         if access != Access::Quiet {
             if found.is_some() {
@@ -501,7 +521,7 @@ impl Db {
     fn take_entry(&mut self, key: &[u8], now_ms: i64) -> Option<KeyEntry> {
         let h = self.hash(key);
         let e = self.keys.remove(h, key)?;
-        if !self.expiry_paused && e.expire_at().is_some_and(|at| is_expired(at, now_ms)) {
+        if self.expiry != Expiry::Paused && e.expire_at().is_some_and(|at| is_expired(at, now_ms)) {
             self.stats.expired_keys += 1;
             self.log_removal(key, KeyEvent::Expired);
             return None;
@@ -678,8 +698,11 @@ impl Db {
                 let e = self.keys.random(rng.next_u64())?;
                 (e.key().to_vec(), !e.is_live(now_ms))
             };
-            if !expired {
+            if !expired || self.expiry == Expiry::Paused {
                 return Some(key);
+            }
+            if self.expiry == Expiry::Hidden {
+                continue;
             }
             self.keys.remove(hash_key(&key), &key);
             self.stats.expired_keys += 1;
@@ -813,7 +836,7 @@ impl Db {
 
 /// What a probe's bookkeeping updates beside the keys (see `Db::split`).
 struct Beside<'a> {
-    paused: bool,
+    expiry: Expiry,
     log_removals: bool,
     log_created: bool,
     log_misses: bool,
@@ -861,7 +884,8 @@ fn probe_live<'k>(
 ) -> KeyProbe<'k> {
     match keys.probe(h, key) {
         KeyProbe::Found(f)
-            if !b.paused && f.get().expire_at().is_some_and(|at| is_expired(at, now_ms)) =>
+            if b.expiry != Expiry::Paused
+                && f.get().expire_at().is_some_and(|at| is_expired(at, now_ms)) =>
         {
             let (_expired, gap) = f.remove_leaving_gap();
             b.stats.expired_keys += 1;

@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use crate::commands::error::MultiError;
 use crate::commands::{self, table::flag, CmdError, Command};
-use crate::keyspace::db::HashedKeys;
+use crate::keyspace::db::{Expiry, HashedKeys};
 use crate::server::blocking::Blocked;
 use crate::server::calls::{record_call, reply_error_text, CallOf};
 use crate::server::client::{ClientKind, ReplyMode};
@@ -255,10 +255,20 @@ pub fn call(
     now_ms: i64,
     reply_mark: usize,
 ) -> Flow {
+    // Expired keys: the primary's stream sees them (it sends the DELs), a replica's reads
+    // do not, and nobody deletes them on a replica but a writable replica's own writes.
+    srv.set_expiry(if srv.loading || slot.client.kind == ClientKind::Primary {
+        Expiry::Paused
+    } else if srv.is_replica && !cmd.is_write() {
+        Expiry::Hidden
+    } else {
+        Expiry::Live
+    });
     // Client tracking: the current client, and tracking-table-max-keys.
     crate::server::tracking::begin(srv, token, slot);
     srv.sync_event_logs();
     let (db_before, changes_before) = (slot.client.db, srv.changes);
+    let fed = srv.feed.repl.len();
     let started = Instant::now();
     // The keys' hashes serve the handler's lookups in its database while `argv` lives.
     srv.dbs[db_before].hashed = hashed;
@@ -282,6 +292,9 @@ pub fn call(
     srv.drain_key_events(data.then_some(db_before));
     if srv.feed.on {
         crate::server::propagate::after_command(srv, cmd, argv, db_before, changes_before, now_ms);
+        if srv.feed.repl.len() != fed {
+            slot.client.woff = crate::replication::primary::write_offset(srv);
+        }
     }
     if let Err(e) = &result {
         reply_error(srv, slot, e);

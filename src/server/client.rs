@@ -53,6 +53,9 @@ pub struct Client {
     pub last_interaction_ms: i64,
     /// Name of the last command executed (CLIENT LIST `cmd=`).
     pub last_cmd: &'static str,
+    /// The replication offset just after this client's last write that reached the stream
+    /// (Valkey's `woff`): what its WAIT waits for replicas to acknowledge.
+    pub woff: i64,
     /// Bytes in the query buffer, as last seen (CLIENT LIST `qbuf=`).
     pub qbuf_len: usize,
     pub qbuf_cap: usize,
@@ -105,6 +108,7 @@ impl Client {
             created_ms: now_ms,
             last_interaction_ms: now_ms,
             last_cmd: "NULL",
+            woff: 0,
             qbuf_len: 0,
             qbuf_cap: 0,
             obuf_soft_since_ms: 0,

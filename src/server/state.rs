@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::config::Config;
-use crate::keyspace::db::Db;
+use crate::keyspace::db::{Db, Expiry};
 use crate::resp::reply::{Proto, Reply};
 use crate::server::client::Client;
 use crate::server::slowlog::SlowLog;
@@ -486,6 +486,8 @@ pub struct ServerState {
     pub changes: u64,
     /// Replaying the AOF at start-up: expire times already past are set, not acted on.
     pub loading: bool,
+    /// What every database's `expiry` is (see [`ServerState::set_expiry`]).
+    expiry: Expiry,
     pub hz: u32,
     pub cron_loops: u64,
     /// The last slow expire cycle ran out of time: run fast cycles before sleeping.
@@ -539,6 +541,7 @@ impl ServerState {
             dirty: Default::default(),
             changes: 0,
             loading: false,
+            expiry: Expiry::Live,
             hz,
             cron_loops: 0,
             expire_fast_wanted: false,
@@ -550,11 +553,21 @@ impl ServerState {
     }
 
     /// Replaying the AOF at start-up (`on`) or done: while loading, expire times already
-    /// past are kept as written and nothing expires (see `Db::expiry_paused`).
+    /// past are kept as written and nothing expires (see `Expiry::Paused`).
     pub fn set_loading(&mut self, on: bool) {
         self.loading = on;
-        for db in &mut self.dbs {
-            db.expiry_paused = on;
+        self.set_expiry(if on { Expiry::Paused } else { Expiry::Live });
+    }
+
+    /// How every database's lookups meet expired keys from now on (see [`Expiry`]): set
+    /// before each command; costs a comparison when it does not change.
+    #[inline]
+    pub fn set_expiry(&mut self, expiry: Expiry) {
+        if self.expiry != expiry {
+            self.expiry = expiry;
+            for db in &mut self.dbs {
+                db.expiry = expiry;
+            }
         }
     }
 

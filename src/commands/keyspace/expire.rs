@@ -148,7 +148,7 @@ fn set_expire(ctx: &mut Ctx, argv: &[Bytes], unit: Unit, base: Base, name: &str)
     let when_ms =
         absolute_ms(n, unit, base, now).ok_or_else(|| CmdError::InvalidExpire(name.into()))?;
     let key = &argv[1];
-    let past = when_ms <= now && !ctx.loading;
+    let past = when_ms <= now && !ctx.keep_past_expiry;
     let Some(live) = ctx.dbs[ctx.client.db].live(key, now) else {
         ctx.out.int(0);
         return Ok(());
