@@ -5,6 +5,8 @@
 #
 #   start_pair PRIMARY_BIN REPLICA_BIN [more primary arguments...]
 #
+# More arguments for the replica go in REPLICA_ARGS (for example
+# `REPLICA_ARGS="--repl-diskless-load swapdb"`).
 # Sets PP and RP (the ports), PPID_ and RPID (the PIDs) and D (the directory). A script
 # that must do more on exit sets EXTRA_EXIT to a command first.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -15,7 +17,9 @@ start_pair() {
   taskset -c 0 "$p" --port "$PP" --bind 127.0.0.1 --save '' --dir "$D/p" \
     --repl-diskless-sync-delay 0 "$@" > "$D/p.log" 2>&1 &
   PPID_=$!
-  taskset -c 1 "$r" --port "$RP" --bind 127.0.0.1 --save '' --dir "$D/r" > "$D/r.log" 2>&1 &
+  # shellcheck disable=SC2086 # REPLICA_ARGS: more replica arguments, split on spaces
+  taskset -c 1 "$r" --port "$RP" --bind 127.0.0.1 --save '' --dir "$D/r" ${REPLICA_ARGS:-} \
+    > "$D/r.log" 2>&1 &
   RPID=$!
   trap 'eval "${EXTRA_EXIT:-true}"; kill $PPID_ $RPID 2>/dev/null; wait 2>/dev/null; rm -rf "$D"' EXIT
   local port

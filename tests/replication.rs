@@ -441,6 +441,63 @@ fn min_replicas_to_write_counts_acknowledging_replicas() {
 }
 
 #[test]
+fn diskless_loads_give_the_primarys_dataset_without_a_file() {
+    for primary in [start_valkey(&["--repl-diskless-sync-delay", "0"]), start(&[])] {
+        let mut p = Client::connect(primary.port);
+        fill(&mut p, "a");
+        for (mode, old_data, diskless) in [
+            ("on-empty-db", false, true),
+            ("on-empty-db", true, false),
+            ("swapdb", true, true),
+            ("flush-before-load", true, true),
+            ("disabled", false, false),
+        ] {
+            for framing in ["yes", "no"] {
+                // `$EOF:` framing from a diskless sync, `$<length>` from a disk-backed one.
+                assert_eq!(p.cmd(&["CONFIG", "SET", "repl-diskless-sync", framing]), Val::ok());
+                let replica = start(&["--repl-diskless-load", mode]);
+                let mut r = Client::connect(replica.port);
+                if old_data {
+                    r.cmd(&["SET", "old", "data"]);
+                    r.cmd(&["SET", "a:int", "overwritten"]);
+                }
+                follow(&mut r, primary.port);
+                let what = format!("{mode} with old data {old_data}, diskless sync {framing}");
+                assert_eq!(dataset(&mut r), dataset(&mut p), "{what}");
+                let file = replica.dir.join("dump.rdb").exists();
+                assert_eq!(file, !diskless, "{what}: the RDB file written");
+                p.cmd(&["SET", "after", framing]);
+                assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+                assert_eq!(r.cmd(&["GET", "after"]), Val::bulk(framing), "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_replica_ignores_maxmemory_unless_told_otherwise() {
+    let primary = start(&["--repl-diskless-sync-delay", "0"]);
+    let mut p = Client::connect(primary.port);
+    fill_big(&mut p);
+    let limits = ["--maxmemory", "10mb", "--maxmemory-policy", "allkeys-random"];
+    // Valkey's replica first, as the oracle.
+    for replica in [start_valkey(&limits), start(&limits)] {
+        let mut r = Client::connect(replica.port);
+        follow(&mut r, primary.port);
+        p.cmd(&["SET", "one-more", "1"]);
+        assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+        assert_eq!(r.cmd(&["DBSIZE"]), Val::Int(40_001), "the replica evicted");
+        assert_eq!(info_int(&mut r, "stats", "evicted_keys"), 0);
+        assert_eq!(r.cmd(&["CONFIG", "SET", "replica-ignore-maxmemory", "no"]), Val::ok());
+        p.cmd(&["SET", "one-more", "2"]);
+        assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+        assert!(r.cmd(&["DBSIZE"]).as_int() < 40_001, "the replica kept every key");
+        assert!(info_int(&mut r, "stats", "evicted_keys") > 0);
+        r.cmd(&["REPLICAOF", "NO", "ONE"]);
+    }
+}
+
+#[test]
 fn a_replica_killed_during_its_full_sync_leaves_the_primary_serving() {
     // Enough data that the transfer takes a moment.
     let primary = start(&["--repl-diskless-sync-delay", "0"]);
@@ -662,10 +719,16 @@ fn failover_that_cannot_sync_times_out_and_writes_resume() {
 
 #[test]
 fn a_primary_killed_during_a_full_sync_leaves_the_replica_with_its_old_data() {
+    for mode in ["disabled", "swapdb", "flush-before-load"] {
+        primary_killed_during_a_full_sync(mode);
+    }
+}
+
+fn primary_killed_during_a_full_sync(mode: &str) {
     let primary = start(&["--repl-diskless-sync-delay", "0"]);
     let mut p = Client::connect(primary.port);
     fill_big(&mut p);
-    let replica = start(&[]);
+    let replica = start(&["--repl-diskless-load", mode]);
     let mut r = Client::connect(replica.port);
     r.cmd(&["SET", "old", "data"]);
     let mut primary = primary;
@@ -678,9 +741,11 @@ fn a_primary_killed_during_a_full_sync_leaves_the_replica_with_its_old_data() {
     wait_until(10, "the link down", || {
         info_field(&mut r, "replication", "master_link_status") == "down"
     });
-    // Either the old dataset or the whole new one: never half of it.
+    // Either the old dataset (none under flush-before-load, which drops it first) or the
+    // whole new one: never half of it.
     let n = r.cmd(&["DBSIZE"]).as_int();
-    assert!(n == 1 || n == 40_000, "{n} keys");
+    let old = if mode == "flush-before-load" { 0 } else { 1 };
+    assert!(n == old || n == 40_000, "{mode}: {n} keys");
     if n == 1 {
         assert_eq!(r.cmd(&["GET", "old"]), Val::bulk("data"));
     }

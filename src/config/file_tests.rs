@@ -353,12 +353,12 @@ fn example_config_loads_to_the_defaults() {
 #[test]
 fn directives_without_effect_or_for_missing_features_warn_once() {
     let text = "port 7000\nJEMALLOC-BG-THREAD no\noom-score-adj-values 0 200 800\n\
-                repl-diskless-load \"swapdb\"\nhz 20\nactivedefrag yes\nactivedefrag yes\n";
+                repl-disable-tcp-nodelay \"yes\"\nhz 20\nactivedefrag yes\nactivedefrag yes\n";
     let c = Config::load_str(text).unwrap();
     assert_eq!((c.port, c.hz), (7000, 20));
     assert!(!c.memory.jemalloc_bg_thread);
     assert!(c.memory.activedefrag);
-    assert_eq!(c.get_value("repl-diskless-load").unwrap(), "swapdb");
+    assert_eq!(c.get_value("repl-disable-tcp-nodelay").unwrap(), "yes");
     let from = "(from a configuration string)";
     assert_eq!(
         c.warnings,
@@ -368,8 +368,9 @@ fn directives_without_effect_or_for_missing_features_warn_once() {
                  ferrokey: ferrokey leaves jemalloc's background threads at jemalloc's own default"
             ),
             format!(
-                "Config directive 'repl-diskless-load' at line 4 {from} is stored for when \
-                 ferrokey has the replica side of replication, which it lacks"
+                "Config directive 'repl-disable-tcp-nodelay' at line 4 {from} is stored for \
+                 when ferrokey has dual-channel replication and the Sentinel and shutdown \
+                 parts of replication, which it lacks"
             ),
             format!(
                 "Config directive 'activedefrag' at line 6 {from} has no effect in ferrokey: \

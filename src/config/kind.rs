@@ -133,7 +133,9 @@ impl Feature {
     /// What the feature is, for messages and the README.
     pub fn name(self) -> &'static str {
         match self {
-            Feature::Replication => "the replica side of replication",
+            Feature::Replication => {
+                "dual-channel replication and the Sentinel and shutdown parts of replication"
+            }
             Feature::Tls => "TLS",
             Feature::Cluster => "cluster mode",
             Feature::Acl => "ACL users",

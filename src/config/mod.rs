@@ -43,7 +43,7 @@ pub use kind::{Arity, Base, Directive, Feature, Mutability, Support};
 pub use values::{
     Appendfsync, EnableDebugCommand, EnableProtectedConfigs, KeyspaceEvents, LogLevel,
     MaxmemoryClients, MaxmemoryPolicy, ObufClass, ObufLimit, PropagationErrorBehavior,
-    RdbVersionCheck, ShutdownFlags, Supervised,
+    RdbVersionCheck, ReplDisklessLoad, ShutdownFlags, Supervised,
 };
 
 const MB: u64 = 1024 * 1024;

@@ -28,8 +28,10 @@
 pub mod backlog;
 pub mod failover;
 pub mod fullsync;
+pub mod load;
 pub mod primary;
 pub mod replica;
+pub mod wire;
 
 use std::any::Any;
 

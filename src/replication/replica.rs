@@ -16,12 +16,14 @@
 //! own replicas): its offsets are the primary's, so after a promotion (`REPLICAOF NO ONE`)
 //! its replicas, and its old primary, can continue with a partial resync.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, TryRecvError};
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
+use crate::replication::load::{self, Loaded};
+use crate::replication::wire::Wire;
 use crate::replication::{backlog::Backlog, installed, state, Replication, NO_REPLID};
 use crate::server::state::ServerState;
 use crate::util::rng::random_hex;
@@ -44,7 +46,7 @@ pub struct Link {
     pub port: u16,
     pub state: LinkState,
     pub primary_token: Option<usize>,
-    rx: Option<Receiver<Result<Synced, String>>>,
+    rx: Option<Receiver<FromThread>>,
     pub retry_at_ms: i64,
     /// When the link went down (INFO `master_link_down_since_seconds`).
     pub down_since_ms: i64,
@@ -55,8 +57,15 @@ pub struct Link {
     pub last_ack_ms: i64,
 }
 
+/// What the handshake thread tells the main thread.
+enum FromThread {
+    /// The primary announced a full sync, loaded diskless with `flush-before-load`: the
+    /// dataset goes now.
+    FlushNow,
+    Done(Result<Synced, String>),
+}
+
 /// What the handshake thread hands back.
-#[derive(Debug)]
 pub struct Synced {
     pub stream: TcpStream,
     pub outcome: Outcome,
@@ -64,10 +73,10 @@ pub struct Synced {
     pub leftover: Vec<u8>,
 }
 
-#[derive(Debug)]
 pub enum Outcome {
-    /// The snapshot is in the RDB file; the stream starts at `offset`.
-    Full { replid: String, offset: i64 },
+    /// The snapshot is in the RDB file, or in `loaded` (a diskless load); the stream starts
+    /// at `offset`.
+    Full { replid: String, offset: i64, loaded: Option<Loaded> },
     /// `+CONTINUE [new replid]`: the stream goes on from our offset.
     Continue { replid: Option<String> },
 }
@@ -168,7 +177,11 @@ pub fn poll(srv: &mut ServerState, now_ms: i64) -> Option<Attach> {
         LinkState::Connecting => {
             let rx = link.rx.as_ref()?;
             let got = match rx.try_recv() {
-                Ok(got) => got,
+                Ok(FromThread::Done(got)) => got,
+                Ok(FromThread::FlushNow) => {
+                    load::flush_before_load(srv);
+                    return None;
+                }
                 Err(TryRecvError::Empty) => return None,
                 Err(TryRecvError::Disconnected) => Err("the sync thread ended".to_string()),
             };
@@ -219,18 +232,21 @@ fn start_thread(srv: &mut ServerState, now_ms: i64) {
         psync,
         timeout: Duration::from_secs(cfg.replication.repl_timeout_secs.max(1) as u64),
         rdb_path: cfg.dbfilename.clone(),
+        diskless: load::plan(srv),
     };
     let r = state(&mut srv.repl);
     let link = r.link.as_mut().expect("a link");
     let (host, port) = (link.host.clone(), link.port);
     let job = Handshake { failover: link.failover, ..job };
-    let (tx, rx) = crossbeam_channel::bounded(1);
+    // Room for both messages: the thread never waits for the loop.
+    let (tx, rx) = crossbeam_channel::bounded(2);
     link.rx = Some(rx);
     link.state = LinkState::Connecting;
     link.retry_at_ms = now_ms + 1000;
     tracing::info!("PRIMARY <-> REPLICA sync started");
     let spawned = std::thread::Builder::new().name("repl-sync".into()).spawn(move || {
-        let _ = tx.send(job.run(&host, port));
+        let done = job.run(&host, port, &tx);
+        let _ = tx.send(FromThread::Done(done));
     });
     if let Err(e) = spawned {
         tracing::warn!("Can't start the replication thread: {e}");
@@ -242,9 +258,10 @@ fn start_thread(srv: &mut ServerState, now_ms: i64) {
 /// The handshake's result, on the main thread.
 fn finish_sync(srv: &mut ServerState, synced: Synced, now_ms: i64) -> Option<Attach> {
     match synced.outcome {
-        Outcome::Full { replid, offset } => {
-            tracing::info!("PRIMARY <-> REPLICA sync: Loading DB in memory");
-            if !load_snapshot(srv, now_ms) {
+        Outcome::Full { replid, offset, loaded } => {
+            if let Some(loaded) = loaded {
+                load::install(srv, loaded);
+            } else if !load_snapshot(srv, now_ms) {
                 let link = state(&mut srv.repl).link.as_mut().expect("a link");
                 link.state = LinkState::Connect;
                 link.retry_at_ms = now_ms + 1000;
@@ -283,6 +300,7 @@ fn finish_sync(srv: &mut ServerState, synced: Synced, now_ms: i64) -> Option<Att
 
 /// Replaces the dataset with the downloaded snapshot.
 fn load_snapshot(srv: &mut ServerState, now_ms: i64) -> bool {
+    tracing::info!("PRIMARY <-> REPLICA sync: Loading DB in memory");
     use crate::persist::save::{self, Duplicates, Flush, Reload, SaveFirst};
     let opts =
         Reload { save_first: SaveFirst::No, flush: Flush::Yes, duplicates: Duplicates::Fail };
@@ -377,64 +395,12 @@ struct Handshake {
     psync: (String, i64),
     timeout: Duration,
     rdb_path: String,
-}
-
-/// A blocking reader over the primary's socket that keeps what it read ahead.
-struct Wire {
-    s: TcpStream,
-    buf: Vec<u8>,
-    pos: usize,
-}
-
-impl Wire {
-    fn fill(&mut self) -> io::Result<()> {
-        if self.pos == self.buf.len() {
-            self.buf.clear();
-            self.pos = 0;
-        }
-        let mut chunk = [0u8; 16 * 1024];
-        let n = self.s.read(&mut chunk)?;
-        if n == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        self.buf.extend_from_slice(&chunk[..n]);
-        Ok(())
-    }
-
-    fn line(&mut self) -> io::Result<String> {
-        loop {
-            if let Some(i) = self.buf[self.pos..].iter().position(|&b| b == b'\n') {
-                let l = &self.buf[self.pos..self.pos + i];
-                let l = l.strip_suffix(b"\r").unwrap_or(l);
-                let text = String::from_utf8_lossy(l).into_owned();
-                self.pos += i + 1;
-                return Ok(text);
-            }
-            self.fill()?;
-        }
-    }
-
-    /// A reply line, skipping the newlines a primary sends to keep the link alive.
-    fn reply(&mut self) -> io::Result<String> {
-        loop {
-            let l = self.line()?;
-            if !l.is_empty() {
-                return Ok(l);
-            }
-        }
-    }
-
-    fn command(&mut self, args: &[&str]) -> io::Result<String> {
-        let mut buf = Vec::new();
-        let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
-        crate::server::propagate::append_command(&mut buf, &a);
-        self.s.write_all(&buf)?;
-        self.reply()
-    }
+    /// Load the snapshot from the socket (`repl-diskless-load`), not from the file.
+    diskless: Option<load::Plan>,
 }
 
 impl Handshake {
-    fn run(self, host: &str, port: u16) -> Result<Synced, String> {
+    fn run(self, host: &str, port: u16, tx: &Sender<FromThread>) -> Result<Synced, String> {
         let addr = (host, port)
             .to_socket_addrs()
             .map_err(|e| format!("resolving {host}: {e}"))?
@@ -443,7 +409,7 @@ impl Handshake {
         let s = TcpStream::connect_timeout(&addr, self.timeout).map_err(|e| e.to_string())?;
         s.set_read_timeout(Some(self.timeout)).map_err(|e| e.to_string())?;
         let _ = s.set_nodelay(true);
-        let mut w = Wire { s, buf: Vec::new(), pos: 0 };
+        let mut w = Wire::new(s);
         let e = |e: io::Error| e.to_string();
         let pong = w.command(&["PING"]).map_err(e)?;
         if pong.starts_with('-') && !pong.starts_with("-NOAUTH") {
@@ -491,7 +457,7 @@ impl Handshake {
         if let Some(rest) = reply.strip_prefix("+CONTINUE") {
             let replid = rest.trim();
             let replid = (!replid.is_empty()).then(|| replid.to_string());
-            let leftover = w.buf[w.pos..].to_vec();
+            let leftover = w.leftover();
             w.s.set_read_timeout(None).map_err(|e| e.to_string())?;
             return Ok(Synced { stream: w.s, outcome: Outcome::Continue { replid }, leftover });
         }
@@ -502,14 +468,26 @@ impl Handshake {
         let replid = parts.next().unwrap_or_default().to_string();
         let offset: i64 = parts.next().and_then(|o| o.parse().ok()).ok_or("bad FULLRESYNC")?;
         tracing::info!("Full resync from primary: {replid}:{offset}");
-        self.download(&mut w)?;
-        let leftover = w.buf[w.pos..].to_vec();
+        let loaded = match self.diskless {
+            Some(plan) => {
+                if plan.flush_first {
+                    let _ = tx.send(FromThread::FlushNow);
+                }
+                let head = w.reply().map_err(e)?;
+                Some(load::load(&mut w, &head, plan)?)
+            }
+            None => {
+                self.download(&mut w)?;
+                None
+            }
+        };
+        let leftover = w.leftover();
         w.s.set_read_timeout(None).map_err(|e| e.to_string())?;
-        Ok(Synced { stream: w.s, outcome: Outcome::Full { replid, offset }, leftover })
+        Ok(Synced { stream: w.s, outcome: Outcome::Full { replid, offset, loaded }, leftover })
     }
 
     /// The snapshot into a temporary file, renamed over the RDB file once complete.
-    fn download(&self, w: &mut Wire) -> Result<(), String> {
+    fn download(self, w: &mut Wire) -> Result<(), String> {
         let e = |e: io::Error| e.to_string();
         let head = w.reply().map_err(e)?;
         let tmp = format!("temp-{}-{}.rdb", std::process::id(), crate::util::clock::now_ms());

@@ -209,7 +209,9 @@ pub fn reset_stats() {
 /// Called before every command while `maxmemory` is set, and from the time events.
 pub fn perform_evictions(srv: &mut ServerState, now_ms: i64) -> Outcome {
     let limit_bytes = srv.config.maxmemory_bytes;
-    if limit_bytes == 0 {
+    // A replica keeps its primary's dataset: it evicts nothing of its own, and refuses
+    // nothing for memory, unless told to (replica-ignore-maxmemory, as Valkey).
+    if limit_bytes == 0 || (srv.is_replica && srv.config.replication.replica_ignore_maxmemory) {
         return Outcome::WithinLimit;
     }
     publish();

@@ -141,8 +141,7 @@ pub(super) static ROWS: &[Directive] = &[
         "disabled",
         |c| c.replication.repl_diskless_load as usize,
         |c, i| c.replication.repl_diskless_load = ReplDisklessLoad::ALL[i],
-    )
-    .support(Tunes(Feature::Replication)),
+    ),
     boolean(
         "dual-channel-replication-enabled",
         Mutable,
@@ -248,8 +247,7 @@ pub(super) static ROWS: &[Directive] = &[
         |c| c.replication.replica_ignore_maxmemory,
         |c, v| c.replication.replica_ignore_maxmemory = v,
     )
-    .aliases(&["slave-ignore-maxmemory"])
-    .support(Tunes(Feature::Replication)),
+    .aliases(&["slave-ignore-maxmemory"]),
     boolean(
         "replica-ignore-disk-write-errors",
         Mutable,
@@ -265,8 +263,7 @@ pub(super) static ROWS: &[Directive] = &[
         |c| c.replication.replica_lazy_flush,
         |c, v| c.replication.replica_lazy_flush = v,
     )
-    .aliases(&["slave-lazy-flush"])
-    .support(Tunes(Feature::Replication)),
+    .aliases(&["slave-lazy-flush"]),
     int(
         "min-replicas-to-write",
         Mutable,
