@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Replication lag and the primary's CPU per request under a steady write load (issue 16):
 #
-#   benches/repl-lag.sh PRIMARY_BIN REPLICA_BIN [REQUESTS]
+#   [BENCH_CORE=0|1] benches/repl-lag.sh PRIMARY_BIN REPLICA_BIN [REQUESTS]
 #
-# The primary runs on core 0; the replica and redis-benchmark (`-t set -d 100 -r 1000000
-# -c 50`) share core 1. While the load runs, a sampler reads the replica's
+# The primary runs on core 0, the replica on core 1, and redis-benchmark (`-t set -d 100 -r
+# 1000000 -c 50`) on BENCH_CORE: core 1 by default, beside the replica, or core 0, beside the
+# primary, which leaves the replica a core of its own as it would have on its own machine
+# (with two cores, one of the servers must share with the load). While the load runs, a sampler reads the replica's
 # `slave_repl_offset` and then the primary's `master_repl_offset` every 10 ms; the lag of a
 # sample is their difference in bytes (an upper bound: the primary's is read second), also
 # given in milliseconds of the stream's average rate (a faster primary writes more bytes in
@@ -18,7 +20,7 @@ P=${1:?primary binary}; R=${2:?replica binary}; N=${3:-2000000}
 start_pair "$P" "$R"
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 HZ=$(getconf CLK_TCK)
-load() { taskset -c 1 redis-benchmark -p "$PP" -t set -n "$N" -d 100 -r 1000000 -c 50 -q > /dev/null; }
+load() { taskset -c "${BENCH_CORE:-1}" redis-benchmark -p "$PP" -t set -n "$N" -d 100 -r 1000000 -c 50 -q > /dev/null; }
 per_request() {  # CPU microseconds per request of the primary over one load run
   local a b; a=$(cpu_ticks $PPID_); load; b=$(cpu_ticks $PPID_)
   echo "scale=3; ($b - $a) * 1000000 / $HZ / $N" | bc
@@ -57,5 +59,5 @@ COUNT=$(wc -l < "$D/lag.sorted")
 pct() { sed -n "$(( ($1 * COUNT + 99) / 100 ))p" "$D/lag.sorted"; }
 ms() { echo "scale=2; $1 / $RATE" | bc; }
 P50=$(pct 50); P99=$(pct 99)
-printf 'primary=%s replica=%s requests=%s cpu_us_per_req_alone=%s cpu_us_per_req_with_replica=%s lag_bytes_p50=%s lag_bytes_p99=%s stream_bytes_per_ms=%s lag_ms_p50=%s lag_ms_p99=%s samples=%s\n' \
-  "$(basename "$P")" "$(basename "$R")" "$N" "$ALONE" "$WITH" "$P50" "$P99" "$RATE" "$(ms "$P50")" "$(ms "$P99")" "$COUNT"
+printf 'bench_core=%s primary=%s replica=%s requests=%s cpu_us_per_req_alone=%s cpu_us_per_req_with_replica=%s lag_bytes_p50=%s lag_bytes_p99=%s stream_bytes_per_ms=%s lag_ms_p50=%s lag_ms_p99=%s samples=%s\n' \
+  "${BENCH_CORE:-1}" "$(basename "$P")" "$(basename "$R")" "$N" "$ALONE" "$WITH" "$P50" "$P99" "$RATE" "$(ms "$P50")" "$(ms "$P99")" "$COUNT"
