@@ -442,7 +442,10 @@ fn min_replicas_to_write_counts_acknowledging_replicas() {
 
 #[test]
 fn diskless_loads_give_the_primarys_dataset_without_a_file() {
-    for primary in [start_valkey(&["--repl-diskless-sync-delay", "0"]), start(&[])] {
+    let debug = ["--enable-debug-command", "yes"];
+    for primary in
+        [start_valkey(&["--repl-diskless-sync-delay", "0", debug[0], debug[1]]), start(&debug)]
+    {
         let mut p = Client::connect(primary.port);
         fill(&mut p, "a");
         for (mode, old_data, diskless) in [
@@ -455,7 +458,7 @@ fn diskless_loads_give_the_primarys_dataset_without_a_file() {
             for framing in ["yes", "no"] {
                 // `$EOF:` framing from a diskless sync, `$<length>` from a disk-backed one.
                 assert_eq!(p.cmd(&["CONFIG", "SET", "repl-diskless-sync", framing]), Val::ok());
-                let replica = start(&["--repl-diskless-load", mode]);
+                let replica = start(&["--repl-diskless-load", mode, debug[0], debug[1]]);
                 let mut r = Client::connect(replica.port);
                 if old_data {
                     r.cmd(&["SET", "old", "data"]);
@@ -464,6 +467,8 @@ fn diskless_loads_give_the_primarys_dataset_without_a_file() {
                 follow(&mut r, primary.port);
                 let what = format!("{mode} with old data {old_data}, diskless sync {framing}");
                 assert_eq!(dataset(&mut r), dataset(&mut p), "{what}");
+                // Valkey's signature of the dataset agrees too.
+                assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), p.cmd(&["DEBUG", "DIGEST"]), "{what}");
                 let file = replica.dir.join("dump.rdb").exists();
                 assert_eq!(file, !diskless, "{what}: the RDB file written");
                 p.cmd(&["SET", "after", framing]);

@@ -305,6 +305,55 @@ fn debug_object_fast_matches_valkey() {
 }
 
 #[test]
+fn debug_digest_matches_valkey() {
+    let args = ["--enable-debug-command", "yes"];
+    let mut p = common::diff::Pair::start(2, &args);
+    p.same(&["DEBUG", "DIGEST"]);
+    // Every type in its small and its big encoding, integers, binary bytes, odd scores.
+    p.same(&["SET", "s", "hello"]);
+    p.same(&["SET", "i", "12345"]);
+    p.same(&["SET", "bin", "a\0b\r\n"]);
+    p.same(&["SET", "long", &"x".repeat(300)]);
+    p.same(&["RPUSH", "l", "a", "b", "3", "-7"]);
+    p.same(&["SADD", "st", "x", "y", "5"]);
+    p.same(&["SADD", "si", "1", "2", "3"]);
+    p.same(&["ZADD", "z", "1.5", "a", "2", "b", "-0", "c", "1e20", "d", "0.1", "e"]);
+    p.same(&["ZADD", "z", "inf", "f", "-inf", "g", "123456789012345678", "h", "5e-324", "i"]);
+    p.same(&["HSET", "h", "f", "v", "n", "7"]);
+    let mut big_list = vec!["RPUSH".to_string(), "bl".into()];
+    let mut big_set = vec!["SADD".to_string(), "bs".into()];
+    let mut big_zset = vec!["ZADD".to_string(), "bz".into()];
+    let mut big_hash = vec!["HSET".to_string(), "bh".into()];
+    for n in 0..700 {
+        big_list.push(format!("element-{n}"));
+        big_set.push(format!("m{n}"));
+        big_zset.extend([format!("{}", n as f64 / 3.0), format!("m{n}")]);
+        big_hash.extend([format!("f{n}"), n.to_string()]);
+    }
+    for cmd in [&big_list, &big_set, &big_zset, &big_hash] {
+        p.same(cmd);
+    }
+    p.same(&["SET", "ttl", "v", "EX", "100"]);
+    p.same(&["SELECT", "3"]);
+    p.same(&["SET", "s", "hello"]);
+    p.same(&["DEBUG", "DIGEST"]);
+    p.same(&["SELECT", "0"]);
+    p.same(&["DEBUG", "DIGEST"]);
+    p.same(&["DEBUG", "DIGEST-VALUE"]);
+    let keys = ["s", "i", "bin", "long", "l", "st", "si", "z", "h", "bl", "bs", "bz", "bh", "ttl"];
+    let mut argv = vec!["DEBUG", "DIGEST-VALUE"];
+    argv.extend(keys);
+    argv.push("missing");
+    p.same(&argv);
+    // Order counts in a list, not in a set.
+    p.same(&["RPUSH", "l2", "b", "a", "3", "-7"]);
+    p.same(&["SADD", "st2", "5", "y", "x"]);
+    p.same(&["DEBUG", "DIGEST-VALUE", "l2", "st2"]);
+    p.same(&["DEBUG", "CHANGE-REPL-ID"]);
+    p.same(&["DEBUG", "DIGEST", "extra"]);
+}
+
+#[test]
 fn monitor_receives_other_clients_commands() {
     let s = start(&[]);
     let (mut m, mut c) = monitor_and_client(s.port);

@@ -21,7 +21,9 @@ use crate::server::state::ShutdownMode;
 use crate::types::string::parse_i64;
 use crate::types::string::{StrRef, StrValue};
 
+mod digest;
 mod memory;
+use crate::util::sha1::hex;
 use memory::MEMORY_SUBCOMMANDS;
 
 /// The server name and version that HELLO and INFO report: the Valkey release whose
@@ -280,6 +282,9 @@ static DEBUG_SUBCOMMANDS: &[DebugSub] = &[
     DebugSub { name: "object", arity: -3, handler: debug_object },
     DebugSub { name: "reload", arity: -2, handler: debug_reload },
     DebugSub { name: "populate", arity: -3, handler: debug_populate },
+    DebugSub { name: "digest", arity: 2, handler: debug_digest },
+    DebugSub { name: "digest-value", arity: -2, handler: debug_digest_value },
+    DebugSub { name: "change-repl-id", arity: 2, handler: debug_change_repl_id },
 ];
 
 /// Whether this client may run DEBUG under `enable-debug-command`.
@@ -312,6 +317,13 @@ fn debug_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
         ctx.out,
         "DEBUG",
         &[
+            "CHANGE-REPL-ID",
+            "    Change the replication IDs of the instance.",
+            "    Dangerous: should be used only for testing the replication subsystem.",
+            "DIGEST",
+            "    Output a hex signature representing the current DB content.",
+            "DIGEST-VALUE <key> [<key> ...]",
+            "    Output a hex signature of the values of all the specified keys.",
             "OBJECT <key> [fast]",
             "    Show low level info about `key` and associated value.",
             "    Some fields of the default behavior may be time consuming to fetch,",
@@ -379,6 +391,31 @@ fn debug_sleep(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 
 fn debug_set_active_expire(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     ctx.srv.active_expire_enabled = leading_i64(&argv[2]) != 0;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG DIGEST: the dataset's signature (see `digest`).
+fn debug_digest(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    ctx.out.simple(&hex(&digest::dataset(&ctx.srv.dbs)));
+    Ok(())
+}
+
+/// DEBUG DIGEST-VALUE key...: each value's signature, zeros for a missing key. Expired keys
+/// not yet deleted count, as in Valkey (a debugging view, not a read).
+fn debug_digest_value(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    let db = &ctx.srv.dbs[ctx.client.db];
+    ctx.out.array(argv.len() - 2);
+    for key in &argv[2..] {
+        let d = db.stored(key).map_or([0; 20], digest::of_value);
+        ctx.out.simple(&hex(&d));
+    }
+    Ok(())
+}
+
+/// DEBUG CHANGE-REPL-ID: a new replication id, the old one forgotten.
+fn debug_change_repl_id(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    crate::replication::change_replid(ctx.srv);
     ctx.out.ok();
     Ok(())
 }

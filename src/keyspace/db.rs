@@ -760,7 +760,8 @@ impl Db {
     }
 
     /// The stored entry of `key` as it is: no lazy expiry, no statistics, no clock update.
-    /// For eviction, to check that a pooled candidate still exists and still qualifies.
+    /// For eviction, to check that a pooled candidate still exists and still qualifies, and
+    /// DEBUG DIGEST-VALUE.
     pub fn stored(&self, key: &[u8]) -> Option<&KeyEntry> {
         self.keys.get(hash_key(key), key)
     }

@@ -218,6 +218,15 @@ impl Replication {
     }
 }
 
+/// DEBUG CHANGE-REPL-ID: a new replication id, the previous one forgotten (no `replid2`),
+/// so that no replica can continue partially from before.
+pub fn change_replid(srv: &mut ServerState) {
+    srv.replid = crate::util::rng::random_hex(srv.rng.next_u64(), 40);
+    let r = state(&mut srv.repl);
+    r.replid2 = NO_REPLID.to_string();
+    r.second_offset = -1;
+}
+
 /// The replication state in `slot` (`&mut srv.repl`), installed on first use.
 pub fn state(slot: &mut Box<dyn Any>) -> &mut Replication {
     if !slot.is::<Replication>() {

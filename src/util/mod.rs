@@ -6,12 +6,14 @@
 //! - `quote.rs`: Valkey's `sdssplitargs` (`split_args`) and `sdscatrepr` (`repr`): the syntax of
 //!   config lines, the AOF manifest, MONITOR lines and inline commands.
 //! - `fmt.rs`: integers formatted into a stack buffer (`fmt_i64`, `fmt_u64`).
+//! - `sha1.rs`: SHA-1 and lowercase hex (`DEBUG DIGEST`, script ids).
 //! - here: the text of an OS error as C's `strerror` writes it.
 
 pub mod clock;
 pub mod fmt;
 pub mod quote;
 pub mod rng;
+pub mod sha1;
 
 /// An OS error as C's `strerror` writes it (`No such file or directory`), without the
 /// ` (os error N)` that Rust's `Display` appends, so texts match Valkey's.
