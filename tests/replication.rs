@@ -707,12 +707,20 @@ fn failover_that_cannot_sync_times_out_and_writes_resume() {
         .unwrap()
         .success());
     p.cmd(&["SET", "k", "v"]);
-    assert_eq!(p.cmd(&["FAILOVER", "TIMEOUT", "300"]), Val::ok());
+    assert_eq!(p.cmd(&["FAILOVER", "TIMEOUT", "1000"]), Val::ok());
     assert_eq!(info_field(&mut p, "replication", "master_failover_state"), "waiting-for-sync");
     assert_eq!(p.cmd(&["FAILOVER"]), Val::Err("ERR FAILOVER already in progress.".into()));
+    // The failover's pause is its own: CLIENT UNPAUSE does not let writes through.
+    assert_eq!(p.cmd(&["CLIENT", "UNPAUSE"]), Val::ok());
+    let mut w = Client::connect(ours.port);
+    w.send(&[b"SET", b"held", b"1"]);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(p.cmd(&["GET", "held"]), Val::Nil);
+    assert_eq!(info_field(&mut p, "replication", "master_failover_state"), "waiting-for-sync");
     wait_until(10, "the failover aborted", || {
         info_field(&mut p, "replication", "master_failover_state") == "no-failover"
     });
+    assert_eq!(w.read(), Val::ok());
     assert!(std::process::Command::new("kill")
         .args(["-CONT", &pid.to_string()])
         .status()

@@ -350,6 +350,8 @@ fn debug_digest_matches_valkey() {
     p.same(&["SADD", "st2", "5", "y", "x"]);
     p.same(&["DEBUG", "DIGEST-VALUE", "l2", "st2"]);
     p.same(&["DEBUG", "CHANGE-REPL-ID"]);
+    p.same(&["DEBUG", "LOG", "a message"]);
+    p.same(&["DEBUG", "LOG"]);
     p.same(&["DEBUG", "DIGEST", "extra"]);
 }
 

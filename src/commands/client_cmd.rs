@@ -328,7 +328,8 @@ fn client_pause(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn client_unpause(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    ctx.srv.pause = Pause { held_clients: ctx.srv.pause.held_clients, ..Pause::default() };
+    let Pause { held_clients, failover, .. } = ctx.srv.pause;
+    ctx.srv.pause = Pause { held_clients, failover, ..Pause::default() };
     ctx.out.ok();
     Ok(())
 }

@@ -285,6 +285,7 @@ static DEBUG_SUBCOMMANDS: &[DebugSub] = &[
     DebugSub { name: "digest", arity: 2, handler: debug_digest },
     DebugSub { name: "digest-value", arity: -2, handler: debug_digest_value },
     DebugSub { name: "change-repl-id", arity: 2, handler: debug_change_repl_id },
+    DebugSub { name: "log", arity: 3, handler: debug_log },
 ];
 
 /// Whether this client may run DEBUG under `enable-debug-command`.
@@ -324,6 +325,8 @@ fn debug_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
             "    Output a hex signature representing the current DB content.",
             "DIGEST-VALUE <key> [<key> ...]",
             "    Output a hex signature of the values of all the specified keys.",
+            "LOG <message>",
+            "    Write <message> to the server log.",
             "OBJECT <key> [fast]",
             "    Show low level info about `key` and associated value.",
             "    Some fields of the default behavior may be time consuming to fetch,",
@@ -410,6 +413,13 @@ fn debug_digest_value(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
         let d = db.stored(key).map_or([0; 20], digest::of_value);
         ctx.out.simple(&hex(&d));
     }
+    Ok(())
+}
+
+/// DEBUG LOG message: the message in the server's log, at warning level.
+fn debug_log(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    tracing::warn!("DEBUG LOG: {}", String::from_utf8_lossy(&argv[2]));
+    ctx.out.ok();
     Ok(())
 }
 

@@ -13,7 +13,7 @@
 //! ```
 
 use crate::replication::{installed, replica, state, ReplicaState};
-use crate::server::state::{PauseKind, ServerState};
+use crate::server::state::ServerState;
 
 /// Where a failover stands (INFO `master_failover_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,8 +89,7 @@ pub fn start(
         end_ms: (timeout_ms > 0).then(|| now_ms.saturating_add(timeout_ms)),
     });
     r.getack_wanted = true;
-    srv.pause.kind = Some(PauseKind::Write);
-    srv.pause.until_ms = i64::MAX;
+    srv.pause.failover = true;
     Ok(())
 }
 
@@ -116,10 +115,7 @@ pub fn finished(srv: &mut ServerState) {
 }
 
 fn end_pause(srv: &mut ServerState) {
-    if srv.pause.kind == Some(PauseKind::Write) && srv.pause.until_ms == i64::MAX {
-        srv.pause.kind = None;
-        srv.pause.until_ms = 0;
-    }
+    srv.pause.failover = false;
 }
 
 /// From the time events and after each batch: a failover waiting for its replica moves on

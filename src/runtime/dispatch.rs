@@ -223,7 +223,7 @@ pub fn execute_looked_up(
         return Flow::Continue;
     }
     // The primary's stream is never paused (CLIENT PAUSE, FAILOVER).
-    if srv.pause.kind.is_some() && !from_primary {
+    if srv.pause.any() && !from_primary {
         // EXEC is a write when one of its queued commands is.
         let write =
             cmd.is_write() || is_may_replicate(cmd) || multi::exec_is_write(&slot.client, cmd);

@@ -428,7 +428,7 @@ impl EventLoop {
             }
             if slot.client.close_after_reply || slot.client.close_asap {
                 io.pending.clear();
-            } else if self.srv.pause.kind.is_some() {
+            } else if self.srv.pause.any() {
                 self.paused.push(t);
             } else {
                 self.ready.push(t);
@@ -470,7 +470,7 @@ impl EventLoop {
         if self.paused.is_empty() {
             return;
         }
-        if self.srv.pause.kind.is_some() && now_ms() < self.srv.pause.until_ms {
+        if self.srv.pause.holds(now_ms()) {
             return;
         }
         self.ready.append(&mut self.paused);

@@ -73,6 +73,21 @@ pub struct Pause {
     /// Clients whose commands the pause holds back: counted in INFO `blocked_clients`, as
     /// Valkey counts its postponed clients.
     pub held_clients: usize,
+    /// A FAILOVER holds writes back until it ends: a pause of its own, which CLIENT PAUSE
+    /// and CLIENT UNPAUSE neither end nor are ended by (Valkey's pause purposes).
+    pub failover: bool,
+}
+
+impl Pause {
+    /// Whether some pause is set (it may have run out: see [`Pause::holds`]).
+    pub fn any(&self) -> bool {
+        self.kind.is_some() || self.failover
+    }
+
+    /// Whether a pause still holds commands back at `now_ms`.
+    pub fn holds(&self, now_ms: i64) -> bool {
+        self.failover || (self.kind.is_some() && now_ms < self.until_ms)
+    }
 }
 
 /// A pending SHUTDOWN request.
@@ -578,6 +593,9 @@ impl ServerState {
 
     /// Whether commands of `is_write` kind are paused at `now_ms`.
     pub fn paused(&self, is_write: bool, now_ms: i64) -> bool {
+        if self.pause.failover && is_write {
+            return true;
+        }
         match self.pause.kind {
             Some(PauseKind::All) => now_ms < self.pause.until_ms,
             Some(PauseKind::Write) => is_write && now_ms < self.pause.until_ms,
