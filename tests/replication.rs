@@ -215,6 +215,16 @@ fn keys_expired_on_the_primary_are_deleted_on_the_replica() {
 /// Plays a primary for the replica that connects to `listener`: answers its handshake with
 /// a full sync of `rdb` and returns the link, for the test to write the stream by hand.
 fn fake_primary(listener: &TcpListener, rdb: &[u8]) -> Client {
+    let mut c = fake_handshake(listener);
+    let head = format!("+FULLRESYNC {} 0\r\n${}\r\n", "f".repeat(40), rdb.len());
+    c.send_raw(head.as_bytes());
+    c.send_raw(rdb);
+    c
+}
+
+/// Answers the handshake of the replica that connects to `listener` up to its PSYNC, and
+/// returns the link there, the PSYNC unanswered.
+fn fake_handshake(listener: &TcpListener) -> Client {
     let (s, _) = listener.accept().expect("accept the replica");
     s.set_read_timeout(Some(Duration::from_secs(10))).ok();
     let mut c = Client { stream: std::io::BufReader::new(s) };
@@ -223,14 +233,39 @@ fn fake_primary(listener: &TcpListener, rdb: &[u8]) -> Client {
         match cmd[0].to_ascii_uppercase().as_str() {
             "PING" => c.send_raw(b"+PONG\r\n"),
             "REPLCONF" => c.send_raw(b"+OK\r\n"),
-            "PSYNC" => {
-                let head = format!("+FULLRESYNC {} 0\r\n${}\r\n", "f".repeat(40), rdb.len());
-                c.send_raw(head.as_bytes());
-                c.send_raw(rdb);
-                return c;
-            }
+            "PSYNC" => return c,
             other => panic!("unexpected {other} in the handshake"),
         }
+    }
+}
+
+#[test]
+fn info_replication_during_a_transfer_shows_its_progress_as_valkey() {
+    // A primary played by the test sends the start of a snapshot and stops.
+    let progress = |replica: &Server, framing: &[u8]| -> Vec<(String, String)> {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let mut r = Client::connect(replica.port);
+        assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &port.to_string()]), Val::ok());
+        let mut p = fake_handshake(&listener);
+        p.send_raw(format!("+FULLRESYNC {} 0\r\n", "f".repeat(40)).as_bytes());
+        p.send_raw(framing);
+        p.send_raw(b"REDIS0011");
+        let mut fields = Vec::new();
+        wait_until(10, "the transfer's progress", || {
+            let info = r.cmd(&["INFO", "replication"]).as_str();
+            fields = info
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .filter(|(k, _)| !k.contains("replid") && !k.ends_with("_port"))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            fields.iter().any(|(k, v)| k == "master_sync_read_bytes" && v == "9")
+        });
+        fields
+    };
+    for framing in [&b"$100000\r\n"[..], &format!("$EOF:{}\r\n", "m".repeat(40)).into_bytes()] {
+        assert_eq!(progress(&start(&[]), framing), progress(&start_valkey(&[]), framing));
     }
 }
 

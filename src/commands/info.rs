@@ -358,7 +358,8 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
     s.push_str("# Persistence\r\n");
     fields!(s,
         "loading" => 0,
-        "async_loading" => 0,
+        // A diskless load runs on the sync thread while the dataset is served.
+        "async_loading" => u8::from(crate::replication::replica::loading_async(srv)),
         // The child reports its copy-on-write size when it ends (`rdb_last_cow_size`),
         // not while it runs.
         "current_cow_peak" => 0,
@@ -497,6 +498,9 @@ fn replication_section(s: &mut String, srv: &ServerState, now: &Now) {
         Some(l) => {
             use crate::replication::replica::LinkState;
             let up = l.state == LinkState::Connected;
+            // A full sync's snapshot on its way (Valkey's TRANSFER state).
+            let transfer =
+                if l.state == LinkState::Connecting { l.transfer.figures() } else { None };
             let offset = crate::replication::primary::write_offset(srv);
             let last_io = crate::replication::replica::primary_token(srv)
                 .and_then(|t| srv.clients.get(t))
@@ -507,16 +511,28 @@ fn replication_section(s: &mut String, srv: &ServerState, now: &Now) {
                 "master_port" => l.port,
                 "master_link_status" => if up { "up" } else { "down" },
                 "master_last_io_seconds_ago" => last_io,
-                "master_sync_in_progress" => u8::from(l.state == LinkState::Connecting),
+                "master_sync_in_progress" => u8::from(transfer.is_some()),
                 "slave_read_repl_offset" => offset,
                 "slave_repl_offset" => offset,
-            );
-            if !up {
-                fields!(s, "master_link_down_since_seconds" => (now.ms - l.down_since_ms) / 1000);
-            }
-            fields!(s,
                 "replicas_repl_buffer_size" => 0,
                 "replicas_repl_buffer_peak" => 0,
+            );
+            if let Some(t) = transfer {
+                let perc = if t.total > 0 { t.read as f64 * 100.0 / t.total as f64 } else { 0.0 };
+                fields!(s,
+                    "master_sync_total_bytes" => t.total,
+                    "master_sync_read_bytes" => t.read,
+                    "master_sync_left_bytes" => t.total - t.read,
+                    "master_sync_perc" => format!("{perc:.2}"),
+                    "master_sync_last_io_seconds_ago" => (now.ms - t.last_io_ms) / 1000,
+                );
+            }
+            if !up {
+                let down =
+                    if l.down_since_ms == 0 { -1 } else { (now.ms - l.down_since_ms) / 1000 };
+                fields!(s, "master_link_down_since_seconds" => down);
+            }
+            fields!(s,
                 "slave_priority" => srv.config.replication.replica_priority,
                 "slave_read_only" => u8::from(srv.config.replication.replica_read_only),
                 "replica_announced" => u8::from(srv.config.replication.replica_announced),

@@ -20,10 +20,12 @@ use std::io::{self, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
 use crate::replication::load::{self, Loaded};
-use crate::replication::wire::Wire;
+use crate::replication::wire::{Transfer, Wire};
 use crate::replication::{backlog::Backlog, installed, state, Replication, NO_REPLID};
 use crate::server::state::ServerState;
 use crate::util::rng::random_hex;
@@ -55,6 +57,11 @@ pub struct Link {
     /// This link is a FAILOVER's: PSYNC asks the target to take over.
     pub failover: bool,
     pub last_ack_ms: i64,
+    /// The running full sync's transfer (INFO `master_sync_*`), a new one per attempt.
+    pub transfer: Arc<Transfer>,
+    /// This attempt loads a snapshot from the socket while the dataset is served (INFO
+    /// `async_loading`).
+    pub diskless: bool,
 }
 
 /// What the handshake thread tells the main thread.
@@ -95,6 +102,13 @@ pub fn set_primary(srv: &mut ServerState, host: &str, port: u16, now_ms: i64) {
         srv.to_close.push(t);
     }
     let r = state(&mut srv.repl);
+    // Valkey's `master_link_down_since_seconds`: -1 (0 here) until a link was up and lost;
+    // leaving a connected primary counts as losing it.
+    let down_since_ms = match &r.link {
+        Some(l) if l.state == LinkState::Connected => now_ms,
+        Some(l) => l.down_since_ms,
+        None => 0,
+    };
     if r.link.is_none() {
         tracing::info!(
             "Before turning into a replica, using my own primary parameters to synthesize a \
@@ -109,10 +123,12 @@ pub fn set_primary(srv: &mut ServerState, host: &str, port: u16, now_ms: i64) {
         primary_token: None,
         rx: None,
         retry_at_ms: now_ms,
-        down_since_ms: now_ms,
+        down_since_ms,
         ack_wanted: false,
         failover: false,
         last_ack_ms: 0,
+        transfer: Arc::default(),
+        diskless: false,
     });
     // Our own replicas resync with us, and learn of the new history.
     let replicas: Vec<usize> = r.attached().map(|x| x.token).collect();
@@ -221,6 +237,7 @@ fn start_thread(srv: &mut ServerState, now_ms: i64) {
     let cfg = &srv.config;
     let job = Handshake {
         failover: false,
+        transfer: Arc::default(),
         listening_port: if cfg.replication.replica_announce_port != 0 {
             cfg.replication.replica_announce_port
         } else {
@@ -237,7 +254,9 @@ fn start_thread(srv: &mut ServerState, now_ms: i64) {
     let r = state(&mut srv.repl);
     let link = r.link.as_mut().expect("a link");
     let (host, port) = (link.host.clone(), link.port);
-    let job = Handshake { failover: link.failover, ..job };
+    link.transfer = Arc::default();
+    link.diskless = job.diskless.is_some();
+    let job = Handshake { failover: link.failover, transfer: link.transfer.clone(), ..job };
     // Room for both messages: the thread never waits for the loop.
     let (tx, rx) = crossbeam_channel::bounded(2);
     link.rx = Some(rx);
@@ -311,6 +330,14 @@ fn load_snapshot(srv: &mut ServerState, now_ms: i64) -> bool {
     };
     srv.db_modified(None);
     save::install_reloaded(&mut crate::persist::store(srv), r, now_ms).is_ok()
+}
+
+/// Whether a snapshot is being loaded from the primary's socket (INFO `async_loading`).
+pub fn loading_async(srv: &ServerState) -> bool {
+    let link = crate::replication::peek(&*srv.repl).and_then(|r| r.link.as_ref());
+    link.is_some_and(|l| {
+        l.state == LinkState::Connecting && l.diskless && l.transfer.figures().is_some()
+    })
 }
 
 /// The runtime registered the primary's client under `token`.
@@ -388,6 +415,8 @@ pub fn send_ack(srv: &mut ServerState, now_ms: i64, forced: bool) {
 struct Handshake {
     /// Ask the primary to hand over (`PSYNC ... FAILOVER`).
     failover: bool,
+    /// The snapshot's progress, for INFO.
+    transfer: Arc<Transfer>,
     listening_port: u16,
     announce_ip: String,
     user: String,
@@ -409,7 +438,7 @@ impl Handshake {
         let s = TcpStream::connect_timeout(&addr, self.timeout).map_err(|e| e.to_string())?;
         s.set_read_timeout(Some(self.timeout)).map_err(|e| e.to_string())?;
         let _ = s.set_nodelay(true);
-        let mut w = Wire::new(s);
+        let mut w = Wire::new(s, self.transfer.clone());
         let e = |e: io::Error| e.to_string();
         let pong = w.command(&["PING"]).map_err(e)?;
         if pong.starts_with('-') && !pong.starts_with("-NOAUTH") {
@@ -468,16 +497,18 @@ impl Handshake {
         let replid = parts.next().unwrap_or_default().to_string();
         let offset: i64 = parts.next().and_then(|o| o.parse().ok()).ok_or("bad FULLRESYNC")?;
         tracing::info!("Full resync from primary: {replid}:{offset}");
+        // `$<length>` or `$EOF:<mark>`, after keep-alive newlines.
+        let head = w.reply().map_err(e)?;
+        w.start_transfer(head.strip_prefix('$').and_then(|n| n.parse().ok()).unwrap_or(0));
         let loaded = match self.diskless {
             Some(plan) => {
                 if plan.flush_first {
                     let _ = tx.send(FromThread::FlushNow);
                 }
-                let head = w.reply().map_err(e)?;
                 Some(load::load(&mut w, &head, plan)?)
             }
             None => {
-                self.download(&mut w)?;
+                self.download(&mut w, &head)?;
                 None
             }
         };
@@ -487,9 +518,8 @@ impl Handshake {
     }
 
     /// The snapshot into a temporary file, renamed over the RDB file once complete.
-    fn download(self, w: &mut Wire) -> Result<(), String> {
+    fn download(self, w: &mut Wire, head: &str) -> Result<(), String> {
         let e = |e: io::Error| e.to_string();
-        let head = w.reply().map_err(e)?;
         let tmp = format!("temp-{}-{}.rdb", std::process::id(), crate::util::clock::now_ms());
         let mut file = std::fs::File::create(&tmp).map_err(|e| format!("{tmp}: {e}"))?;
         let result = (|| -> Result<(), String> {
