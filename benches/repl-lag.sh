@@ -6,7 +6,8 @@
 # The primary runs on core 0, the replica on core 1, and redis-benchmark (`-t set -d 100 -r
 # 1000000 -c 50`) on BENCH_CORE: core 1 by default, beside the replica, or core 0, beside the
 # primary, which leaves the replica a core of its own as it would have on its own machine
-# (with two cores, one of the servers must share with the load). While the load runs, a sampler reads the replica's
+# (with two cores, one of the servers must share with the load). The kernel's TCP congestion
+# control (printed as tcp_cc) changes the tail on loopback: see the README. While the load runs, a sampler reads the replica's
 # `slave_repl_offset` and then the primary's `master_repl_offset` every 10 ms; the lag of a
 # sample is their difference in bytes (an upper bound: the primary's is read second), also
 # given in milliseconds of the stream's average rate (a faster primary writes more bytes in
@@ -59,5 +60,5 @@ COUNT=$(wc -l < "$D/lag.sorted")
 pct() { sed -n "$(( ($1 * COUNT + 99) / 100 ))p" "$D/lag.sorted"; }
 ms() { echo "scale=2; $1 / $RATE" | bc; }
 P50=$(pct 50); P99=$(pct 99)
-printf 'bench_core=%s primary=%s replica=%s requests=%s cpu_us_per_req_alone=%s cpu_us_per_req_with_replica=%s lag_bytes_p50=%s lag_bytes_p99=%s stream_bytes_per_ms=%s lag_ms_p50=%s lag_ms_p99=%s samples=%s\n' \
-  "${BENCH_CORE:-1}" "$(basename "$P")" "$(basename "$R")" "$N" "$ALONE" "$WITH" "$P50" "$P99" "$RATE" "$(ms "$P50")" "$(ms "$P99")" "$COUNT"
+printf 'tcp_cc=%s bench_core=%s primary=%s replica=%s requests=%s cpu_us_per_req_alone=%s cpu_us_per_req_with_replica=%s lag_bytes_p50=%s lag_bytes_p99=%s stream_bytes_per_ms=%s lag_ms_p50=%s lag_ms_p99=%s samples=%s\n' \
+  "$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo unknown)" "${BENCH_CORE:-1}" "$(basename "$P")" "$(basename "$R")" "$N" "$ALONE" "$WITH" "$P50" "$P99" "$RATE" "$(ms "$P50")" "$(ms "$P99")" "$COUNT"
