@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::io;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 use tracing::{info, warn};
@@ -34,6 +34,13 @@ use crate::util::clock::now_ms;
 const PRIMARY_READS_PER_EVENT: usize = 64;
 /// Events handled per poll.
 const EVENTS_MAX: usize = 1024;
+
+/// How long a busy loop may hold the replicas' small stream writes back (see
+/// [`EventLoop::hold_small_replica_writes`]).
+const REPLICA_HOLD_US: u64 = 500;
+
+/// Replica output at least this big is written at once.
+const REPLICA_HOLD_BYTES: usize = 8192;
 /// Parsed commands a client may have waiting; parsing stops there until they run.
 const PENDING_CMDS_MAX: usize = CMDS_PER_TURN_MAX;
 
@@ -45,6 +52,13 @@ pub struct EventLoop {
     /// Clients to read again next turn without waiting for an event: their socket was not
     /// drained (fairness cap, or their parsed-command queue was full).
     again: Vec<usize>,
+    /// Replicas whose small stream output waits for the next turn (see
+    /// [`EventLoop::hold_small_replica_writes`]).
+    held_replicas: Vec<usize>,
+    /// This turn brought events (a busy loop), so the next turn comes at once.
+    turn_busy: bool,
+    /// When the replicas' stream was last written.
+    last_replica_write: Instant,
     /// Clients with parsed commands to execute this turn.
     ready: Vec<usize>,
     /// Clients with commands held back by CLIENT PAUSE.
@@ -81,6 +95,9 @@ impl EventLoop {
             scratch: vec![0; IOBUF_LEN],
             next_cron_ms: 0,
             again: Vec::new(),
+            held_replicas: Vec::new(),
+            turn_busy: false,
+            last_replica_write: Instant::now(),
             ready: Vec::new(),
             paused: Vec::new(),
             batcher: Batcher::default(),
@@ -115,6 +132,7 @@ impl EventLoop {
             readable.clear();
             writable.clear();
             readable.append(&mut self.again);
+            self.turn_busy = !events.is_empty() || !readable.is_empty();
             for ev in events.iter() {
                 let Token(t) = ev.token();
                 if let Some(which) = crate::runtime::listener::of(&self.srv).which(t) {
@@ -170,7 +188,10 @@ impl EventLoop {
     fn has_pending_work(&self) -> bool {
         // Output queued by a time event (a keyspace notification of an expired key) is
         // written next turn without sleeping first.
-        !self.again.is_empty() || !self.ready.is_empty() || !self.srv.to_write.is_empty()
+        !self.again.is_empty()
+            || !self.ready.is_empty()
+            || !self.srv.to_write.is_empty()
+            || !self.held_replicas.is_empty()
     }
 
     fn accept_all(&mut self, which: usize) {
@@ -485,10 +506,52 @@ impl EventLoop {
 
     /// Write every client's pending replies: one write attempt per client per turn, on the
     /// I/O threads when there are some and more than one client to write to.
+    /// Under load, the replicas' stream goes out in fewer, bigger writes: while turns keep
+    /// bringing events and the stream was written less than [`REPLICA_HOLD_US`] ago, a
+    /// replica's output below [`REPLICA_HOLD_BYTES`] waits for the next turn, which comes
+    /// at once (no sleep while something is held). A turn without events writes it, so the
+    /// stream is never held when the loop would sleep, nor while a WAIT waits on it.
+    ///
+    /// Why: a fast primary otherwise sends a small write per turn, every few microseconds.
+    /// That costs a syscall each, wakes the replica as often, and fills congestion windows
+    /// counted in packets (BBR's on loopback is a handful) with small ones, after which the
+    /// kernel holds the stream back until acknowledgements come: the replica falls behind by
+    /// milliseconds at the tail. Measured in the README (issue 16).
+    fn hold_small_replica_writes(&mut self, tokens: &mut Vec<usize>) {
+        let Some(r) = crate::replication::peek(&*self.srv.repl) else { return };
+        if r.replicas.is_empty() {
+            return;
+        }
+        let hold = self.turn_busy
+            && r.waiters.is_empty()
+            && self.last_replica_write.elapsed() < Duration::from_micros(REPLICA_HOLD_US);
+        let (clients, held) = (&self.srv.clients, &mut self.held_replicas);
+        let mut writes = false;
+        tokens.retain(|&t| {
+            if r.replica(t).is_none() {
+                return true;
+            }
+            let small = clients.get(t).is_some_and(|s| {
+                s.preamble.is_none() && s.out.len().saturating_sub(s.sent) < REPLICA_HOLD_BYTES
+            });
+            if hold && small {
+                held.push(t);
+                return false;
+            }
+            writes = true;
+            true
+        });
+        if writes {
+            self.last_replica_write = Instant::now();
+        }
+    }
+
     fn flush_writes(&mut self) {
         let mut tokens = std::mem::take(&mut self.srv.to_write);
+        tokens.append(&mut self.held_replicas);
         tokens.sort_unstable();
         tokens.dedup();
+        self.hold_small_replica_writes(&mut tokens);
         // Replicas first: the stream leaves before this turn's replies (asked of the
         // replication registry, so a server without replicas pays one type check).
         if let Some(r) = crate::replication::peek(&*self.srv.repl) {
