@@ -727,6 +727,70 @@ fn failover_hands_the_primary_role_over_without_a_full_sync() {
     assert_eq!(dataset(&mut r), dataset(&mut p));
 }
 
+/// Sends SIGSTOP or SIGCONT to a server.
+fn signal(server: &Server, sig: &str) {
+    let pid = server.child.id().to_string();
+    assert!(std::process::Command::new("kill").args([sig, &pid]).status().unwrap().success());
+}
+
+#[test]
+fn shutdown_waits_for_lagging_replicas() {
+    // Valkey's primary first, as the oracle of what is observable.
+    let debug = ["--repl-diskless-sync-delay", "0"];
+    for primary in [start_valkey(&debug), start(&debug)] {
+        let replica = start_valkey(&[]);
+        let mut r = Client::connect(replica.port);
+        follow(&mut r, primary.port);
+        let mut p = Client::connect(primary.port);
+        // The replica stops acknowledging; a shutdown waits for it, writes paused.
+        signal(&replica, "-STOP");
+        p.cmd(&["SET", "k", "1"]);
+        let mut c = Client::connect(primary.port);
+        c.send(&[b"SHUTDOWN"]);
+        let mut w = Client::connect(primary.port);
+        std::thread::sleep(Duration::from_millis(200));
+        w.send(&[b"SET", b"k", b"2"]);
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(p.cmd(&["GET", "k"]), Val::bulk("1"));
+        // ABORT ends it: the caller gets the error, the held write goes through.
+        assert_eq!(p.cmd(&["SHUTDOWN", "ABORT"]), Val::ok());
+        let failed = Val::Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
+        assert_eq!(c.read(), failed);
+        assert_eq!(w.read(), Val::ok());
+        assert_eq!(p.cmd(&["SHUTDOWN", "ABORT"]), Val::Err("ERR No shutdown in progress.".into()));
+        // Again, and the replica comes back: it catches up, then the primary exits.
+        // (A new connection: Valkey 9.1 did not serve the aborted caller's next command here.)
+        let mut c = Client::connect(primary.port);
+        c.send(&[b"SHUTDOWN", b"NOSAVE"]);
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(p.cmd(&["PING"]), Val::Simple("PONG".into()));
+        signal(&replica, "-CONT");
+        let mut primary = primary;
+        wait_until(10, "the primary's exit", || primary.child.try_wait().unwrap().is_some());
+        assert_eq!(r.cmd(&["GET", "k"]), Val::bulk("2"));
+    }
+    // With NOW, or past shutdown-timeout, a stopped replica does not hold the exit.
+    for (args, how) in [(&["SHUTDOWN", "NOW"][..], "NOW"), (&["SHUTDOWN"][..], "timeout")] {
+        let mut primary = start(&["--repl-diskless-sync-delay", "0", "--shutdown-timeout", "1"]);
+        let replica = start_valkey(&[]);
+        let mut r = Client::connect(replica.port);
+        follow(&mut r, primary.port);
+        signal(&replica, "-STOP");
+        let mut p = Client::connect(primary.port);
+        p.cmd(&["SET", "k", "1"]);
+        let started = Instant::now();
+        p.send(&args.iter().map(|a| a.as_bytes()).collect::<Vec<_>>());
+        wait_until(10, "the primary's exit", || primary.child.try_wait().unwrap().is_some());
+        let took = started.elapsed();
+        signal(&replica, "-CONT");
+        if how == "NOW" {
+            assert!(took < Duration::from_millis(900), "{how}: {took:?}");
+        } else {
+            assert!(took >= Duration::from_millis(900), "{how}: {took:?}");
+        }
+    }
+}
+
 #[test]
 fn failover_that_cannot_sync_times_out_and_writes_resume() {
     let ours = start(&["--repl-diskless-sync-delay", "0"]);

@@ -328,8 +328,8 @@ fn client_pause(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn client_unpause(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    let Pause { held_clients, failover, .. } = ctx.srv.pause;
-    ctx.srv.pause = Pause { held_clients, failover, ..Pause::default() };
+    let Pause { held_clients, failover, shutdown, .. } = ctx.srv.pause;
+    ctx.srv.pause = Pause { held_clients, failover, shutdown, ..Pause::default() };
     ctx.out.ok();
     Ok(())
 }

@@ -16,6 +16,7 @@ use crate::config::EnableDebugCommand;
 use crate::keyspace::db::{lru_clock, ObjView, Ttl, ValueRef};
 use crate::keyspace::entry::KeyEntry;
 use crate::persist::save::{Duplicates, Flush, OnSaveError, Reload, ReloadError, SaveFirst};
+use crate::server::blocking::{BlockRequest, TimeoutReply};
 use crate::server::client::ClientKind;
 use crate::server::state::ShutdownMode;
 use crate::types::string::parse_i64;
@@ -117,20 +118,45 @@ struct ShutdownOpts {
     mode: ShutdownMode,
     /// FORCE: exit even when the final save fails.
     on_save_error: OnSaveError,
+    /// NOW: do not wait for lagging replicas.
+    now: bool,
+    /// ABORT: end a shutdown that waits for replicas.
+    abort: bool,
 }
 
-/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. NOW is accepted (there are no replicas to
-/// wait for). The final save runs here, so that its failure can still be answered: without
-/// FORCE the server keeps running and replies `-ERR Errors trying to SHUTDOWN. Check
-/// logs.` A shutdown is never left in progress, so ABORT always finds none.
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. Lagging replicas get up to
+/// `shutdown-timeout` seconds to catch up first, writes paused and the caller blocked
+/// (`replication::shutdown`; NOW skips the wait, ABORT ends it). The final save runs where
+/// its failure can still be answered: without FORCE the server keeps running and replies
+/// `-ERR Errors trying to SHUTDOWN. Check logs.`
 fn shutdown(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    use crate::replication::shutdown;
     let opts = parse_shutdown(argv)?;
-    let now = ctx.now_ms;
-    let store = &mut crate::persist::store(ctx.srv);
-    crate::persist::save::prepare_shutdown(store, opts.mode, opts.on_save_error, now)
+    let now_ms = ctx.now_ms;
+    if opts.abort {
+        if !shutdown::abort(ctx.srv, now_ms) {
+            return Err(CmdError::NoShutdownInProgress);
+        }
+        ctx.out.ok();
+        return Ok(());
+    }
+    if shutdown::waiting(ctx.srv) {
+        // Valkey refuses a second SHUTDOWN while one waits for replicas.
+        return Err(CmdError::ShutdownFailed);
+    }
+    // Inside MULTI the caller cannot block: no wait.
+    let now = opts.now || ctx.client.in_exec;
+    let client = (!now).then_some(ctx.slot);
+    let exits = shutdown::begin(ctx.srv, opts.mode, opts.on_save_error, now, client, now_ms)
         .map_err(|_| CmdError::ShutdownFailed)?;
-    // No reply: the connection closes when the server exits.
-    ctx.srv.shutdown = Some(opts.mode);
+    if !exits {
+        // No reply until the shutdown fails or is aborted (on success the server exits).
+        ctx.client.block_request = Some(BlockRequest {
+            keys: Vec::new(),
+            timeout_at_ms: None,
+            on_timeout: TimeoutReply::NullArray,
+        });
+    }
     Ok(())
 }
 
@@ -163,10 +189,12 @@ fn parse_shutdown(argv: &[Bytes]) -> Result<ShutdownOpts, CmdError> {
     if conflict || (aborts > 0 && (save.is_some() || modifiers > 0)) {
         return Err(CmdError::Syntax);
     }
-    if aborts > 0 {
-        return Err(CmdError::NoShutdownInProgress);
-    }
-    Ok(ShutdownOpts { mode: save.unwrap_or(ShutdownMode::Default), on_save_error })
+    Ok(ShutdownOpts {
+        mode: save.unwrap_or(ShutdownMode::Default),
+        on_save_error,
+        now: argv[1..].iter().any(|a| is(a, "NOW")),
+        abort: aborts > 0,
+    })
 }
 
 /// MONITOR: from now on the client receives every command other clients run. Sent again,

@@ -460,14 +460,6 @@ pub fn prepare_shutdown(
     }
 }
 
-/// SIGTERM (and SIGINT): shut down as a plain SHUTDOWN would; when the final save fails,
-/// log it and keep running, as Valkey does. Returns the shutdown to carry out (the caller
-/// sets `ServerState::shutdown`), or None to keep running.
-pub fn shutdown_on_signal(srv: &mut Store<'_>, now_ms: i64) -> Option<ShutdownMode> {
-    let mode = ShutdownMode::Default;
-    prepare_shutdown(srv, mode, OnSaveError::Refuse, now_ms).ok().map(|()| mode)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,7 @@ pub mod fullsync;
 pub mod load;
 pub mod primary;
 pub mod replica;
+pub mod shutdown;
 pub mod wire;
 
 use std::any::Any;
@@ -163,6 +164,8 @@ pub struct Replication {
     pub waiters: Vec<Waiter>,
     /// Ask the replicas for an acknowledgement before the next sleep (a WAIT is blocked).
     pub getack_wanted: bool,
+    /// A shutdown waiting for the replicas to catch up (see `shutdown`).
+    pub shutdown: Option<shutdown::Waiting>,
     pub stats: SyncStats,
     /// The link to our primary, when this server is a replica.
     pub link: Option<replica::Link>,
@@ -187,6 +190,7 @@ impl Default for Replication {
             requests: Vec::new(),
             waiters: Vec::new(),
             getack_wanted: false,
+            shutdown: None,
             stats: SyncStats::default(),
             link: None,
             failover: None,

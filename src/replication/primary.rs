@@ -152,6 +152,7 @@ pub fn before_replies(srv: &mut ServerState, now_ms: i64) {
         drain_feed(srv);
     }
     serve_waiters(srv, now_ms);
+    crate::replication::shutdown::update(srv, now_ms);
     crate::replication::replica::send_ack(srv, now_ms, false);
 }
 

@@ -18,9 +18,12 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     srv.cron_loops += 1;
     if let Some(name) = crate::runtime::signals::take() {
         tracing::warn!("Received {name} scheduling shutdown...");
-        let store = &mut crate::persist::store(srv);
-        if let Some(mode) = crate::persist::save::shutdown_on_signal(store, now_ms) {
-            srv.shutdown = Some(mode);
+        // As a plain SHUTDOWN (replicas waited for); a failed final save is logged and the
+        // server keeps running, as Valkey does. A shutdown already waiting goes on.
+        if !crate::replication::shutdown::waiting(srv) {
+            let mode = crate::server::state::ShutdownMode::Default;
+            let on_error = crate::persist::save::OnSaveError::Refuse;
+            let _ = crate::replication::shutdown::begin(srv, mode, on_error, false, None, now_ms);
         }
     }
     if srv.pause.kind.is_some() && now_ms >= srv.pause.until_ms {

@@ -76,17 +76,19 @@ pub struct Pause {
     /// A FAILOVER holds writes back until it ends: a pause of its own, which CLIENT PAUSE
     /// and CLIENT UNPAUSE neither end nor are ended by (Valkey's pause purposes).
     pub failover: bool,
+    /// So does a shutdown waiting for its replicas to catch up.
+    pub shutdown: bool,
 }
 
 impl Pause {
     /// Whether some pause is set (it may have run out: see [`Pause::holds`]).
     pub fn any(&self) -> bool {
-        self.kind.is_some() || self.failover
+        self.kind.is_some() || self.failover || self.shutdown
     }
 
     /// Whether a pause still holds commands back at `now_ms`.
     pub fn holds(&self, now_ms: i64) -> bool {
-        self.failover || (self.kind.is_some() && now_ms < self.until_ms)
+        self.failover || self.shutdown || (self.kind.is_some() && now_ms < self.until_ms)
     }
 }
 
@@ -593,7 +595,7 @@ impl ServerState {
 
     /// Whether commands of `is_write` kind are paused at `now_ms`.
     pub fn paused(&self, is_write: bool, now_ms: i64) -> bool {
-        if self.pause.failover && is_write {
+        if (self.pause.failover || self.pause.shutdown) && is_write {
             return true;
         }
         match self.pause.kind {

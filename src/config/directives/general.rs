@@ -424,8 +424,7 @@ pub(super) static ROWS: &[Directive] = &[
         "10",
         |c| c.general.shutdown_timeout_secs.into(),
         |c, v| c.general.shutdown_timeout_secs = v as u32,
-    )
-    .support(Tunes(Feature::Replication)),
+    ),
     boolean(
         "latency-tracking",
         Mutable,
