@@ -383,16 +383,8 @@ fn fork_statistics_and_copy_on_write() {
     assert_eq!(common::info_int(&mut c, "stats", "latest_fork_usec"), 0);
     // Enough data that the child takes a while, and writes meanwhile, which the parent's
     // pages copy for the child.
+    common::fill_40k(&mut c, "k", 'x');
     let value = "x".repeat(1000);
-    for chunk in 0..40 {
-        let mut argv: Vec<String> = vec!["MSET".into()];
-        for i in 0..1000 {
-            argv.push(format!("k{chunk}:{i}"));
-            argv.push(value.clone());
-        }
-        let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
-        c.cmd(&refs);
-    }
     assert_eq!(c.cmd(&["BGSAVE"]), Val::Simple("Background saving started".into()));
     // Hold the child still while the parent writes over the pages it shares with it.
     let child = fork_child_of(s.child.id());

@@ -107,16 +107,7 @@ fn more_writes(c: &mut Client) {
 
 /// 40,000 keys of 1,000 bytes: enough that a full sync takes a moment.
 fn fill_big(c: &mut Client) {
-    let value = "v".repeat(1000);
-    for chunk in 0..40 {
-        let mut args: Vec<String> = vec!["MSET".into()];
-        for i in 0..1000 {
-            args.push(format!("key:{chunk}:{i}"));
-            args.push(value.clone());
-        }
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        assert_eq!(c.cmd(&a), Val::ok());
-    }
+    common::fill_40k(c, "key:", 'v');
 }
 
 /// Two replicas started by `replica` follow the primary of `p` (on `port`), the first by

@@ -267,7 +267,7 @@ impl Db {
         let clock = self.access;
         let (keys, mut b) = self.split();
         let found = if b.expiry == Expiry::Hidden {
-            keys.get_mut(h, key).filter(|e| !e.expire_at().is_some_and(|at| is_expired(at, now_ms)))
+            keys.get_mut(h, key).filter(|e| e.is_live(now_ms))
         } else {
             match probe_live(keys, &mut b, h, key, now_ms) {
                 KeyProbe::Found(f) => Some(f.into_mut()),
@@ -628,6 +628,25 @@ impl Db {
         let n = self.keys.len();
         self.keys = Keys::default();
         n
+    }
+
+    /// Drop every key, on the lazyfree thread when `lazily` and there is anything to free
+    /// (FLUSHDB ASYNC, replica-lazy-flush); returns how many there were.
+    pub fn flush(&mut self, lazily: bool) -> usize {
+        let n = self.keys.len();
+        if lazily && n > 0 {
+            crate::keyspace::lazyfree::free_async(self.take_all(), n as u64);
+        } else {
+            self.clear();
+        }
+        n
+    }
+
+    /// An empty database with this one's settings (its access clock), to load into.
+    pub fn empty_like(&self) -> Db {
+        let mut db = Db::new();
+        db.set_access_clock(self.access);
+        db
     }
 
     /// Take the whole contents out, for freeing on another thread (lazyfree).

@@ -181,7 +181,7 @@ fn load_file(
     let total = file.metadata().map_or(0, |m| m.len());
     let counted = Progress::new(file, total, LOAD_PROGRESS_INTERVAL);
     let lim = LoadLimits::from_config(srv.config);
-    let max_len = srv.config.proto_max_bulk_len.max(512 << 20);
+    let max_len = LoadLimits::max_string_len(srv.config);
     let mut r = RdbReader::new(BufReader::with_capacity(IO_BUF_BYTES, counted), max_len);
     match load_rdb(&mut r, dbs, &lim, now_ms) {
         Ok(stats) => Ok(stats),
@@ -197,13 +197,15 @@ fn load_file(
     }
 }
 
-fn log_loaded(srv: &mut Store<'_>, stats: &LoadStats, started: Instant) {
+/// Logs a finished load and keeps its counts (INFO `rdb_last_load_keys_loaded`...);
+/// `source` is where it came from (`disk`, `the primary's socket`).
+pub fn log_loaded(srv: &mut Store<'_>, stats: &LoadStats, started: Instant, source: &str) {
     tracing::info!(
         "Done loading RDB, keys loaded: {}, keys expired: {}.",
         stats.keys_loaded,
         stats.keys_expired
     );
-    tracing::info!("DB loaded from disk: {:.3} seconds", started.elapsed().as_secs_f64());
+    tracing::info!("DB loaded from {source}: {:.3} seconds", started.elapsed().as_secs_f64());
     srv.persist.bgsave.last_load_keys_loaded = stats.keys_loaded;
     srv.persist.bgsave.last_load_keys_expired = stats.keys_expired;
 }
@@ -217,7 +219,7 @@ pub fn load_at_startup(srv: &mut Store<'_>, now_ms: i64) -> Result<Option<LoadSt
     *srv.dbs = dbs;
     match loaded {
         Ok(stats) => {
-            log_loaded(srv, &stats, started);
+            log_loaded(srv, &stats, started, "disk");
             Ok(Some(stats))
         }
         Err(LoadError::Missing) => Ok(None),
@@ -303,15 +305,7 @@ pub fn reload(srv: &mut Store<'_>, opts: Reload, now_ms: i64) -> Result<Reloaded
         save(srv, now_ms).map_err(|_| ReloadError::Save)?;
     }
     let started = Instant::now();
-    let mut fresh: Vec<Db> = srv
-        .dbs
-        .iter()
-        .map(|d| {
-            let mut db = Db::new();
-            db.set_access_clock(d.access_clock());
-            db
-        })
-        .collect();
+    let mut fresh: Vec<Db> = srv.dbs.iter().map(Db::empty_like).collect();
     let path = rdb_path(srv);
     let relaxed =
         srv.config.persistence.rdb_version_check == crate::config::RdbVersionCheck::Relaxed;
@@ -357,7 +351,7 @@ pub fn install_reloaded(
     if r.opts.flush == Flush::No {
         merge(srv, &mut r.fresh, now_ms);
     }
-    log_loaded(srv, &stats, r.started);
+    log_loaded(srv, &stats, r.started, "disk");
     Ok(())
 }
 

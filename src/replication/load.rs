@@ -23,7 +23,6 @@ use std::time::Instant;
 
 use crate::config::ReplDisklessLoad;
 use crate::keyspace::db::Db;
-use crate::keyspace::lazyfree;
 use crate::persist::rdb::encoding::{RdbError, RdbReader};
 use crate::persist::rdb::file::{load_rdb, LoadStats};
 use crate::persist::rdb::value::LoadLimits;
@@ -59,18 +58,10 @@ pub fn plan(srv: &ServerState) -> Option<Plan> {
         ReplDisklessLoad::OnEmptyDb | ReplDisklessLoad::Swapdb => false,
         ReplDisklessLoad::FlushBeforeLoad => true,
     };
-    let dbs = srv
-        .dbs
-        .iter()
-        .map(|d| {
-            let mut db = Db::new();
-            db.set_access_clock(d.access_clock());
-            db
-        })
-        .collect();
+    let dbs = srv.dbs.iter().map(Db::empty_like).collect();
     // A replica keeps the keys whose time has passed: its primary sends their DELs.
     let lim = LoadLimits { keep_expired: true, ..LoadLimits::from_config(&srv.config) };
-    let max_len = srv.config.proto_max_bulk_len.max(512 << 20);
+    let max_len = LoadLimits::max_string_len(&srv.config);
     Some(Plan { dbs, lim, max_len, flush_first })
 }
 
@@ -132,7 +123,7 @@ pub fn flush_before_load(srv: &mut ServerState) {
     let lazy = srv.config.replication.replica_lazy_flush;
     srv.db_modified(None);
     for db in srv.dbs.iter_mut() {
-        drop_contents(db, lazy);
+        db.flush(lazy);
     }
 }
 
@@ -143,33 +134,10 @@ pub fn install(srv: &mut ServerState, mut loaded: Loaded) {
     let lazy = srv.config.replication.replica_lazy_flush;
     for (db, new) in srv.dbs.iter_mut().zip(loaded.dbs.iter_mut()) {
         Db::swap_contents(db, new);
-        drop_contents(new, lazy);
+        new.flush(lazy);
     }
-    let stats = &loaded.stats;
-    tracing::info!(
-        "Done loading RDB, keys loaded: {}, keys expired: {}.",
-        stats.keys_loaded,
-        stats.keys_expired
-    );
-    tracing::info!(
-        "PRIMARY <-> REPLICA sync: Loaded the DB from the socket in {:.3} seconds",
-        loaded.started.elapsed().as_secs_f64()
-    );
-    let persist = crate::persist::store(srv).persist;
-    persist.bgsave.last_load_keys_loaded = stats.keys_loaded;
-    persist.bgsave.last_load_keys_expired = stats.keys_expired;
-}
-
-fn drop_contents(db: &mut Db, lazy: bool) {
-    let n = db.len();
-    if n == 0 {
-        return;
-    }
-    if lazy {
-        lazyfree::free_async(db.take_all(), n as u64);
-    } else {
-        db.clear();
-    }
+    let store = &mut crate::persist::store(srv);
+    crate::persist::save::log_loaded(store, &loaded.stats, loaded.started, "the primary's socket");
 }
 
 /// A reader that publishes the thread's allocations every [`PUBLISH_EVERY_BYTES`] read.

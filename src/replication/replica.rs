@@ -235,9 +235,10 @@ fn start_thread(srv: &mut ServerState, now_ms: i64) {
     let psync =
         if has_history { (srv.replid.clone(), own_offset + 1) } else { ("?".to_string(), -1) };
     let cfg = &srv.config;
-    let job = Handshake {
+    let transfer = Arc::<Transfer>::default();
+    let mut job = Handshake {
         failover: false,
-        transfer: Arc::default(),
+        transfer: transfer.clone(),
         listening_port: if cfg.replication.replica_announce_port != 0 {
             cfg.replication.replica_announce_port
         } else {
@@ -254,9 +255,9 @@ fn start_thread(srv: &mut ServerState, now_ms: i64) {
     let r = state(&mut srv.repl);
     let link = r.link.as_mut().expect("a link");
     let (host, port) = (link.host.clone(), link.port);
-    link.transfer = Arc::default();
+    link.transfer = transfer;
     link.diskless = job.diskless.is_some();
-    let job = Handshake { failover: link.failover, transfer: link.transfer.clone(), ..job };
+    job.failover = link.failover;
     // Room for both messages: the thread never waits for the loop.
     let (tx, rx) = crossbeam_channel::bounded(2);
     link.rx = Some(rx);

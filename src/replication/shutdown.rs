@@ -99,12 +99,6 @@ pub fn abort(srv: &mut ServerState, now_ms: i64) -> bool {
 fn answer(srv: &mut ServerState, client: Option<usize>, now_ms: i64) {
     let Some(t) = client else { return };
     let Some(b) = srv.blocking.unblock(t) else { return };
-    let Some(mut slot) = srv.clients.lend(t) else { return };
-    slot.client.blocked = false;
-    let text = crate::spec::error::CmdError::ShutdownFailed.to_bytes();
-    crate::server::calls::reply_error_text(srv, &mut slot, &text);
-    crate::server::calls::record_call(srv, &mut slot, b.cmd, &b.argv, true, now_ms);
-    srv.clients.put_back(t, slot);
-    srv.to_write.push(t);
-    srv.unblocked.push(t);
+    let text = crate::spec::error::CmdError::ShutdownFailed.to_string();
+    crate::server::unblock::answer_error(srv, t, &b, &text, now_ms);
 }

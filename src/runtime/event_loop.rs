@@ -36,7 +36,7 @@ const PRIMARY_READS_PER_EVENT: usize = 64;
 const EVENTS_MAX: usize = 1024;
 
 /// How long a busy loop may hold the replicas' small stream writes back (see
-/// [`EventLoop::hold_small_replica_writes`]).
+/// [`EventLoop::order_replica_writes`]).
 const REPLICA_HOLD_US: u64 = 500;
 
 /// Replica output at least this big is written at once.
@@ -53,7 +53,7 @@ pub struct EventLoop {
     /// drained (fairness cap, or their parsed-command queue was full).
     again: Vec<usize>,
     /// Replicas whose small stream output waits for the next turn (see
-    /// [`EventLoop::hold_small_replica_writes`]).
+    /// [`EventLoop::order_replica_writes`]).
     held_replicas: Vec<usize>,
     /// This turn brought events (a busy loop), so the next turn comes at once.
     turn_busy: bool,
@@ -504,8 +504,10 @@ impl EventLoop {
         }
     }
 
-    /// Write every client's pending replies: one write attempt per client per turn, on the
-    /// I/O threads when there are some and more than one client to write to.
+    /// Orders this turn's writes for the replicas' stream. Replicas go first: the stream
+    /// leaves before this turn's replies (asked of the replication registry, so a server
+    /// without replicas pays one type check).
+    ///
     /// Under load, the replicas' stream goes out in fewer, bigger writes: while turns keep
     /// bringing events and the stream was written less than [`REPLICA_HOLD_US`] ago, a
     /// replica's output below [`REPLICA_HOLD_BYTES`] waits for the next turn, which comes
@@ -517,7 +519,7 @@ impl EventLoop {
     /// counted in packets (BBR's on loopback is a handful) with small ones, after which the
     /// kernel holds the stream back until acknowledgements come: the replica falls behind by
     /// milliseconds at the tail. Measured in the README (issue 16).
-    fn hold_small_replica_writes(&mut self, tokens: &mut Vec<usize>) {
+    fn order_replica_writes(&mut self, tokens: &mut Vec<usize>) {
         let Some(r) = crate::replication::peek(&*self.srv.repl) else { return };
         if r.replicas.is_empty() {
             return;
@@ -544,21 +546,17 @@ impl EventLoop {
         if writes {
             self.last_replica_write = Instant::now();
         }
+        tokens.sort_by_key(|&t| r.replica(t).is_none());
     }
 
+    /// Write every client's pending replies: one write attempt per client per turn, on the
+    /// I/O threads when there are some and more than one client to write to.
     fn flush_writes(&mut self) {
         let mut tokens = std::mem::take(&mut self.srv.to_write);
         tokens.append(&mut self.held_replicas);
         tokens.sort_unstable();
         tokens.dedup();
-        self.hold_small_replica_writes(&mut tokens);
-        // Replicas first: the stream leaves before this turn's replies (asked of the
-        // replication registry, so a server without replicas pays one type check).
-        if let Some(r) = crate::replication::peek(&*self.srv.repl) {
-            if !r.replicas.is_empty() {
-                tokens.sort_by_key(|&t| r.replica(t).is_none());
-            }
-        }
+        self.order_replica_writes(&mut tokens);
         let conns = &self.conns;
         tokens.retain(|&t| {
             self.srv.clients.get_mut(t).is_some_and(|s| {

@@ -233,6 +233,22 @@ pub fn run_tool(name: &str, args: &[&str], stdin: &[u8]) -> Output {
     child.wait_with_output().unwrap_or_else(|e| panic!("wait for {name}: {e}"))
 }
 
+/// Writes 40,000 keys `{prefix}{chunk}:{i}` (chunk < 40, i < 1000) of 1,000 bytes of
+/// `byte` with MSET, each answered OK: enough data that a fork child or a full sync takes a
+/// moment.
+pub fn fill_40k(c: &mut Client, prefix: &str, byte: char) {
+    let value = byte.to_string().repeat(1000);
+    for chunk in 0..40 {
+        let mut args: Vec<String> = vec!["MSET".into()];
+        for i in 0..1000 {
+            args.push(format!("{prefix}{chunk}:{i}"));
+            args.push(value.clone());
+        }
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(c.cmd(&a), Val::ok());
+    }
+}
+
 /// A blocking RESP client.
 pub struct Client {
     pub stream: BufReader<TcpStream>,

@@ -6,7 +6,6 @@ use super::{db_index_arg, db_position};
 use crate::commands::error::DbIndexArg;
 use crate::commands::{CmdError, CmdResult, Ctx, ServerCtx};
 use crate::keyspace::db::Db;
-use crate::keyspace::lazyfree;
 use crate::server::state::ServerState;
 
 pub fn select(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
@@ -57,14 +56,7 @@ fn parse_flush_mode(srv: &ServerState, argv: &[Bytes]) -> Result<FlushMode, CmdE
 
 /// Empty one database; returns how many keys it held.
 fn flush(db: &mut Db, mode: FlushMode) -> usize {
-    let n = db.len();
-    match mode {
-        FlushMode::Async if n > 0 => lazyfree::free_async(db.take_all(), n as u64),
-        FlushMode::Sync | FlushMode::Async => {
-            db.clear();
-        }
-    }
-    n
+    db.flush(mode == FlushMode::Async)
 }
 
 pub fn flushdb(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {

@@ -77,7 +77,7 @@ pub struct LoadSettings {
 
 impl LoadSettings {
     pub fn new(config: &Config) -> LoadSettings {
-        let max_len = config.proto_max_bulk_len.max(512 << 20);
+        let max_len = LoadLimits::max_string_len(config);
         LoadSettings {
             appenddirname: config.appenddirname.clone(),
             appendfilename: config.appendfilename.clone(),

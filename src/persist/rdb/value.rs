@@ -171,6 +171,12 @@ pub struct LoadLimits {
 }
 
 impl LoadLimits {
+    /// The longest string a load accepts: `proto-max-bulk-len`, and never less than 512 MiB
+    /// (what Valkey writes is loadable whatever the setting).
+    pub fn max_string_len(c: &Config) -> u64 {
+        c.proto_max_bulk_len.max(512 << 20)
+    }
+
     pub fn from_config(c: &Config) -> LoadLimits {
         let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
         LoadLimits {
