@@ -29,6 +29,10 @@
 //! - [`spec`]: the command table's shape (flags, ACL categories, key specs, key extraction)
 //!   and every error reply, with the handler as a type parameter, so that the layers below
 //!   the handlers can read the table.
+//! - [`scripting`]: Lua 5.1 for EVAL scripts and FUNCTION libraries: the sandboxed
+//!   interpreters, the script cache, the `server.*` API, the values between RESP and Lua, and
+//!   Valkey's bundled libraries (`cjson`, `cmsgpack`, `bit`, `struct`). What a script asks of
+//!   the server goes through a `Host` the runtime provides, so it knows nothing above it.
 //! - [`server`]: the core state without I/O: databases, the client table (each client's
 //!   reply stream and write progress, under generational tokens, with the outbox that
 //!   fan-out writes into while the client runs a command), pub/sub, WATCH, client
@@ -60,6 +64,7 @@ pub mod persist;
 pub mod replication;
 pub mod resp;
 pub mod runtime;
+pub mod scripting;
 pub mod server;
 pub mod spec;
 pub mod table;

@@ -5,7 +5,7 @@
 use crate::commands::table::Command;
 use crate::commands::{
     aof_cmd, client_cmd, command, config_cmd, connection, dump, hash, info, keyspace, list,
-    persist_cmd, pubsub, repl_cmd, server_cmd, set, sort, string, zset,
+    persist_cmd, pubsub, repl_cmd, script_cmd, server_cmd, set, sort, string, zset,
 };
 
 pub static FAMILIES: &[&[Command]] = &[
@@ -28,4 +28,5 @@ pub static FAMILIES: &[&[Command]] = &[
     client_cmd::COMMANDS,
     config_cmd::COMMANDS,
     command::COMMANDS,
+    script_cmd::COMMANDS,
 ];

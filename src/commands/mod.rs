@@ -28,6 +28,7 @@ pub mod persist_cmd;
 pub mod pubsub;
 pub mod repl_cmd;
 pub mod reply_limit;
+pub mod script_cmd;
 pub mod server_cmd;
 pub mod set;
 pub mod sort;

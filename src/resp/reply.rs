@@ -129,11 +129,19 @@ impl Reply {
     #[cfg(test)]
     pub fn stream_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len());
+        self.copy_stream_into(&mut out);
+        out
+    }
+
+    /// Appends the whole stream to `out` (references spliced in).
+    pub fn copy_stream_into(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.reserve(self.len());
         let mut slices = [IoSlice::new(&[]); 16];
         loop {
-            let n = self.gather(out.len(), usize::MAX, &mut slices);
+            let n = self.gather(out.len() - start, usize::MAX, &mut slices);
             if n == 0 {
-                return out;
+                return;
             }
             slices[..n].iter().for_each(|s| out.extend_from_slice(s));
         }

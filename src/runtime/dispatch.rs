@@ -148,6 +148,7 @@ pub fn execute_looked_up(
     if srv.config.maxmemory_bytes != 0 {
         use crate::server::evict;
         let outcome = evict::perform_evictions(srv, now_ms);
+        srv.pre_command_oom = outcome == evict::Outcome::Failed;
         // Inside MULTI queuing takes memory too: see `multi::refused_when_oom`.
         let may_grow = cmd.flags & flag::DENYOOM != 0 || multi::refused_when_oom(&slot.client, cmd);
         // The primary's writes are never refused: the replica must follow them.
@@ -284,6 +285,14 @@ pub fn call(
     if slot.client.multi.as_deref().is_some_and(|t| t.exec_ready) {
         run_queued(srv, token, slot, now_ms);
     }
+    // So does a script (EVAL, FCALL), after MONITOR saw the command that runs it.
+    let mut script_failed = false;
+    if let Some(req) = slot.client.script.take() {
+        if !srv.monitors.is_empty() && !slot.client.unblocking {
+            feed_monitors(srv, token, slot, argv, now_ms);
+        }
+        script_failed = crate::runtime::script::run(srv, token, slot, &req, now_ms);
+    }
     let duration_us = started.elapsed().as_micros() as u64;
 
     let block = slot.client.block_request.take();
@@ -322,7 +331,7 @@ pub fn call(
             slot,
             CallOf { name: cmd.name, flags: cmd.flags },
             argv,
-            result.is_err(),
+            result.is_err() || script_failed,
             now_ms,
         );
     }

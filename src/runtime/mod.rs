@@ -15,6 +15,7 @@ pub mod listener;
 pub mod log;
 pub mod parsed;
 pub mod protected_mode;
+pub mod script;
 pub mod signals;
 pub mod unblock;
 

@@ -84,6 +84,9 @@ pub struct Client {
     pub tracking: bool,
     /// The transaction between MULTI and EXEC/DISCARD (see `server::multi`); None outside.
     pub multi: Option<Box<crate::server::multi::Transaction>>,
+    /// A script EVAL or FCALL prepared, for the runtime to run after the handler (as EXEC's
+    /// queue is run); None otherwise.
+    pub script: Option<Box<crate::scripting::Request>>,
 }
 
 impl Client {
@@ -123,6 +126,7 @@ impl Client {
             subs: Default::default(),
             tracking: false,
             multi: None,
+            script: None,
         }
     }
 

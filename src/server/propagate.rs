@@ -85,7 +85,15 @@ pub struct Feed {
     exec: Option<ExecWrap>,
     /// Commands the running command asked to log instead of itself.
     pub replaced: Option<Vec<Vec<Bytes>>>,
+    /// Consumers a running script took out with `server.set_repl` ([`MUTE_AOF`],
+    /// [`MUTE_REPL`]); 0 otherwise.
+    pub muted: u8,
 }
+
+/// [`Feed::muted`]: the AOF gets nothing.
+pub const MUTE_AOF: u8 = 1;
+/// [`Feed::muted`]: replicas get nothing.
+pub const MUTE_REPL: u8 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ExecWrap {
@@ -131,8 +139,12 @@ impl Feed {
 
     /// Logs one command run against `db`.
     pub fn command<A: AsRef<[u8]>>(&mut self, db: usize, argv: &[A]) {
-        if !self.on {
+        if !self.on || self.muted == MUTE_AOF | MUTE_REPL {
             return;
+        }
+        if self.muted != 0 {
+            // One consumer only: the other must not miss a SELECT this one gets.
+            self.selected_db = None;
         }
         match self.exec {
             Some(ExecWrap::Pending) => {
@@ -142,10 +154,10 @@ impl Feed {
                 self.exec = Some(ExecWrap::Open);
                 let mut multi = Vec::new();
                 append_command(&mut multi, &[b"MULTI".as_slice()]);
-                if self.aof {
+                if self.aof && self.muted & MUTE_AOF == 0 {
                     self.buf.splice(aof_at..aof_at, multi.iter().copied());
                 }
-                if self.repl_on && !self.repl_proxy {
+                if self.repl_on && !self.repl_proxy && self.muted & MUTE_REPL == 0 {
                     self.repl.splice(repl_at..repl_at, multi.iter().copied());
                 }
             }
@@ -157,6 +169,9 @@ impl Feed {
             self.selected_db = Some(db);
         }
         self.emit(argv);
+        if self.muted != 0 {
+            self.selected_db = None;
+        }
     }
 
     /// Appends raw stream bytes for replication only (the primary's PING to its replicas,
@@ -176,8 +191,8 @@ impl Feed {
 
     /// Encodes `argv` into the first consumer's buffer and copies it to the other's.
     fn emit<A: AsRef<[u8]>>(&mut self, argv: &[A]) {
-        let repl = self.repl_on && !self.repl_proxy;
-        if self.aof {
+        let repl = self.repl_on && !self.repl_proxy && self.muted & MUTE_REPL == 0;
+        if self.aof && self.muted & MUTE_AOF == 0 {
             let from = self.buf.len();
             append_command(&mut self.buf, argv);
             if repl {
@@ -198,6 +213,12 @@ impl Feed {
         if self.exec.take() == Some(ExecWrap::Open) {
             self.emit(&[b"EXEC".as_slice()]);
         }
+    }
+
+    /// Whether a transaction's wrapping is in progress (a script inside EXEC is wrapped by
+    /// it, not by one of its own).
+    pub fn wrapping(&self) -> bool {
+        self.exec.is_some()
     }
 }
 

@@ -512,6 +512,14 @@ pub struct ServerState {
     pub expire_fast_last_ms: i64,
     /// Whether I/O threads run (io-threads > 1).
     pub io_threads_active: bool,
+    /// EVAL scripts: the interpreter and the script cache (`scripting::eval`).
+    pub scripts: crate::scripting::eval::Scripts,
+    /// The OOM state before the command now running (eviction could not get under
+    /// maxmemory): scripts refuse commands that may grow memory on it, as Valkey's
+    /// `pre_command_oom_state`.
+    pub pre_command_oom: bool,
+    /// The client scripts run their commands as (`runtime::script`), kept between runs.
+    pub script_client: Option<Box<Slot>>,
 }
 
 impl ServerState {
@@ -564,6 +572,9 @@ impl ServerState {
             expire_fast_wanted: false,
             expire_fast_last_ms: 0,
             io_threads_active: false,
+            scripts: crate::scripting::eval::Scripts::new().expect("the Lua interpreter starts"),
+            pre_command_oom: false,
+            script_client: None,
         };
         srv.refresh_removal_log();
         srv

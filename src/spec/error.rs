@@ -234,6 +234,8 @@ pub enum CmdError {
     Tracking(TrackingError),
     /// MULTI, EXEC, DISCARD and WATCH (see [`MultiError`]).
     Multi(MultiError),
+    /// EVAL, FCALL, SCRIPT, FUNCTION and commands called from scripts (see [`ScriptError`]).
+    Script(ScriptError),
 }
 
 /// What the running server could not do for a CONFIG SET ([`CmdError::ConfigApply`]).
@@ -528,6 +530,7 @@ impl fmt::Display for CmdError {
             }
             CmdError::Tracking(e) => e.fmt(f),
             CmdError::Multi(e) => e.fmt(f),
+            CmdError::Script(e) => e.fmt(f),
         }
     }
 }
@@ -663,5 +666,54 @@ impl fmt::Display for MultiError {
                 f.write_str("ERR MONITOR isn't allowed for DENY BLOCKING client")
             }
         }
+    }
+}
+
+/// Errors of scripting: EVAL and FCALL refused before the script runs, and commands a
+/// script calls refused before they run (those come back to the script as `{err = ...}`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScriptError {
+    /// `-NOSCRIPT No matching script.`
+    NoScript,
+    /// `-ERR Number of keys can't be negative`
+    NumKeysNegative,
+    /// `-ERR Number of keys can't be greater than number of args`
+    NumKeysTooMany,
+    /// `-ERR Can not execute a script with write flag using *_ro command.`
+    WriteFlagWithRo,
+    /// `-ERR Function not found`
+    FunctionNotFound,
+    /// `-ERR Unknown command called from script`
+    UnknownCommand,
+    /// `-ERR Wrong number of args calling command from script`
+    WrongArity,
+    /// `-ERR This Valkey command is not allowed from script`
+    NotAllowed,
+    /// `-ERR Write commands are not allowed from read-only scripts.`
+    WriteFromReadOnly,
+    /// `-NOTBUSY No scripts in execution right now.`
+    NotBusy,
+}
+
+impl fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ScriptError::NoScript => "NOSCRIPT No matching script.",
+            ScriptError::NumKeysNegative => "ERR Number of keys can't be negative",
+            ScriptError::NumKeysTooMany => {
+                "ERR Number of keys can't be greater than number of args"
+            }
+            ScriptError::WriteFlagWithRo => {
+                "ERR Can not execute a script with write flag using *_ro command."
+            }
+            ScriptError::FunctionNotFound => "ERR Function not found",
+            ScriptError::UnknownCommand => "ERR Unknown command called from script",
+            ScriptError::WrongArity => "ERR Wrong number of args calling command from script",
+            ScriptError::NotAllowed => "ERR This Valkey command is not allowed from script",
+            ScriptError::WriteFromReadOnly => {
+                "ERR Write commands are not allowed from read-only scripts."
+            }
+            ScriptError::NotBusy => "NOTBUSY No scripts in execution right now.",
+        })
     }
 }

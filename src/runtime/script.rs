@@ -1,0 +1,194 @@
+//! Running a script for a client: the [`Host`] that lets `server.call` run commands.
+//!
+//! A script's commands run as the *script client* (Valkey's "lua" client): a client of
+//! its own, kept in the server between runs, that starts each run in the caller's
+//! database, speaks the protocol the script chose with `setresp`, never blocks (a blocking
+//! command answers as it would inside MULTI) and is seen by MONITOR as `lua`. Each command
+//! goes through the same [`dispatch::call`] as a client's, under the caller's token, so
+//! statistics, keyspace events, propagation, the slow log and client tracking treat it as
+//! Valkey does; the checks that only scripts make (the command exists and may run from a
+//! script, its arity, writes from read-only scripts, the OOM state before the script) come
+//! first, with Valkey's texts.
+//!
+//! The writes a script makes are propagated, not the script: the feed wraps them in
+//! `MULTI`/`EXEC` when there is more than one (as EXEC's are), unless the script runs
+//! inside a transaction that already wraps them. `server.set_repl` narrows where they go.
+
+use bytes::Bytes;
+
+use crate::commands::error::ScriptError;
+use crate::commands::table::flag;
+use crate::commands::{CmdError, Command};
+use crate::keyspace::db::HashedKeys;
+use crate::resp::reply::{Proto, Reply};
+use crate::runtime::dispatch;
+use crate::scripting::{self, Call, Host, Request};
+use crate::server::client::Client;
+use crate::server::state::{ServerState, Slot};
+
+/// The id CLIENT ID gives inside a script (the script client is in no client table).
+const SCRIPT_CLIENT_ID: u64 = u64::MAX;
+
+/// The script client, made once.
+fn script_client(now_ms: i64) -> Box<Slot> {
+    let mut client = Client::new(SCRIPT_CLIENT_ID, "lua".into(), "lua".into(), -1, false, now_ms);
+    client.authenticated = true;
+    // Blocking commands answer at once, as inside EXEC; SHUTDOWN and WAIT behave as there.
+    client.in_exec = true;
+    Box::new(Slot::new(client, Reply::new(Proto::Resp2)))
+}
+
+struct ScriptHost<'a> {
+    srv: &'a mut ServerState,
+    /// The caller's token (tracking, MONITOR's "not to itself").
+    token: usize,
+    slot: &'a mut Slot,
+    now_ms: i64,
+    read_only: bool,
+    /// A script without a shebang: OOM is checked per command (with the state before the
+    /// script), not before the script.
+    oom_per_command: bool,
+    reply: Vec<u8>,
+}
+
+impl ScriptHost<'_> {
+    /// The command `argv` names, if a script may run it now.
+    fn admit(&self, argv: &[Bytes]) -> Result<&'static Command, CmdError> {
+        let refuse = |e| Err(CmdError::Script(e));
+        let Some(mut cmd) = crate::commands::lookup(&argv[0]) else {
+            return refuse(ScriptError::UnknownCommand);
+        };
+        if !cmd.subcommands.is_empty() && argv.len() > 1 {
+            match cmd.subcommand(&argv[1]) {
+                Some(sub) => cmd = sub,
+                None => return refuse(ScriptError::UnknownCommand),
+            }
+        }
+        if !cmd.arity_ok(argv.len()) {
+            return refuse(ScriptError::WrongArity);
+        }
+        if cmd.flags & flag::NOSCRIPT != 0 {
+            return refuse(ScriptError::NotAllowed);
+        }
+        let from_primary = false;
+        if cmd.is_write() {
+            if self.read_only {
+                return refuse(ScriptError::WriteFromReadOnly);
+            }
+            if self.srv.is_replica && self.srv.config.replication.replica_read_only && !from_primary
+            {
+                return Err(CmdError::ReadOnlyReplica);
+            }
+        }
+        if self.oom_per_command
+            && self.srv.config.maxmemory_bytes != 0
+            && cmd.flags & flag::DENYOOM != 0
+            && self.srv.pre_command_oom
+        {
+            return Err(CmdError::Oom);
+        }
+        Ok(cmd)
+    }
+}
+
+impl Host for ScriptHost<'_> {
+    fn call(&mut self, argv: &[Bytes], resp3: bool) -> &[u8] {
+        self.reply.clear();
+        let cmd = match self.admit(argv) {
+            Ok(cmd) => cmd,
+            Err(e) => {
+                let text = e.to_bytes();
+                self.reply.push(b'-');
+                self.reply.extend_from_slice(&text);
+                self.reply.extend_from_slice(b"\r\n");
+                return &self.reply;
+            }
+        };
+        self.slot.out.clear();
+        self.slot.out.proto = if resp3 { Proto::Resp3 } else { Proto::Resp2 };
+        let flow = dispatch::call(
+            self.srv,
+            self.token,
+            self.slot,
+            cmd,
+            argv,
+            HashedKeys::default(),
+            self.now_ms,
+            0,
+        );
+        debug_assert_eq!(flow, dispatch::Flow::Continue, "a script's command blocked");
+        if self.slot.out.shared_bytes() == 0 {
+            return &self.slot.out.buf;
+        }
+        self.slot.out.copy_stream_into(&mut self.reply);
+        &self.reply
+    }
+
+    fn set_repl(&mut self, flags: u8) {
+        use crate::scripting::api::{REPL_AOF, REPL_REPLICA};
+        use crate::server::propagate::{MUTE_AOF, MUTE_REPL};
+        let mut muted = 0;
+        if flags & REPL_AOF == 0 {
+            muted |= MUTE_AOF;
+        }
+        if flags & REPL_REPLICA == 0 {
+            muted |= MUTE_REPL;
+        }
+        self.srv.feed.muted = muted;
+    }
+
+    fn acl_check(&mut self, argv: &[Bytes]) -> Option<bool> {
+        // Every user may run every command until ACL rules exist (issue 20): the default
+        // user has `+@all`.
+        crate::commands::lookup(&argv[0]).map(|_| true)
+    }
+
+    fn log(&mut self, level: u8, msg: &[u8]) {
+        scripting::log_line(level, msg);
+    }
+}
+
+/// Runs the script `req` for the client in `slot` and writes its reply; returns whether
+/// the reply is an error.
+pub fn run(
+    srv: &mut ServerState,
+    token: usize,
+    slot: &mut Slot,
+    req: &Request,
+    now_ms: i64,
+) -> bool {
+    let vm = srv.scripts.vm.clone();
+    let mut script_slot = srv.script_client.take().unwrap_or_else(|| script_client(now_ms));
+    script_slot.client.db = slot.client.db;
+    let wrap = !srv.feed.wrapping();
+    if wrap {
+        srv.feed.exec_begin();
+    }
+    let failure = {
+        let mut host = ScriptHost {
+            srv,
+            token,
+            slot: &mut script_slot,
+            now_ms,
+            read_only: req.read_only,
+            oom_per_command: req.flags.eval_compat,
+            reply: Vec::new(),
+        };
+        let call = if req.is_function { Call::Function(&req.func) } else { Call::Eval(&req.func) };
+        scripting::run(&vm, call, &req.keys, &req.args, &mut host, &mut slot.out)
+    };
+    srv.feed.muted = 0;
+    if wrap {
+        srv.feed.exec_end();
+    }
+    script_slot.out.clear();
+    srv.script_client = Some(script_slot);
+    let Some(failure) = failure else { return false };
+    if failure.counted {
+        // The command that failed inside the script was counted when it replied.
+        slot.out.error_bytes(&failure.text);
+    } else {
+        crate::server::calls::reply_error_text(srv, slot, &failure.text);
+    }
+    true
+}

@@ -1,0 +1,328 @@
+//! Values between RESP and Lua, both ways, with Valkey's rules.
+//!
+//! A command's reply becomes a Lua value ([`reply_to_lua`]): integers are numbers, bulk
+//! strings strings, arrays tables, a null bulk or null array `false` (RESP2's nulls), RESP3's
+//! null `nil`, a status `{ok = s}`, an error `{err = s}`, and RESP3's own types `true`/`false`,
+//! `{double = n}`, `{big_number = s}`, `{map = {k = v}}`, `{set = {m = true}}` and
+//! `{verbatim_string = {format = f, string = s}}`; attributes are dropped.
+//!
+//! A script's result becomes a reply ([`lua_to_reply`]): strings are bulk strings, numbers
+//! integers (truncated toward zero), `true` `:1` (or RESP3's `#t` once the script asked for
+//! RESP3 with `setresp(3)`), `false` and `nil` a null, a table with `err`, `ok`, `double`,
+//! `big_number`, `map`, `set` or `verbatim_string` that type, and any other table an array of
+//! its elements `1..n`, cut at the first `nil`. Other Lua values (functions, userdata) are nulls.
+//! Nesting is bounded ([`DEPTH_MAX`]) so that a self-referencing table cannot recurse forever.
+
+use mlua::{Lua, Table, Value};
+
+use crate::resp::reply::Reply;
+
+/// Deepest nesting converted, either way.
+pub const DEPTH_MAX: usize = 256;
+
+/// The Lua value of one complete RESP reply (produced by this server, so well formed).
+pub fn reply_to_lua(lua: &Lua, bytes: &[u8]) -> mlua::Result<Value> {
+    let mut at = 0;
+    let v = parse(lua, bytes, &mut at, 0)?;
+    Ok(v.unwrap_or(Value::Nil))
+}
+
+fn bad() -> mlua::Error {
+    mlua::Error::RuntimeError("malformed reply from a command".into())
+}
+
+fn line<'a>(bytes: &'a [u8], at: &mut usize) -> mlua::Result<&'a [u8]> {
+    let rest = bytes.get(*at..).ok_or_else(bad)?;
+    let end = rest.windows(2).position(|w| w == b"\r\n").ok_or_else(bad)?;
+    *at += end + 2;
+    Ok(&rest[..end])
+}
+
+fn int_of(s: &[u8]) -> mlua::Result<i64> {
+    std::str::from_utf8(s).ok().and_then(|s| s.parse().ok()).ok_or_else(bad)
+}
+
+fn tagged(lua: &Lua, tag: &str, v: impl mlua::IntoLua) -> mlua::Result<Option<Value>> {
+    let t = lua.create_table_with_capacity(0, 1)?;
+    t.raw_set(tag, v)?;
+    Ok(Some(Value::Table(t)))
+}
+
+/// One value at `at`; `None` for an attribute (skipped by the caller).
+fn parse(lua: &Lua, bytes: &[u8], at: &mut usize, depth: usize) -> mlua::Result<Option<Value>> {
+    if depth > DEPTH_MAX {
+        return Err(bad());
+    }
+    let kind = *bytes.get(*at).ok_or_else(bad)?;
+    *at += 1;
+    let head = line(bytes, at)?;
+    Ok(Some(match kind {
+        b':' => Value::Number(int_of(head)? as f64),
+        b'$' | b'=' => {
+            let n = int_of(head)?;
+            if n < 0 {
+                return Ok(Some(Value::Boolean(false)));
+            }
+            let body = bytes.get(*at..*at + n as usize).ok_or_else(bad)?;
+            *at += n as usize + 2;
+            if kind == b'=' {
+                let t = lua.create_table_with_capacity(0, 2)?;
+                t.raw_set("format", lua.create_string(body.get(..3).unwrap_or(b""))?)?;
+                t.raw_set("string", lua.create_string(body.get(4..).unwrap_or(b""))?)?;
+                return tagged(lua, "verbatim_string", t);
+            }
+            Value::String(lua.create_string(body)?)
+        }
+        b'+' => return tagged(lua, "ok", lua.create_string(head)?),
+        b'-' => return tagged(lua, "err", lua.create_string(head)?),
+        b'_' => Value::Nil,
+        b'#' => Value::Boolean(head == b"t"),
+        b',' => {
+            let d = parse_double(head).ok_or_else(bad)?;
+            return tagged(lua, "double", d);
+        }
+        b'(' => return tagged(lua, "big_number", lua.create_string(head)?),
+        b'*' | b'~' | b'>' => {
+            let n = int_of(head)?;
+            if n < 0 {
+                return Ok(Some(Value::Boolean(false)));
+            }
+            let set = kind == b'~';
+            let t = if set {
+                lua.create_table_with_capacity(0, n as usize)?
+            } else {
+                lua.create_table_with_capacity(n as usize, 0)?
+            };
+            let mut i = 1;
+            for _ in 0..n {
+                let v = element(lua, bytes, at, depth)?;
+                if set {
+                    t.raw_set(v, true)?;
+                } else {
+                    t.raw_set(i, v)?;
+                    i += 1;
+                }
+            }
+            if set {
+                return tagged(lua, "set", t);
+            }
+            Value::Table(t)
+        }
+        b'%' | b'|' => {
+            let n = int_of(head)?;
+            let t = lua.create_table_with_capacity(0, n.max(0) as usize)?;
+            for _ in 0..n {
+                let k = element(lua, bytes, at, depth)?;
+                let v = element(lua, bytes, at, depth)?;
+                t.raw_set(k, v)?;
+            }
+            if kind == b'|' {
+                // An attribute: read and dropped; the value it annotates follows.
+                return parse(lua, bytes, at, depth);
+            }
+            return tagged(lua, "map", t);
+        }
+        _ => return Err(bad()),
+    }))
+}
+
+/// An element of an aggregate (attributes before it skipped).
+fn element(lua: &Lua, bytes: &[u8], at: &mut usize, depth: usize) -> mlua::Result<Value> {
+    Ok(parse(lua, bytes, at, depth + 1)?.unwrap_or(Value::Nil))
+}
+
+fn parse_double(s: &[u8]) -> Option<f64> {
+    match s {
+        b"inf" => Some(f64::INFINITY),
+        b"-inf" => Some(f64::NEG_INFINITY),
+        b"nan" | b"-nan" => Some(f64::NAN),
+        _ => std::str::from_utf8(s).ok()?.parse().ok(),
+    }
+}
+
+/// How a script's result is written: the caller's reply, and the protocol the script chose
+/// with `setresp` (it decides how booleans come out).
+pub struct ReplyTo<'a> {
+    pub out: &'a mut Reply,
+    pub script_resp3: bool,
+}
+
+/// Writes the Lua value `v` as the reply (see the module comment).
+pub fn lua_to_reply(to: &mut ReplyTo, v: &Value) {
+    write_value(to, v, 0)
+}
+
+fn write_value(to: &mut ReplyTo, v: &Value, depth: usize) {
+    match v {
+        Value::String(s) => to.out.bulk(&s.as_bytes()),
+        Value::Integer(n) => to.out.int(*n),
+        Value::Number(n) => to.out.int(truncate(*n)),
+        Value::Boolean(b) => {
+            if to.script_resp3 {
+                to.out.boolean(*b);
+            } else if *b {
+                to.out.int(1);
+            } else {
+                to.out.null();
+            }
+        }
+        Value::Table(t) if depth < DEPTH_MAX => write_table(to, t, depth),
+        Value::Table(_) => to.out.error("ERR reached lua stack limit"),
+        _ => to.out.null(),
+    }
+}
+
+/// `(long long)` of a Lua number, as C converts it (saturating where C's is undefined).
+pub fn truncate(n: f64) -> i64 {
+    n as i64
+}
+
+fn write_table(to: &mut ReplyTo, t: &Table, depth: usize) {
+    if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
+        let e = e.as_bytes();
+        to.out.error_bytes(&e);
+        return;
+    }
+    if let Ok(Value::String(s)) = t.raw_get::<Value>("ok") {
+        let s: Vec<u8> =
+            s.as_bytes().iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }).collect();
+        to.out.raw(b"+");
+        to.out.raw(&s);
+        to.out.raw(b"\r\n");
+        return;
+    }
+    if let Ok(Value::Number(d)) = t.raw_get::<Value>("double") {
+        to.out.double(d);
+        return;
+    }
+    if let Ok(Value::Integer(d)) = t.raw_get::<Value>("double") {
+        to.out.double(d as f64);
+        return;
+    }
+    if let Ok(Value::String(s)) = t.raw_get::<Value>("big_number") {
+        let s = s.to_string_lossy();
+        let s: String = s.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect();
+        to.out.big_number(&s);
+        return;
+    }
+    if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
+        let pairs: Vec<(Value, Value)> = m.pairs::<Value, Value>().filter_map(Result::ok).collect();
+        to.out.map(pairs.len());
+        for (k, v) in &pairs {
+            write_value(to, k, depth + 1);
+            write_value(to, v, depth + 1);
+        }
+        return;
+    }
+    if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
+        let members: Vec<Value> =
+            s.pairs::<Value, Value>().filter_map(Result::ok).map(|(k, _)| k).collect();
+        to.out.set(members.len());
+        for k in &members {
+            write_value(to, k, depth + 1);
+        }
+        return;
+    }
+    if let Ok(Value::Table(vs)) = t.raw_get::<Value>("verbatim_string") {
+        let format = vs.raw_get::<Value>("format");
+        let string = vs.raw_get::<Value>("string");
+        if let (Ok(Value::String(f)), Ok(Value::String(s))) = (format, string) {
+            let f = f.as_bytes();
+            if f.len() == 3 {
+                to.out.verbatim(std::str::from_utf8(&f).unwrap_or("txt"), &s.as_bytes());
+                return;
+            }
+        }
+    }
+    // An array: elements 1.. up to the first nil.
+    let mut items = Vec::new();
+    for i in 1.. {
+        match t.raw_get::<Value>(i) {
+            Ok(Value::Nil) | Err(_) => break,
+            Ok(v) => items.push(v),
+        }
+    }
+    to.out.array(items.len());
+    for v in &items {
+        write_value(to, v, depth + 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::reply::Proto;
+
+    fn lua_of(bytes: &[u8]) -> String {
+        let lua = Lua::new();
+        let v = reply_to_lua(&lua, bytes).unwrap();
+        let f: mlua::Function = lua
+            .load(
+                r#"local function show(v)
+                     if type(v) ~= 'table' then return type(v) .. ':' .. tostring(v) end
+                     local keys = {}
+                     for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+                     table.sort(keys)
+                     local out = {}
+                     for _, k in ipairs(keys) do
+                       local val = v[k]
+                       if val == nil then val = v[tonumber(k)] end
+                       out[#out + 1] = k .. '=' .. show(val)
+                     end
+                     return '{' .. table.concat(out, ',') .. '}'
+                   end
+                   return show"#,
+            )
+            .eval()
+            .unwrap();
+        f.call(v).unwrap()
+    }
+
+    #[test]
+    fn replies_become_lua_values() {
+        assert_eq!(lua_of(b":42\r\n"), "number:42");
+        assert_eq!(lua_of(b"$3\r\nabc\r\n"), "string:abc");
+        assert_eq!(lua_of(b"$-1\r\n"), "boolean:false");
+        assert_eq!(lua_of(b"*-1\r\n"), "boolean:false");
+        assert_eq!(lua_of(b"_\r\n"), "nil:nil");
+        assert_eq!(lua_of(b"+OK\r\n"), "{ok=string:OK}");
+        assert_eq!(lua_of(b"-ERR x\r\n"), "{err=string:ERR x}");
+        assert_eq!(lua_of(b"*2\r\n:1\r\n$1\r\na\r\n"), "{1=number:1,2=string:a}");
+        assert_eq!(lua_of(b"%1\r\n$1\r\nk\r\n:2\r\n"), "{map={k=number:2}}");
+        assert_eq!(lua_of(b"~1\r\n$1\r\nm\r\n"), "{set={m=boolean:true}}");
+        assert_eq!(lua_of(b",1.5\r\n"), "{double=number:1.5}");
+        assert_eq!(lua_of(b"(123\r\n"), "{big_number=string:123}");
+        assert_eq!(lua_of(b"#t\r\n"), "boolean:true");
+        assert_eq!(
+            lua_of(b"=7\r\ntxt:abc\r\n"),
+            "{verbatim_string={format=string:txt,string=string:abc}}"
+        );
+        assert_eq!(lua_of(b"|1\r\n$1\r\na\r\n:1\r\n:5\r\n"), "number:5");
+    }
+
+    fn reply_of(src: &str, resp3: bool) -> Vec<u8> {
+        let lua = Lua::new();
+        let v: Value = lua.load(src).eval().unwrap();
+        let mut out = Reply::new(if resp3 { Proto::Resp3 } else { Proto::Resp2 });
+        lua_to_reply(&mut ReplyTo { out: &mut out, script_resp3: resp3 }, &v);
+        out.stream_bytes()
+    }
+
+    #[test]
+    fn lua_values_become_replies() {
+        assert_eq!(reply_of("return 3.99", false), b":3\r\n");
+        assert_eq!(reply_of("return -3.99", false), b":-3\r\n");
+        assert_eq!(reply_of("return {1, 2, nil, 4}", false), b"*2\r\n:1\r\n:2\r\n");
+        assert_eq!(reply_of("return true", false), b":1\r\n");
+        assert_eq!(reply_of("return false", false), b"$-1\r\n");
+        assert_eq!(reply_of("return true", true), b"#t\r\n");
+        assert_eq!(reply_of("return nil", true), b"_\r\n");
+        assert_eq!(reply_of("return {ok='fine'}", false), b"+fine\r\n");
+        assert_eq!(reply_of("return {err='boom'}", false), b"-boom\r\n");
+        assert_eq!(reply_of("return {double=3.5}", true), b",3.5\r\n");
+        assert_eq!(reply_of("return {map={a=1}}", true), b"%1\r\n$1\r\na\r\n:1\r\n");
+        assert_eq!(reply_of("return {set={a=true}}", true), b"~1\r\n$1\r\na\r\n");
+        assert_eq!(reply_of("return {big_number='123'}", true), b"(123\r\n");
+        assert!(reply_of("local t = {} t[1] = t return t", false).len() > 1000);
+    }
+}

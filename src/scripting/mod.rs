@@ -1,0 +1,295 @@
+//! Lua scripting: `EVAL` scripts and `FUNCTION` libraries, run by one Lua 5.1 interpreter
+//! on the main thread, as in Valkey.
+//!
+//! # Where it sits
+//!
+//! This module owns the interpreters, the script cache and the function libraries, and
+//! knows nothing of the command table or the client table. What a script asks of the
+//! server (`server.call`, `set_repl`, `acl_check_cmd`, `log`) goes through a [`Host`] that
+//! the runtime hands to [`run`] for one script's execution: the runtime resolves the command,
+//! checks it against the script's flags and runs it like any client's command (statistics,
+//! keyspace events, propagation, MONITOR, tracking), then gives back the reply bytes, which
+//! become Lua values here ([`convert`]). So the layering stays downward: `runtime` and
+//! `commands` call into `scripting`, never the other way.
+//!
+//! # A script's run
+//!
+//! ```text
+//!   EVALSHA sha 1 k a                      (commands::script_cmd: parse, look up, flags)
+//!     -> runtime: a script client (caller's db, RESP2), a Host over the server
+//!     -> run(): KEYS/ARGV set in the globals, the current RunCtx published to the
+//!        `server.*` functions, xpcall(script, error handler)
+//!          server.call('SET', k, a) -> Host::call -> the command runs -> reply bytes
+//!                                   -> Lua value (or a raised {err=...})
+//!     -> the result (or the error, with the script's line) written as the caller's reply
+//! ```
+//!
+//! EVAL scripts and function libraries live in two separate interpreters (as in Valkey),
+//! each sandboxed the same way ([`sandbox`]). Errors look exactly like Valkey's: `ERR
+//! user_script:1: <message> script: on @user_script:1.`
+
+pub mod api;
+pub mod cfunc;
+pub mod convert;
+pub mod eval;
+
+pub mod lib_bit;
+pub mod lib_cjson;
+pub mod lib_cmsgpack;
+pub mod lib_struct;
+pub mod numfmt;
+pub mod random;
+pub mod sandbox;
+
+use std::cell::Cell;
+
+use bytes::Bytes;
+use mlua::{Function, Lua, Table, Value};
+
+use crate::resp::reply::Reply;
+
+/// What a running script needs from the server.
+pub trait Host {
+    /// Runs `argv` as the script's command (`server.call` / `server.pcall`) and returns its
+    /// reply, in RESP3 when `resp3` (else RESP2). Refusals (unknown command, not allowed
+    /// from scripts, a write from a read-only script...) come back as error replies.
+    fn call(&mut self, argv: &[Bytes], resp3: bool) -> &[u8];
+    /// `server.set_repl(flags)` (`api::REPL_*`).
+    fn set_repl(&mut self, flags: u8);
+    /// `server.acl_check_cmd`: whether the caller's user may run `argv`; `None` when no such
+    /// command exists.
+    fn acl_check(&mut self, argv: &[Bytes]) -> Option<bool>;
+    /// `server.log(level, msg)`.
+    fn log(&mut self, level: u8, msg: &[u8]);
+}
+
+/// The state of the script now running, reachable from the `server.*` functions.
+pub struct RunCtx<'a> {
+    pub host: &'a mut dyn Host,
+    /// `server.setresp(3)` was called: replies of `server.call` come as RESP3 values.
+    pub resp3: bool,
+}
+
+/// Where the `server.*` functions find the running script's context (interpreter app data).
+struct Current(Cell<*mut RunCtx<'static>>);
+
+impl RunCtx<'_> {
+    /// Runs `f` with the running script's context; an error when no script runs (a function
+    /// kept from a run and called outside it) or when the context is already in use.
+    pub fn with<R>(lua: &Lua, f: impl FnOnce(&mut RunCtx) -> R) -> mlua::Result<R> {
+        let none = || {
+            mlua::Error::RuntimeError(
+                "This function can only be called from a running script".into(),
+            )
+        };
+        let cell = lua.app_data_ref::<Current>().ok_or_else(none)?;
+        let p = cell.0.replace(std::ptr::null_mut());
+        drop(cell);
+        if p.is_null() {
+            return Err(none());
+        }
+        // SAFETY: `p` was published by `run` from a `&mut RunCtx` that lives on its stack
+        // until after it resets the cell; the pointer is taken out of the cell while `f`
+        // runs, so this is the only reference to the context until it is put back.
+        let r = f(unsafe { &mut *p });
+        if let Some(cell) = lua.app_data_ref::<Current>() {
+            cell.0.set(p);
+        }
+        Ok(r)
+    }
+}
+
+/// Publishes a context for the duration of a run; unpublishes it when dropped.
+struct Published<'l>(&'l Lua);
+
+impl<'l> Published<'l> {
+    fn new(lua: &'l Lua, ctx: &mut RunCtx) -> Published<'l> {
+        let p: *mut RunCtx = ctx;
+        if let Some(cell) = lua.app_data_ref::<Current>() {
+            cell.0.set(p.cast());
+        }
+        Published(lua)
+    }
+}
+
+impl Drop for Published<'_> {
+    fn drop(&mut self) {
+        if let Some(cell) = self.0.app_data_ref::<Current>() {
+            cell.0.set(std::ptr::null_mut());
+        }
+    }
+}
+
+/// One interpreter with its error handler.
+#[derive(Clone)]
+pub struct Vm {
+    pub lua: Lua,
+    handler: Function,
+    /// Runs `f(keys, args)` under xpcall with the handler (functions get their arguments).
+    fcall: Function,
+    calls: std::rc::Rc<Cell<u32>>,
+}
+
+/// Valkey steps the collector every this many script calls.
+const GC_PERIOD_CALLS: u32 = 50;
+
+impl Vm {
+    pub fn new() -> mlua::Result<Vm> {
+        let (lua, handler) = sandbox::new_interpreter(&api::install)?;
+        lua.set_app_data(Current(Cell::new(std::ptr::null_mut())));
+        let fcall = lua
+            .load(
+                "local xpcall = xpcall
+                 return function(f, h, k, a) return xpcall(function() return f(k, a) end, h) end",
+            )
+            .set_name(sandbox::INTERNAL_CHUNK)
+            .eval()?;
+        Ok(Vm { lua, handler, fcall, calls: Default::default() })
+    }
+
+    /// Bytes the interpreter holds.
+    pub fn used_memory(&self) -> usize {
+        self.lua.used_memory()
+    }
+}
+
+/// A script to run, prepared by EVAL/EVALSHA/FCALL (and their `_RO` forms) for the runtime.
+pub struct Request {
+    pub func: Function,
+    /// A function (KEYS and ARGV as arguments) rather than an EVAL script (as globals).
+    pub is_function: bool,
+    pub keys: Vec<Bytes>,
+    pub args: Vec<Bytes>,
+    pub flags: eval::Flags,
+    /// Writes are refused: an `_RO` command, or a script declaring `no-writes`.
+    pub read_only: bool,
+}
+
+impl std::fmt::Debug for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Request").field("keys", &self.keys).field("args", &self.args).finish()
+    }
+}
+
+/// How a script is called.
+pub enum Call<'a> {
+    /// An EVAL script: KEYS and ARGV are globals.
+    Eval(&'a Function),
+    /// A function: KEYS and ARGV are its two arguments.
+    Function(&'a Function),
+}
+
+fn array(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, b) in items.iter().enumerate() {
+        t.raw_set(i + 1, lua.create_string(b)?)?;
+    }
+    Ok(t)
+}
+
+/// A script that failed: the error reply's text (after the `-`), and whether the command
+/// whose error it passes on was already counted in the error statistics.
+pub struct Failure {
+    pub text: Vec<u8>,
+    pub counted: bool,
+}
+
+/// Runs a script to completion and writes its result as the reply in `out`; a failure is
+/// returned for the caller to reply.
+pub fn run(
+    vm: &Vm,
+    call: Call,
+    keys: &[Bytes],
+    args: &[Bytes],
+    host: &mut dyn Host,
+    out: &mut Reply,
+) -> Option<Failure> {
+    let result = run_inner(vm, call, keys, args, host);
+    let n = vm.calls.get() + 1;
+    if n >= GC_PERIOD_CALLS {
+        vm.calls.set(0);
+        let _ = vm.lua.gc_step();
+    } else {
+        vm.calls.set(n);
+    }
+    match result {
+        Ok((true, value, resp3)) => {
+            convert::lua_to_reply(&mut convert::ReplyTo { out, script_resp3: resp3 }, &value);
+            None
+        }
+        Ok((false, err, _)) => Some(failure(&err)),
+        Err(e) => Some(Failure {
+            text: format!("ERR Error running script: {e}").into_bytes(),
+            counted: false,
+        }),
+    }
+}
+
+fn run_inner(
+    vm: &Vm,
+    call: Call,
+    keys: &[Bytes],
+    args: &[Bytes],
+    host: &mut dyn Host,
+) -> mlua::Result<(bool, Value, bool)> {
+    let lua = &vm.lua;
+    let keys_t = array(lua, keys)?;
+    let args_t = array(lua, args)?;
+    let mut ctx = RunCtx { host, resp3: false };
+    let (ok, value): (bool, Value) = {
+        let _published = Published::new(lua, &mut ctx);
+        match call {
+            Call::Eval(f) => {
+                let backing = sandbox::backing(lua)?;
+                backing.raw_set("KEYS", keys_t)?;
+                backing.raw_set("ARGV", args_t)?;
+                let xpcall: Function = backing.raw_get("xpcall")?;
+                xpcall.call((f, &vm.handler))?
+            }
+            Call::Function(f) => vm.fcall.call((f, &vm.handler, keys_t, args_t))?,
+        }
+    };
+    Ok((ok, value, ctx.resp3))
+}
+
+/// The error reply for a failed script: the error table's `err`, then where it happened.
+fn failure(err: &Value) -> Failure {
+    let Value::Table(t) = err else {
+        let mut text = b"ERR Error running script, ".to_vec();
+        if let Value::String(s) = err {
+            text.extend_from_slice(&s.as_bytes());
+        }
+        return Failure { text, counted: false };
+    };
+    let mut text = match t.raw_get::<Value>("err") {
+        Ok(Value::String(s)) => s.as_bytes().to_vec(),
+        _ => b"ERR unknown error".to_vec(),
+    };
+    let source = t.raw_get::<Value>("source");
+    let line = t.raw_get::<Value>("line");
+    if let (Ok(Value::String(source)), Ok(line @ (Value::Integer(_) | Value::Number(_)))) =
+        (source, line)
+    {
+        let line = match line {
+            Value::Integer(n) => n,
+            Value::Number(n) => n as i64,
+            _ => 0,
+        };
+        text.extend_from_slice(b" script: on ");
+        text.extend_from_slice(&source.as_bytes());
+        text.extend_from_slice(format!(":{line}.").as_bytes());
+    }
+    let counted =
+        matches!(t.raw_get::<Value>("ignore_error_stats_update"), Ok(Value::Boolean(true)));
+    Failure { text, counted }
+}
+
+/// A line of `server.log` in the server's log.
+pub fn log_line(level: u8, msg: &[u8]) {
+    let text = String::from_utf8_lossy(msg);
+    match level {
+        api::LOG_WARNING => tracing::warn!("{text}"),
+        api::LOG_NOTICE => tracing::info!("{text}"),
+        _ => tracing::debug!("{text}"),
+    }
+}
