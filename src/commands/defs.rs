@@ -4,8 +4,8 @@
 
 use crate::commands::table::Command;
 use crate::commands::{
-    aof_cmd, client_cmd, command, config_cmd, connection, dump, hash, info, keyspace, list,
-    persist_cmd, pubsub, repl_cmd, script_cmd, server_cmd, set, sort, string, zset,
+    aof_cmd, client_cmd, command, config_cmd, connection, dump, function_cmd, hash, info, keyspace,
+    list, persist_cmd, pubsub, repl_cmd, script_cmd, server_cmd, set, sort, string, zset,
 };
 
 pub static FAMILIES: &[&[Command]] = &[
@@ -29,4 +29,5 @@ pub static FAMILIES: &[&[Command]] = &[
     config_cmd::COMMANDS,
     command::COMMANDS,
     script_cmd::COMMANDS,
+    function_cmd::COMMANDS,
 ];

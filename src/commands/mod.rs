@@ -19,6 +19,7 @@ pub mod config_cmd;
 pub mod connection;
 pub mod defs;
 pub mod dump;
+pub mod function_cmd;
 pub mod hash;
 pub mod info;
 pub mod keyspace;

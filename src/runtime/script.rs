@@ -157,7 +157,7 @@ pub fn run(
     req: &Request,
     now_ms: i64,
 ) -> bool {
-    let vm = srv.scripts.vm.clone();
+    let vm = if req.is_function { srv.functions.vm.clone() } else { srv.scripts.vm.clone() };
     let mut script_slot = srv.script_client.take().unwrap_or_else(|| script_client(now_ms));
     script_slot.client.db = slot.client.db;
     let wrap = !srv.feed.wrapping();

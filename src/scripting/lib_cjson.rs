@@ -15,9 +15,12 @@
 //! function use 8000 stack slots); the encoder and decoder keep their own explicit stacks, so
 //! no script can make them recurse on the Rust stack.
 //!
-//! Errors are `mlua::Error::RuntimeError` carrying exactly lua-cjson's message (for instance
-//! "bad argument #1 to 'encode' (expected 1 argument)"); the `user_script:1: ` position Valkey's
-//! `luaL_error` prefixes is the embedding's to add.
+//! Errors carry exactly lua-cjson's messages, in the form the embedding's C-style wrapper
+//! (given to [`open_with`]) raises as Lua's C API would: argument errors as
+//! `mlua::Error::BadArgument { pos, cause: RuntimeError("expected 1 argument") }` for
+//! `luaL_argerror` (which names the function as it was called), the others as
+//! `RuntimeError("Expected value but found T_END at character 2")` for `luaL_error` (which
+//! prefixes the caller's position, `user_script:1: `).
 //!
 //! Deliberate differences: `encode` fails with "Cannot serialise, output exceeds 536870912 bytes"
 //! where Valkey would keep growing its buffer until the allocator gives up and the server aborts
@@ -30,7 +33,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use mlua::{Lua, MultiValue, Table, Value};
+use mlua::{Function, Lua, MultiValue, Table, Value};
 
 use super::numfmt::fmt_g;
 
@@ -104,26 +107,44 @@ struct Instance {
 
 type Shared = Rc<RefCell<Instance>>;
 
+/// Turns each function of a `cjson` table into the function Lua sees (for instance the
+/// embedding's wrapper that raises errors the way Lua's C functions do).
+pub type Wrap = fn(&Lua, Function) -> mlua::Result<Function>;
+
 /// Creates the `cjson` table and sets it as the global `cjson`.
 pub fn open(lua: &Lua) -> mlua::Result<()> {
-    let module = new_module(lua)?;
+    open_with(lua, |_, function| Ok(function))
+}
+
+/// Like [`open`], with every function passed through `wrap`, including those of the tables
+/// `cjson.new()` returns later.
+///
+/// Argument errors are returned as `mlua::Error::BadArgument { pos, cause: RuntimeError(msg) }`
+/// (`pos` counting a method's receiver) for the wrapper to raise as `luaL_argerror(L, pos, msg)`
+/// does; other errors are `RuntimeError`s with lua-cjson's message, which `luaL_error` would
+/// prefix with the caller's position.
+pub fn open_with(lua: &Lua, wrap: Wrap) -> mlua::Result<()> {
+    let module = new_module(lua, wrap)?;
     lua.globals().set(NAME, module)
 }
 
 /// A fresh `cjson` table with its own default settings (also what `cjson.new()` returns).
-fn new_module(lua: &Lua) -> mlua::Result<Table> {
+fn new_module(lua: &Lua, wrap: Wrap) -> mlua::Result<Table> {
     let shared: Shared = Rc::default();
     let module = lua.create_table()?;
-    add_function(lua, &module, &shared, "encode", encode)?;
-    add_function(lua, &module, &shared, "decode", decode)?;
-    add_function(lua, &module, &shared, "encode_sparse_array", cfg_encode_sparse_array)?;
-    add_function(lua, &module, &shared, "encode_max_depth", cfg_encode_max_depth)?;
-    add_function(lua, &module, &shared, "decode_max_depth", cfg_decode_max_depth)?;
-    add_function(lua, &module, &shared, "encode_number_precision", cfg_number_precision)?;
-    add_function(lua, &module, &shared, "encode_keep_buffer", cfg_keep_buffer)?;
-    add_function(lua, &module, &shared, "encode_invalid_numbers", cfg_encode_invalid)?;
-    add_function(lua, &module, &shared, "decode_invalid_numbers", cfg_decode_invalid)?;
-    module.set("new", lua.create_function(|lua, _: MultiValue| new_module(lua))?)?;
+    let add =
+        |name: &str, handler: Handler| add_function(lua, wrap, &module, &shared, name, handler);
+    add("encode", encode)?;
+    add("decode", decode)?;
+    add("encode_sparse_array", cfg_encode_sparse_array)?;
+    add("encode_max_depth", cfg_encode_max_depth)?;
+    add("decode_max_depth", cfg_decode_max_depth)?;
+    add("encode_number_precision", cfg_number_precision)?;
+    add("encode_keep_buffer", cfg_keep_buffer)?;
+    add("encode_invalid_numbers", cfg_encode_invalid)?;
+    add("decode_invalid_numbers", cfg_decode_invalid)?;
+    let new = lua.create_function(move |lua, _: MultiValue| new_module(lua, wrap))?;
+    module.set("new", wrap(lua, new)?)?;
     module.set("null", null())?;
     module.set("_NAME", NAME)?;
     module.set("_VERSION", VERSION)?;
@@ -134,6 +155,7 @@ type Handler = fn(&Lua, &Shared, Vec<Value>) -> mlua::Result<MultiValue>;
 
 fn add_function(
     lua: &Lua,
+    wrap: Wrap,
     module: &Table,
     shared: &Shared,
     name: &str,
@@ -143,7 +165,7 @@ fn add_function(
     let function = lua.create_function(move |lua, args: MultiValue| {
         handler(lua, &shared, args.into_iter().collect())
     })?;
-    module.set(name, function)
+    module.set(name, wrap(lua, function)?)
 }
 
 /// `cjson.null`: a light userdata holding NULL.
@@ -157,33 +179,24 @@ fn one(value: Value) -> MultiValue {
 
 // ===== Lua API emulation: argument errors and conversions =====
 
-/// The error `luaL_argerror` raises for argument `narg` of the running function, named the
-/// way Lua names it from the call site (`'?'` when unknown, "calling 'f' on bad self" for the
-/// receiver of a method call).
-fn arg_error(lua: &Lua, narg: usize, message: &str) -> mlua::Error {
-    let names = lua.inspect_stack(0, |debug| {
-        let names = debug.names();
-        (names.name.map(|name| name.into_owned()), names.name_what)
-    });
-    let text = match names {
-        None => format!("bad argument #{narg} ({message})"),
-        Some((name, what)) => {
-            let name = name.unwrap_or_else(|| "?".to_owned());
-            let is_method = what == Some("method");
-            if is_method && narg == 1 {
-                format!("calling '{name}' on bad self ({message})")
-            } else {
-                let narg = if is_method { narg - 1 } else { narg };
-                format!("bad argument #{narg} to '{name}' ({message})")
-            }
-        }
-    };
-    mlua::Error::RuntimeError(text)
+/// An argument error, for the embedding to raise as `luaL_argerror(L, narg, message)` does:
+/// `bad argument #<narg> to '<name>' (<message>)`, with the name the function was called by
+/// (and "calling '<name>' on bad self" for the receiver of a method call). `narg` counts the
+/// receiver of a method call, as in C.
+// mlua's error type holds its cause in an `Arc`; the error never leaves this thread.
+#[allow(clippy::arc_with_non_send_sync)]
+fn arg_error(narg: usize, message: &str) -> mlua::Error {
+    mlua::Error::BadArgument {
+        to: None,
+        pos: narg,
+        name: None,
+        cause: std::sync::Arc::new(mlua::Error::RuntimeError(message.to_owned())),
+    }
 }
 
 /// The `luaL_typerror` form: "<expected> expected, got <type>".
-fn type_error(lua: &Lua, narg: usize, expected: &str, got: &Value) -> mlua::Error {
-    arg_error(lua, narg, &format!("{expected} expected, got {}", type_name(got)))
+fn type_error(narg: usize, expected: &str, got: &Value) -> mlua::Error {
+    arg_error(narg, &format!("{expected} expected, got {}", type_name(got)))
 }
 
 /// Lua's name for the type of `value` (`lua_typename`).
@@ -208,18 +221,18 @@ fn number_text(n: f64) -> Vec<u8> {
 }
 
 /// `luaL_checklstring`: strings, and numbers converted to their text.
-fn check_bytes(lua: &Lua, narg: usize, value: &Value) -> mlua::Result<Vec<u8>> {
+fn check_bytes(narg: usize, value: &Value) -> mlua::Result<Vec<u8>> {
     match value {
         Value::String(s) => Ok(s.as_bytes().to_vec()),
         Value::Integer(i) => Ok(number_text(*i as f64)),
         Value::Number(n) => Ok(number_text(*n)),
-        other => Err(type_error(lua, narg, "string", other)),
+        other => Err(type_error(narg, "string", other)),
     }
 }
 
 /// `luaL_checkinteger` as built for x86-64: numbers (and numeric strings) truncated to
 /// `lua_Integer`, then stored in a C `int` as lua-cjson does.
-fn check_int(lua: &Lua, narg: usize, value: &Value) -> mlua::Result<i32> {
+fn check_int(narg: usize, value: &Value) -> mlua::Result<i32> {
     let number = match value {
         Value::Integer(i) => Some(*i as f64),
         Value::Number(n) => Some(*n),
@@ -228,7 +241,7 @@ fn check_int(lua: &Lua, narg: usize, value: &Value) -> mlua::Result<i32> {
     };
     match number {
         Some(n) => Ok(c_i64_from_f64(n) as i32),
-        None => Err(type_error(lua, narg, "number", value)),
+        None => Err(type_error(narg, "number", value)),
     }
 }
 
@@ -481,9 +494,9 @@ fn power_of_two(e: i64) -> f64 {
 // ===== Configuration functions =====
 
 /// `json_arg_init`: at most `count` arguments; missing ones read as nil.
-fn check_arg_count(lua: &Lua, args: &[Value], count: usize) -> mlua::Result<()> {
+fn check_arg_count(args: &[Value], count: usize) -> mlua::Result<()> {
     if args.len() > count {
-        return Err(arg_error(lua, count + 1, "found too many arguments"));
+        return Err(arg_error(count + 1, "found too many arguments"));
     }
     Ok(())
 }
@@ -495,7 +508,6 @@ fn arg(args: &[Value], index: usize) -> &Value {
 /// An integer setting: argument `index` (when not nil) must lie in `min..=max`; the range error
 /// names argument #1 whatever `index` is, as lua-cjson's does.
 fn integer_option(
-    lua: &Lua,
     args: &[Value],
     index: usize,
     setting: &mut i32,
@@ -503,10 +515,10 @@ fn integer_option(
 ) -> mlua::Result<Value> {
     let value = arg(args, index);
     if !value.is_nil() {
-        let n = check_int(lua, index, value)?;
+        let n = check_int(index, value)?;
         if n < min || n > max {
             let message = format!("expected integer between {min} and {max}");
-            return Err(arg_error(lua, 1, &message));
+            return Err(arg_error(1, &message));
         }
         *setting = n;
     }
@@ -525,7 +537,7 @@ fn enum_option(
     match arg(args, index) {
         Value::Nil => {}
         Value::Boolean(b) => *setting = usize::from(*b),
-        value => *setting = check_option(lua, index, value, options)?,
+        value => *setting = check_option(index, value, options)?,
     }
     match *setting {
         0 | 1 => Ok(Value::Boolean(*setting == 1)),
@@ -534,14 +546,14 @@ fn enum_option(
 }
 
 /// `luaL_checkoption` without a default.
-fn check_option(lua: &Lua, index: usize, value: &Value, options: &[&str]) -> mlua::Result<usize> {
-    let bytes = check_bytes(lua, index, value)?;
+fn check_option(index: usize, value: &Value, options: &[&str]) -> mlua::Result<usize> {
+    let bytes = check_bytes(index, value)?;
     let name = c_str(&bytes);
     match options.iter().position(|option| option.as_bytes() == name) {
         Some(n) => Ok(n),
         None => {
             let message = format!("invalid option '{}'", String::from_utf8_lossy(name));
-            Err(arg_error(lua, index, &message))
+            Err(arg_error(index, &message))
         }
     }
 }
@@ -560,47 +572,46 @@ fn cfg_encode_sparse_array(
     shared: &Shared,
     args: Vec<Value>,
 ) -> mlua::Result<MultiValue> {
-    check_arg_count(lua, &args, 3)?;
+    check_arg_count(&args, 3)?;
     // Each setting is stored once accepted, before the next argument is checked (as in C).
     let mut settings = shared.borrow().settings;
     let convert = bool_option(lua, &args, 1, &mut settings.sparse_convert)?;
     shared.borrow_mut().settings.sparse_convert = settings.sparse_convert;
-    let ratio = integer_option(lua, &args, 2, &mut settings.sparse_ratio, (0, i32::MAX))?;
+    let ratio = integer_option(&args, 2, &mut settings.sparse_ratio, (0, i32::MAX))?;
     shared.borrow_mut().settings.sparse_ratio = settings.sparse_ratio;
-    let safe = integer_option(lua, &args, 3, &mut settings.sparse_safe, (0, i32::MAX))?;
+    let safe = integer_option(&args, 3, &mut settings.sparse_safe, (0, i32::MAX))?;
     shared.borrow_mut().settings.sparse_safe = settings.sparse_safe;
     Ok(MultiValue::from_iter([convert, ratio, safe]))
 }
 
 /// Runs a one-argument integer setter on the field `field` picks.
 fn single_integer(
-    lua: &Lua,
     shared: &Shared,
     args: &[Value],
     field: fn(&mut Settings) -> &mut i32,
     range: (i32, i32),
 ) -> mlua::Result<MultiValue> {
-    check_arg_count(lua, args, 1)?;
+    check_arg_count(args, 1)?;
     let mut settings = shared.borrow().settings;
-    let result = integer_option(lua, args, 1, field(&mut settings), range)?;
+    let result = integer_option(args, 1, field(&mut settings), range)?;
     *field(&mut shared.borrow_mut().settings) = *field(&mut settings);
     Ok(one(result))
 }
 
-fn cfg_encode_max_depth(lua: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Result<MultiValue> {
-    single_integer(lua, shared, &args, |s| &mut s.encode_max_depth, (1, i32::MAX))
+fn cfg_encode_max_depth(_: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Result<MultiValue> {
+    single_integer(shared, &args, |s| &mut s.encode_max_depth, (1, i32::MAX))
 }
 
-fn cfg_decode_max_depth(lua: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Result<MultiValue> {
-    single_integer(lua, shared, &args, |s| &mut s.decode_max_depth, (1, i32::MAX))
+fn cfg_decode_max_depth(_: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Result<MultiValue> {
+    single_integer(shared, &args, |s| &mut s.decode_max_depth, (1, i32::MAX))
 }
 
-fn cfg_number_precision(lua: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Result<MultiValue> {
-    single_integer(lua, shared, &args, |s| &mut s.number_precision, (1, 14))
+fn cfg_number_precision(_: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Result<MultiValue> {
+    single_integer(shared, &args, |s| &mut s.number_precision, (1, 14))
 }
 
 fn cfg_keep_buffer(lua: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Result<MultiValue> {
-    check_arg_count(lua, &args, 1)?;
+    check_arg_count(&args, 1)?;
     let mut keep = shared.borrow().settings.keep_buffer;
     let result = bool_option(lua, &args, 1, &mut keep)?;
     let mut instance = shared.borrow_mut();
@@ -615,7 +626,7 @@ fn cfg_encode_invalid(lua: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Res
     const OPTIONS: &[&str] = &["off", "on", "null"];
     const MODES: [InvalidNumbers; 3] =
         [InvalidNumbers::Refuse, InvalidNumbers::Write, InvalidNumbers::Null];
-    check_arg_count(lua, &args, 1)?;
+    check_arg_count(&args, 1)?;
     let current = shared.borrow().settings.encode_invalid_numbers;
     let mut n = MODES.iter().position(|mode| *mode == current).unwrap_or(0);
     let result = enum_option(lua, &args, 1, &mut n, OPTIONS)?;
@@ -624,7 +635,7 @@ fn cfg_encode_invalid(lua: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Res
 }
 
 fn cfg_decode_invalid(lua: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Result<MultiValue> {
-    check_arg_count(lua, &args, 1)?;
+    check_arg_count(&args, 1)?;
     let mut allow = shared.borrow().settings.decode_invalid_numbers;
     let result = bool_option(lua, &args, 1, &mut allow)?;
     shared.borrow_mut().settings.decode_invalid_numbers = allow;
@@ -635,7 +646,7 @@ fn cfg_decode_invalid(lua: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Res
 
 fn encode(lua: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Result<MultiValue> {
     if args.len() != 1 {
-        return Err(arg_error(lua, 1, "expected 1 argument"));
+        return Err(arg_error(1, "expected 1 argument"));
     }
     // No borrow is held while encoding: Lua may run finalizers that call back into cjson.
     let (settings, buffer) = {
@@ -1004,7 +1015,7 @@ fn append_string(out: &mut Vec<u8>, bytes: &[u8]) {
 
 fn decode(lua: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Result<MultiValue> {
     if args.len() != 1 {
-        return Err(arg_error(lua, 1, "expected 1 argument"));
+        return Err(arg_error(1, "expected 1 argument"));
     }
     // A string argument is read in place; a number is converted to its text first.
     let (borrowed, converted);
@@ -1014,7 +1025,7 @@ fn decode(lua: &Lua, shared: &Shared, args: Vec<Value>) -> mlua::Result<MultiVal
             &borrowed
         }
         other => {
-            converted = check_bytes(lua, 1, other)?;
+            converted = check_bytes(1, other)?;
             &converted
         }
     };
@@ -1476,13 +1487,57 @@ fn cont(bits: u32) -> u8 {
 mod tests {
     //! Expected values are what Valkey 9.1.2 returned for the same script (`EVAL "..." 0`), with
     //! errors reduced to the Lua message (Valkey adds `user_script:1: ` and the script suffix).
-    use super::open;
-    use mlua::{Function, Lua, Value};
+    use super::{open, open_with};
+    use mlua::{Function, Lua, MultiValue, Value};
 
+    /// A Lua state with `cjson` open and its functions wrapped the way the embedding wraps
+    /// them: an argument error becomes `luaL_argerror`'s message, named from the call site.
     fn lua() -> Lua {
         let lua = Lua::new();
-        open(&lua).expect("open cjson");
+        open_with(&lua, c_style).expect("open cjson");
         lua
+    }
+
+    fn c_style(lua: &Lua, function: Function) -> mlua::Result<Function> {
+        lua.create_function(move |lua, args: MultiValue| {
+            function
+                .call::<MultiValue>(args)
+                .map_err(|e| mlua::Error::RuntimeError(c_api_message(lua, &e)))
+        })
+    }
+
+    /// The message a C function raising `error` would give (`luaL_argerror` for argument
+    /// errors, as the embedding does), called as the running function was.
+    fn c_api_message(lua: &Lua, error: &mlua::Error) -> String {
+        let (pos, extra) = match root(error) {
+            mlua::Error::BadArgument { pos, cause, .. } => (*pos, root_message(root(cause))),
+            other => return root_message(other),
+        };
+        let names = lua.inspect_stack(0, |debug| {
+            let names = debug.names();
+            (names.name.map(|name| name.into_owned()), names.name_what)
+        });
+        let (name, what) = names.unwrap_or((None, None));
+        let name = name.unwrap_or_else(|| "?".to_owned());
+        match (what, pos) {
+            (Some("method"), 1) => format!("calling '{name}' on bad self ({extra})"),
+            (Some("method"), pos) => format!("bad argument #{} to '{name}' ({extra})", pos - 1),
+            _ => format!("bad argument #{pos} to '{name}' ({extra})"),
+        }
+    }
+
+    fn root(mut error: &mlua::Error) -> &mlua::Error {
+        while let mlua::Error::CallbackError { cause, .. } = error {
+            error = cause;
+        }
+        error
+    }
+
+    fn root_message(error: &mlua::Error) -> String {
+        match error {
+            mlua::Error::RuntimeError(m) => m.clone(),
+            other => format!("unexpected error {other}"),
+        }
     }
 
     /// Runs `code` (which returns one value) with a fresh `cjson` and renders the result as
@@ -1498,17 +1553,44 @@ mod tests {
     }
 
     fn message(error: &mlua::Error) -> String {
-        match error {
-            mlua::Error::CallbackError { cause, .. } => message(cause),
-            mlua::Error::RuntimeError(m) => m.clone(),
-            other => format!("unexpected error {other}"),
-        }
+        root_message(root(error))
     }
 
     fn check(cases: &[(&str, &str)]) {
         for (code, expected) in cases {
             assert_eq!(run(code), *expected, "script: {code}");
         }
+    }
+
+    #[test]
+    fn plain_open_leaves_argument_errors_to_the_embedding() {
+        let lua = Lua::new();
+        open(&lua).expect("open cjson");
+        let error = lua.load("return cjson.encode()").exec().expect_err("no argument");
+        match root(&error) {
+            mlua::Error::BadArgument { pos, cause, .. } => {
+                assert_eq!(*pos, 1);
+                assert_eq!(root_message(root(cause)), "expected 1 argument");
+            }
+            other => panic!("unexpected error {other}"),
+        }
+        let error = lua.load("return cjson.decode('[')").exec().expect_err("bad JSON");
+        assert_eq!(message(&error), "Expected value but found T_END at character 2");
+    }
+
+    #[test]
+    fn new_instances_are_wrapped_too() {
+        check(&[
+            (
+                "local c = cjson.new() return c.encode()",
+                "ERR bad argument #1 to 'encode' (expected 1 argument)",
+            ),
+            (
+                "local c = cjson.new().new() return c.decode_max_depth(0)",
+                "ERR bad argument #1 to 'decode_max_depth' (expected integer between 1 and \
+                 2147483647)",
+            ),
+        ]);
     }
 
     #[test]

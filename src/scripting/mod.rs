@@ -32,6 +32,7 @@ pub mod api;
 pub mod cfunc;
 pub mod convert;
 pub mod eval;
+pub mod functions;
 
 pub mod lib_bit;
 pub mod lib_cjson;
@@ -125,8 +126,12 @@ impl Drop for Published<'_> {
 pub struct Vm {
     pub lua: Lua,
     handler: Function,
+    /// Puts a table behind a read-only proxy (`sandbox`).
+    protect: Function,
     /// Runs `f(keys, args)` under xpcall with the handler (functions get their arguments).
     fcall: Function,
+    /// Lua's own `xpcall`.
+    xpcall: Function,
     calls: std::rc::Rc<Cell<u32>>,
 }
 
@@ -134,8 +139,14 @@ pub struct Vm {
 const GC_PERIOD_CALLS: u32 = 50;
 
 impl Vm {
+    /// The interpreter of EVAL scripts.
     pub fn new() -> mlua::Result<Vm> {
-        let (lua, handler) = sandbox::new_interpreter(&api::install)?;
+        Vm::with_api(&api::install)
+    }
+
+    /// An interpreter whose `server` table `server_api` fills.
+    pub fn with_api(server_api: &dyn Fn(&Lua, &Table) -> mlua::Result<()>) -> mlua::Result<Vm> {
+        let (lua, handler, protect) = sandbox::new_interpreter(server_api)?;
         lua.set_app_data(Current(Cell::new(std::ptr::null_mut())));
         let fcall = lua
             .load(
@@ -144,7 +155,8 @@ impl Vm {
             )
             .set_name(sandbox::INTERNAL_CHUNK)
             .eval()?;
-        Ok(Vm { lua, handler, fcall, calls: Default::default() })
+        let xpcall = sandbox::backing(&lua)?.raw_get("xpcall")?;
+        Ok(Vm { lua, handler, protect, fcall, xpcall, calls: Default::default() })
     }
 
     /// Bytes the interpreter holds.
@@ -243,8 +255,7 @@ fn run_inner(
                 let backing = sandbox::backing(lua)?;
                 backing.raw_set("KEYS", keys_t)?;
                 backing.raw_set("ARGV", args_t)?;
-                let xpcall: Function = backing.raw_get("xpcall")?;
-                xpcall.call((f, &vm.handler))?
+                vm.xpcall.call((f, &vm.handler))?
             }
             Call::Function(f) => vm.fcall.call((f, &vm.handler, keys_t, args_t))?,
         }

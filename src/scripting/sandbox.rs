@@ -131,7 +131,7 @@ return lib
 /// A new interpreter with the sandboxed environment; returns it with the error handler.
 pub fn new_interpreter(
     server_api: &dyn Fn(&Lua, &Table) -> mlua::Result<()>,
-) -> mlua::Result<(Lua, Function)> {
+) -> mlua::Result<(Lua, Function, Function)> {
     let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::OS;
     // SAFETY: `unsafe_new_with` is needed only to load `debug`, which no script ever sees:
     // the handler keeps `getinfo` and the global is removed below.
@@ -154,13 +154,16 @@ pub fn new_interpreter(
     random::install(&lua, &backing.get::<Table>("math")?)?;
 
     // The extra libraries open themselves into the globals.
-    lib_cjson::open(&lua)?;
+    // cjson wraps its functions itself (also those of the instances `cjson.new` makes).
+    lib_cjson::open_with(&lua, cfunc::lua_style)?;
     lib_cmsgpack::open(&lua)?;
     lib_bit::open(&lua)?;
     lib_struct::open(&lua)?;
     for name in ["cjson", "cmsgpack", "bit", "struct"] {
         let t: Table = g.get(name)?;
-        wrap_functions(&lua, &t)?;
+        if name != "cjson" {
+            wrap_functions(&lua, &t)?;
+        }
         backing.raw_set(name, t)?;
     }
 
@@ -200,7 +203,7 @@ pub fn new_interpreter(
     let globals: Table = protect.call(&backing)?;
     backing.raw_set("_G", &globals)?;
     lua.set_globals(globals)?;
-    Ok((lua, handler))
+    Ok((lua, handler, protect))
 }
 
 /// Every function of a library table, failing as a C function does (`cfunc`).

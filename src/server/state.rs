@@ -514,6 +514,8 @@ pub struct ServerState {
     pub io_threads_active: bool,
     /// EVAL scripts: the interpreter and the script cache (`scripting::eval`).
     pub scripts: crate::scripting::eval::Scripts,
+    /// FUNCTION libraries and their interpreter (`scripting::functions`).
+    pub functions: crate::scripting::functions::Functions,
     /// The OOM state before the command now running (eviction could not get under
     /// maxmemory): scripts refuse commands that may grow memory on it, as Valkey's
     /// `pre_command_oom_state`.
@@ -573,6 +575,8 @@ impl ServerState {
             expire_fast_last_ms: 0,
             io_threads_active: false,
             scripts: crate::scripting::eval::Scripts::new().expect("the Lua interpreter starts"),
+            functions: crate::scripting::functions::Functions::new()
+                .expect("the Lua interpreter starts"),
             pre_command_oom: false,
             script_client: None,
         };
