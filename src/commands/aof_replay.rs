@@ -39,6 +39,14 @@ impl Replay for Replayer<'_> {
         &mut self.srv.dbs
     }
 
+    fn functions(&mut self, codes: Vec<Vec<u8>>) -> Result<(), String> {
+        let codes = codes.into_iter().map(bytes::Bytes::from).collect();
+        self.srv
+            .functions
+            .restore(codes, crate::scripting::functions::RestorePolicy::Append)
+            .map_err(|e| format!("Failed loading the functions of the AOF's RDB preamble: {e}"))
+    }
+
     /// Runs one command. An unknown command or a wrong argument count is fatal, with
     /// Valkey's texts; an error reply from the command itself is not.
     fn run(&mut self, argv: &[bytes::Bytes], now_ms: i64) -> Result<(), ExecError> {

@@ -52,12 +52,14 @@ pub struct Store<'a> {
     pub lastsave_s: &'a mut i64,
     /// Replaying the AOF at start-up (see `ServerState::loading`).
     pub loading: &'a mut bool,
+    /// The function libraries (saved with the data, installed from a loaded file).
+    pub functions: &'a mut crate::scripting::functions::Functions,
 }
 
 /// The persistence view of `srv`: the one place that knows where its parts live.
 pub fn store(srv: &mut ServerState) -> Store<'_> {
-    let ServerState { persist, dbs, config, feed, dirty, lastsave_s, loading, .. } = srv;
-    Store { persist: state(persist), dbs, config, feed, dirty, lastsave_s, loading }
+    let ServerState { persist, dbs, config, feed, dirty, lastsave_s, loading, functions, .. } = srv;
+    Store { persist: state(persist), dbs, config, feed, dirty, lastsave_s, loading, functions }
 }
 
 /// The persistence state in `slot` (`&mut srv.persist`), installed on first use.

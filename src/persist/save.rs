@@ -83,7 +83,8 @@ pub fn save(srv: &mut Store<'_>, now_ms: i64) -> Result<(), SaveError> {
 /// hands `out` back.
 pub fn write_to<W: Write>(srv: &Store<'_>, out: W, now_ms: i64) -> io::Result<W> {
     let mut w = RdbWriter::new(out, srv.config.rdbcompression);
-    let info = SaveInfo::for_config(srv.config, now_ms);
+    let mut info = SaveInfo::for_config(srv.config, now_ms);
+    info.functions = srv.functions.codes();
     write_rdb(&mut w, srv.dbs, &info)?;
     Ok(w.into_inner())
 }
@@ -197,6 +198,15 @@ fn load_file(
     }
 }
 
+/// Installs the function libraries of a loaded file in place of the server's (a file
+/// without functions leaves none), as Valkey's load does.
+pub fn install_functions(srv: &mut Store<'_>, stats: &LoadStats) -> Result<(), String> {
+    let codes = stats.functions.iter().map(|c| bytes::Bytes::copy_from_slice(c)).collect();
+    srv.functions
+        .restore(codes, crate::scripting::functions::RestorePolicy::Flush)
+        .map_err(|e| format!("Failed loading the functions of the RDB file: {e}"))
+}
+
 /// Logs a finished load and keeps its counts (INFO `rdb_last_load_keys_loaded`...);
 /// `source` is where it came from (`disk`, `the primary's socket`).
 pub fn log_loaded(srv: &mut Store<'_>, stats: &LoadStats, started: Instant, source: &str) {
@@ -219,6 +229,7 @@ pub fn load_at_startup(srv: &mut Store<'_>, now_ms: i64) -> Result<Option<LoadSt
     *srv.dbs = dbs;
     match loaded {
         Ok(stats) => {
+            install_functions(srv, &stats)?;
             log_loaded(srv, &stats, started, "disk");
             Ok(Some(stats))
         }
@@ -350,6 +361,10 @@ pub fn install_reloaded(
     };
     if r.opts.flush == Flush::No {
         merge(srv, &mut r.fresh, now_ms);
+    }
+    if let Err(e) = install_functions(srv, &stats) {
+        tracing::warn!("{e}");
+        return Err(ReloadError::Load);
     }
     log_loaded(srv, &stats, r.started, "disk");
     Ok(())

@@ -137,6 +137,9 @@ pub fn install(srv: &mut ServerState, mut loaded: Loaded) {
         new.flush(lazy);
     }
     let store = &mut crate::persist::store(srv);
+    if let Err(e) = crate::persist::save::install_functions(store, &loaded.stats) {
+        tracing::warn!("{e}");
+    }
     crate::persist::save::log_loaded(store, &loaded.stats, loaded.started, "the primary's socket");
 }
 

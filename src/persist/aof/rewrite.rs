@@ -114,7 +114,8 @@ pub fn start(srv: &mut Store<'_>, now_ms: i64) -> Result<(), StartError> {
     let result = open_next_incr(srv, now_ms).and_then(|()| {
         let rdb_preamble = srv.config.aof_use_rdb_preamble;
         let dbs = &srv.dbs;
-        let info = SaveInfo::for_config(srv.config, now_ms);
+        let mut info = SaveInfo::for_config(srv.config, now_ms);
+        info.functions = srv.functions.codes();
         let child = fork::spawn(ChildKind::Aof, now_ms, || {
             // SAFETY: getpid has no preconditions.
             let pid = unsafe { libc::getpid() };
@@ -157,6 +158,14 @@ pub fn write_base_file(
         let mut w = RdbWriter::new(&mut out, true);
         write_rdb(&mut w, dbs, info)?;
     } else {
+        let mut buf = Vec::new();
+        for code in &info.functions {
+            crate::server::propagate::append_command(
+                &mut buf,
+                &[b"FUNCTION".as_slice(), b"LOAD", code],
+            );
+        }
+        std::io::Write::write_all(&mut out, &buf)?;
         super::emit::write_commands(&mut out, dbs, info.now_ms)?;
     }
     let file = out.into_inner().map_err(|e| e.into_error())?;

@@ -31,7 +31,8 @@ pub fn open_at_start(srv: &mut Store<'_>, now_ms: i64) -> io::Result<()> {
         let rdb = srv.config.aof_use_rdb_preamble;
         let base = m.next_base(&appendfilename, rdb).name.clone();
         let temp = manifest::temp_rewrite_name(std::process::id() as i32);
-        let info = SaveInfo::for_config(srv.config, now_ms);
+        let mut info = SaveInfo::for_config(srv.config, now_ms);
+        info.functions = srv.functions.codes();
         rewrite::write_base_file(&temp, srv.dbs, &info, rdb)?;
         fs::rename(&temp, dir.join(&base))?;
         srv.persist.aof.base_size = std::fs::metadata(dir.join(&base)).map_or(0, |m| m.len());
@@ -64,6 +65,8 @@ pub trait Replay {
     fn file_start(&mut self);
     /// The databases an RDB preamble loads into.
     fn dbs(&mut self) -> &mut [Db];
+    /// Installs the function libraries an RDB preamble holds.
+    fn functions(&mut self, codes: Vec<Vec<u8>>) -> Result<(), String>;
 }
 
 /// What start-up reads of the settings (taken before the replayer borrows the server).
@@ -113,7 +116,7 @@ pub fn load(
         let mut replayer = replayer.borrow_mut();
         let mut reader = RdbReader::new(r, settings.max_len);
         match load_rdb(&mut reader, replayer.dbs(), &settings.limits, now_ms) {
-            Ok(_) => Ok(()),
+            Ok(stats) => replayer.functions(stats.functions),
             Err(RdbError::Corrupt(why)) => Err(format!(
                 "Short read or corrupt data loading the AOF's RDB preamble ({why}) at offset {}",
                 reader.position()

@@ -80,6 +80,8 @@ pub struct SaveInfo {
     /// `rdbchecksum`: end the file with its CRC-64; without it the last 8 bytes are zero, which
     /// every loader takes as "no check", as Valkey writes them.
     pub checksum: bool,
+    /// The code of each function library, written as function records before the data.
+    pub functions: Vec<bytes::Bytes>,
 }
 
 impl SaveInfo {
@@ -92,6 +94,7 @@ impl SaveInfo {
             meta: AccessMeta::for_policy(config.maxmemory_policy),
             prefetch: true,
             checksum: config.rdbchecksum,
+            functions: Vec::new(),
         }
     }
 }
@@ -110,6 +113,10 @@ pub fn write_rdb<W: Write>(w: &mut RdbWriter<W>, dbs: &[Db], info: &SaveInfo) ->
     aux(w, "ctime", &(info.now_ms / 1000).to_string())?;
     aux(w, "used-mem", &info.used_memory.to_string())?;
     aux(w, "aof-base", "0")?;
+    for code in &info.functions {
+        w.byte(OP_FUNCTION2)?;
+        w.string(code)?;
+    }
     for (n, db) in dbs.iter().enumerate() {
         if db.is_empty() {
             continue;
@@ -173,6 +180,8 @@ pub struct LoadStats {
     pub keys_expired: u64,
     /// Keys skipped for holding no element.
     pub keys_empty: u64,
+    /// The code of each function library the file holds (`scripting::functions`).
+    pub functions: Vec<Vec<u8>>,
 }
 
 /// The RDB version an RDB file's first 9 bytes announce, if this server reads it: `REDIS`
@@ -264,11 +273,7 @@ pub fn load_rdb<R: Read>(
                     "Can't load a slot import of cluster mode (cluster mode is not supported)",
                 ));
             }
-            OP_FUNCTION2 => {
-                return Err(corrupt(
-                    "the RDB file holds functions, which ferrokey does not support",
-                ));
-            }
+            OP_FUNCTION2 => stats.functions.push(r.string()?),
             OP_MODULE_AUX => {
                 return Err(corrupt(
                     "the RDB file holds module data, which ferrokey does not support",
