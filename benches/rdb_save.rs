@@ -154,6 +154,7 @@ fn save_once(dbs: &[Db], setup: &Setup, prefetch: bool) -> io::Result<Run> {
         meta: AccessMeta::None,
         prefetch,
         checksum: true,
+        functions: Vec::new(),
     };
     match setup.out {
         Out::Sink => {
