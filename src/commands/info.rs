@@ -48,6 +48,7 @@ const SECTIONS: &[(&str, bool, SectionFn)] = &[
     ("errorstats", true, errorstats_section),
     ("latencystats", false, latencystats_section),
     ("cluster", true, cluster_section),
+    ("scripting_engines", false, scripting_engines_section),
     ("keyspace", true, keyspace_section),
 ];
 
@@ -277,6 +278,30 @@ impl MemoryBreakdown {
     }
 }
 
+/// What scripting holds: the two interpreters' heaps (EVAL's and the functions'), and the
+/// script cache and the libraries besides them (their code and bookkeeping).
+struct ScriptMemory {
+    vm_eval: usize,
+    vm_functions: usize,
+    scripts_eval: usize,
+    functions: usize,
+}
+
+impl ScriptMemory {
+    fn of(srv: &ServerState) -> ScriptMemory {
+        ScriptMemory {
+            vm_eval: srv.scripts.vm.used_memory(),
+            vm_functions: srv.functions.vm.used_memory(),
+            scripts_eval: srv.scripts.memory_bytes(),
+            functions: srv.functions.memory_bytes(),
+        }
+    }
+
+    fn vm_total(&self) -> usize {
+        self.vm_eval + self.vm_functions
+    }
+}
+
 fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
     let mem = MemoryBreakdown::now(srv, now.own_mem);
     let (used, peak, startup, clients_normal) =
@@ -286,6 +311,7 @@ fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
     let rss = mem_source::rss_bytes();
     let total_system = mem_source::total_system_memory();
     let maxmemory = srv.config.maxmemory_bytes;
+    let lua = ScriptMemory::of(srv);
     s.push_str("# Memory\r\n");
     fields!(s,
         "used_memory" => used,
@@ -304,19 +330,19 @@ fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
         "allocator_resident" => alloc.resident,
         "total_system_memory" => total_system,
         "total_system_memory_human" => bytes_to_human(total_system as u64),
-        "used_memory_lua" => 0,
-        "used_memory_vm_eval" => 0,
-        "used_memory_lua_human" => "0B",
-        "used_memory_scripts_eval" => 0,
-        "number_of_cached_scripts" => 0,
-        "number_of_functions" => 0,
-        "number_of_libraries" => 0,
-        "used_memory_vm_functions" => 0,
-        "used_memory_vm_total" => 0,
-        "used_memory_vm_total_human" => "0B",
-        "used_memory_functions" => 0,
-        "used_memory_scripts" => 0,
-        "used_memory_scripts_human" => "0B",
+        "used_memory_lua" => lua.vm_eval,
+        "used_memory_vm_eval" => lua.vm_eval,
+        "used_memory_lua_human" => bytes_to_human(lua.vm_eval as u64),
+        "used_memory_scripts_eval" => lua.scripts_eval,
+        "number_of_cached_scripts" => srv.scripts.len(),
+        "number_of_functions" => srv.functions.function_count(),
+        "number_of_libraries" => srv.functions.library_count(),
+        "used_memory_vm_functions" => lua.vm_functions,
+        "used_memory_vm_total" => lua.vm_total(),
+        "used_memory_vm_total_human" => bytes_to_human(lua.vm_total() as u64),
+        "used_memory_functions" => lua.functions,
+        "used_memory_scripts" => lua.scripts_eval + lua.functions,
+        "used_memory_scripts_human" => bytes_to_human((lua.scripts_eval + lua.functions) as u64),
         "maxmemory" => maxmemory,
         "maxmemory_human" => bytes_to_human(maxmemory),
         "maxmemory_policy" => srv.config.maxmemory_policy.name(),
@@ -445,7 +471,7 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
         "expire_cycle_cpu_milliseconds" => st.expire_cycle_cpu_us / 1000,
         "evicted_keys" => evicted,
         "evicted_clients" => eviction.evicted_clients,
-        "evicted_scripts" => 0,
+        "evicted_scripts" => srv.scripts.evicted,
         "total_eviction_exceeded_time" => eviction.exceeded_total_ms,
         "current_eviction_exceeded_time" => eviction.exceeded_current_ms,
         "keyspace_hits" => hits,
@@ -618,6 +644,24 @@ fn errorstats_section(s: &mut String, srv: &ServerState, _now: &Now) {
 /// Latency percentiles are not tracked: the section is present and empty.
 fn latencystats_section(s: &mut String, _srv: &ServerState, _now: &Now) {
     s.push_str("# Latencystats\r\n");
+}
+
+/// Valkey 9's engines: Lua alone, with its interpreters' memory and the size of the
+/// engine's own bookkeeping.
+fn scripting_engines_section(s: &mut String, srv: &ServerState, _now: &Now) {
+    let lua = ScriptMemory::of(srv);
+    let overhead = std::mem::size_of::<crate::scripting::eval::Scripts>()
+        + std::mem::size_of::<crate::scripting::functions::Functions>();
+    s.push_str("# Scripting Engines\r\n");
+    fields!(s,
+        "engines_count" => 1,
+        "engines_total_used_memory" => lua.vm_total(),
+        "engines_total_memory_overhead" => overhead,
+        "engine_0" => format!(
+            "name=LUA,module=lua,abi_version=4,used_memory={},memory_overhead={overhead}",
+            lua.vm_total()
+        ),
+    );
 }
 
 fn cluster_section(s: &mut String, srv: &ServerState, _now: &Now) {

@@ -148,6 +148,14 @@ impl Scripts {
         self.map.is_empty()
     }
 
+    /// Bytes the cache holds besides the interpreter: the bodies, and per script its
+    /// entry, its sha and its place in the EVAL order.
+    pub fn memory_bytes(&self) -> usize {
+        let per_script =
+            std::mem::size_of::<(String, Script)>() + 40 + std::mem::size_of::<String>();
+        self.body_bytes + self.map.capacity() * per_script
+    }
+
     pub fn get(&self, sha: &[u8]) -> Option<&Script> {
         let sha = std::str::from_utf8(sha).ok()?;
         if sha.len() != 40 {

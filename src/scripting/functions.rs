@@ -283,9 +283,23 @@ impl Functions {
         lib.functions.iter().filter_map(|f| self.functions.get(f))
     }
 
-    /// Bytes of the libraries' code.
-    pub fn code_bytes(&self) -> usize {
-        self.libraries.values().map(|l| l.code.len()).sum()
+    /// Bytes the libraries hold besides the interpreter: their code, names and entries.
+    pub fn memory_bytes(&self) -> usize {
+        let libs: usize = self
+            .libraries
+            .values()
+            .map(|l| l.code.len() + l.name.len() + std::mem::size_of::<Library>())
+            .sum();
+        let fns: usize = self
+            .functions
+            .values()
+            .map(|f| {
+                f.name.len()
+                    + f.description.as_ref().map_or(0, |d| d.len())
+                    + std::mem::size_of::<FunctionDef>()
+            })
+            .sum();
+        libs + fns
     }
 
     /// Runs `code` in the load-time environment and returns what it registered.

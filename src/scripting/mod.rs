@@ -191,12 +191,26 @@ pub enum Call<'a> {
     Function(&'a Function),
 }
 
-fn array(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
-    let t = lua.create_table_with_capacity(items.len(), 0)?;
-    for (i, b) in items.iter().enumerate() {
-        t.raw_set(i + 1, lua.create_string(b)?)?;
+/// The KEYS and ARGV tables of a run, built on the Lua stack in one protected call (mlua
+/// would make a handle for every string otherwise, which costs more than the script's own
+/// work for a short script).
+fn keys_and_args(lua: &Lua, keys: &[Bytes], args: &[Bytes]) -> mlua::Result<(Table, Table)> {
+    // SAFETY: `exec_raw` runs the closure in protected mode (a Lua error, here only out of
+    // memory, is caught) with room for the values it pushes: `lua_checkstack` asks for the
+    // three slots used at a time (two tables and a string); each string is popped into its
+    // table at once. The closure leaves exactly the two tables, which `exec_raw` returns.
+    unsafe {
+        lua.exec_raw((), |l| {
+            for items in [keys, args] {
+                mlua::ffi::lua_checkstack(l, 3);
+                mlua::ffi::lua_createtable(l, items.len() as i32, 0);
+                for (i, b) in items.iter().enumerate() {
+                    mlua::ffi::lua_pushlstring(l, b.as_ptr() as *const _, b.len());
+                    mlua::ffi::lua_rawseti(l, -2, i as i64 + 1);
+                }
+            }
+        })
     }
-    Ok(t)
 }
 
 /// A script that failed: the error reply's text (after the `-`), and whether the command
@@ -245,8 +259,7 @@ fn run_inner(
     host: &mut dyn Host,
 ) -> mlua::Result<(bool, Value, bool)> {
     let lua = &vm.lua;
-    let keys_t = array(lua, keys)?;
-    let args_t = array(lua, args)?;
+    let (keys_t, args_t) = keys_and_args(lua, keys, args)?;
     let mut ctx = RunCtx { host, resp3: false };
     let (ok, value): (bool, Value) = {
         let _published = Published::new(lua, &mut ctx);

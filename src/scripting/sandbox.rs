@@ -156,7 +156,8 @@ pub fn new_interpreter(
     // The extra libraries open themselves into the globals.
     // cjson wraps its functions itself (also those of the instances `cjson.new` makes).
     lib_cjson::open_with(&lua, cfunc::lua_style)?;
-    lib_cmsgpack::open(&lua)?;
+    // cmsgpack raises two errors without a position, as Valkey's does.
+    lib_cmsgpack::open_with(&lua, |lua, msg| cfunc::raise(lua, msg))?;
     lib_bit::open(&lua)?;
     lib_struct::open(&lua)?;
     for name in ["cjson", "cmsgpack", "bit", "struct"] {
