@@ -6,7 +6,6 @@
 //! API, a few `bit` and `struct` edge cases, SCRIPT's subcommands, scripts inside MULTI, with
 //! blocking commands and SELECT, and what the rest of the server sees of a script: MONITOR,
 //! INFO commandstats, keyspace notifications and the AOF (the script's effects, never EVAL).
-//!
 //! Most tests collect every differing reply of a group before failing, so that one run
 //! shows all of a group's differences.
 
