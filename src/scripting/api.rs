@@ -48,18 +48,21 @@ fn raise_err(lua: &Lua, msg: &str) -> mlua::Result<MultiValue> {
 fn arg_bytes(v: &Value) -> Option<Bytes> {
     match v {
         Value::String(s) => Some(Bytes::copy_from_slice(&s.as_bytes())),
-        Value::Integer(n) => Some(Bytes::from(n.to_string())),
+        // mlua hands a whole Lua 5.1 number as an Integer; it is still a double for Valkey.
+        Value::Integer(n) => Some(Bytes::from(number_text(*n as f64))),
         Value::Number(n) => Some(Bytes::from(number_text(*n))),
         _ => None,
     }
 }
 
-/// A Lua number as a command argument.
+/// A Lua number as a command argument: an integer when Valkey's `double2ll` takes it (whole
+/// and within +-2^62, LLONG_MAX / 2), else the shortest round-trip digits.
 pub fn number_text(n: f64) -> String {
     if n.is_nan() {
         return if n.is_sign_negative() { "-nan".into() } else { "nan".into() };
     }
-    if n.trunc() == n && n >= i64::MIN as f64 && n < i64::MAX as f64 {
+    const HALF_RANGE: f64 = (i64::MAX / 2) as f64;
+    if n.trunc() == n && (-HALF_RANGE..=HALF_RANGE).contains(&n) {
         return (n as i64).to_string();
     }
     crate::resp::reply::format_double(n)
@@ -90,11 +93,12 @@ fn call(lua: &Lua, args: Variadic<Value>, raise_errors: bool) -> mlua::Result<Mu
         let reply = ctx.host.call(&argv, resp3);
         super::convert::reply_to_lua(lua, reply)
     })??;
-    if raise_errors {
-        if let Value::Table(t) = &value {
-            if matches!(t.raw_get::<Value>("err")?, Value::String(_)) {
-                // Counted once in the error statistics, by the command itself.
-                t.raw_set("ignore_error_stats_update", true)?;
+    if let Value::Table(t) = &value {
+        if matches!(t.raw_get::<Value>("err")?, Value::String(_)) {
+            // Counted once in the error statistics, by the command itself; Valkey marks
+            // the error table so for `pcall` too, where the script sees the mark.
+            t.raw_set("ignore_error_stats_update", true)?;
+            if raise_errors {
                 return raise(lua, value);
             }
         }
@@ -119,7 +123,7 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
         "sha1hex",
         wrap(lua.create_function(|lua, args: Variadic<Value>| {
             if args.len() != 1 {
-                return raise_err(lua, "wrong number of arguments");
+                return raise_err(lua, "ERR wrong number of arguments");
             }
             let data = match &args[0] {
                 Value::String(s) => s.as_bytes().to_vec(),
@@ -154,7 +158,8 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
             if args.len() != 1 {
                 return raise_err(lua, "ERR server.set_repl() requires one argument.");
             }
-            let v = lua.coerce_integer(args[0].clone())?.unwrap_or(-1);
+            // C's `(int)lua_tonumber()`: what is not a number is 0 (REPL_NONE).
+            let v = lua.coerce_number(args[0].clone())?.map_or(0, |n| n as i64);
             if !(0..=REPL_ALL as i64).contains(&v) {
                 return raise_err(
                     lua,
@@ -194,10 +199,10 @@ pub fn log(lua: &Lua, args: &[Value], running: bool) -> mlua::Result<MultiValue>
     if args.len() < 2 {
         return raise_err(lua, "ERR server.log() requires two arguments or more.");
     }
-    let level = match &args[0] {
-        Value::Integer(n) => *n,
-        Value::Number(n) => *n as i64,
-        _ => return raise_err(lua, "ERR First argument must be a number (log level)."),
+    // `lua_isnumber`: numbers and strings that convert to one.
+    let level = match lua.coerce_number(args[0].clone())? {
+        Some(n) => n as i64,
+        None => return raise_err(lua, "ERR First argument must be a number (log level)."),
     };
     if !(LOG_DEBUG as i64..=LOG_WARNING as i64).contains(&level) {
         return raise_err(lua, "ERR Invalid log level.");
@@ -219,23 +224,39 @@ pub fn log(lua: &Lua, args: &[Value], running: bool) -> mlua::Result<MultiValue>
     Ok(MultiValue::new())
 }
 
-/// `error_reply(msg)` / `status_reply(msg)`: `{err = msg}` / `{ok = msg}`; an error's
-/// leading `-` is dropped. A wrong call returns (not raises) Valkey's error table.
+/// `error_reply(msg)` / `status_reply(msg)`: `{err = "CODE msg"}` / `{ok = msg}`. Only one
+/// string is taken (numbers too are refused); a wrong call returns (not raises) Valkey's
+/// error table.
 fn reply_table(lua: &Lua, args: &[Value], field: &str) -> mlua::Result<MultiValue> {
-    let msg = match args {
-        [Value::String(s)] => s.as_bytes().to_vec(),
-        [v @ (Value::Integer(_) | Value::Number(_))] => {
-            lua.coerce_string(v.clone())?.map(|s| s.as_bytes().to_vec()).unwrap_or_default()
-        }
-        _ => {
-            let t = err_table(lua, b"ERR wrong number or type of arguments")?;
-            return Ok(MultiValue::from_vec(vec![Value::Table(t)]));
-        }
+    let [Value::String(s)] = args else {
+        let t = err_table(lua, b"ERR wrong number or type of arguments")?;
+        return Ok(MultiValue::from_vec(vec![Value::Table(t)]));
     };
-    let msg = if field == "err" { msg.strip_prefix(b"-").unwrap_or(&msg).to_vec() } else { msg };
+    let msg = s.as_bytes().to_vec();
+    let msg = if field == "err" { error_text(&msg) } else { msg };
     let t = lua.create_table_with_capacity(0, 1)?;
     t.raw_set(field, lua.create_string(msg)?)?;
     Ok(MultiValue::from_vec(vec![Value::Table(t)]))
+}
+
+/// The `err` of `error_reply(msg)`, as Valkey's `luaPushErrorBuff` makes it of `-msg` (or
+/// of `msg` when it starts with `-`), a C string cut at NUL: the first word is the error
+/// code, or `ERR` when there is a single word; CR and LF are trimmed off both ends of the
+/// rest.
+fn error_text(msg: &[u8]) -> Vec<u8> {
+    let msg = &msg[..msg.iter().position(|&c| c == 0).unwrap_or(msg.len())];
+    let msg = msg.strip_prefix(b"-").unwrap_or(msg);
+    let (code, rest) = match msg.iter().position(|&c| c == b' ') {
+        Some(i) => (&msg[..i], &msg[i + 1..]),
+        None => (&b"ERR"[..], msg),
+    };
+    let trim = |c: &u8| *c != b'\r' && *c != b'\n';
+    let start = rest.iter().position(trim).unwrap_or(rest.len());
+    let end = rest.iter().rposition(trim).map_or(start, |i| i + 1);
+    let mut out = code.to_vec();
+    out.push(b' ');
+    out.extend_from_slice(&rest[start..end]);
+    out
 }
 
 /// The constants of the `server` table.

@@ -88,8 +88,11 @@ fn parse(lua: &Lua, bytes: &[u8], at: &mut usize, depth: usize) -> mlua::Result<
                 return Ok(Some(Value::Boolean(false)));
             }
             let set = kind == b'~';
+            // A set's table grows as Valkey's does (`lua_newtable`, then one insert at a
+            // time): the layout of its hash part, and so the order in which `pairs` (and
+            // the reply made of it) sees the members, is then the same.
             let t = if set {
-                lua.create_table_with_capacity(0, n as usize)?
+                lua.create_table()?
             } else {
                 lua.create_table_with_capacity(n as usize, 0)?
             };
@@ -110,7 +113,8 @@ fn parse(lua: &Lua, bytes: &[u8], at: &mut usize, depth: usize) -> mlua::Result<
         }
         b'%' | b'|' => {
             let n = int_of(head)?;
-            let t = lua.create_table_with_capacity(0, n.max(0) as usize)?;
+            // Grown one pair at a time, as Valkey's (see the set above).
+            let t = lua.create_table()?;
             for _ in 0..n {
                 let k = element(lua, bytes, at, depth)?;
                 let v = element(lua, bytes, at, depth)?;
@@ -172,20 +176,41 @@ fn write_value(to: &mut ReplyTo, v: &Value, depth: usize) {
     }
 }
 
-/// `(long long)` of a Lua number, as C converts it (saturating where C's is undefined).
+/// `(long long)` of a Lua number, as Valkey's C cast converts it on x86-64 (the oracle's
+/// platform): toward zero, and NaN or anything out of range (infinities included) becomes
+/// the "integer indefinite" value `i64::MIN` that `cvttsd2si` yields, where Rust's `as`
+/// would saturate.
 pub fn truncate(n: f64) -> i64 {
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if n.is_nan() || !(-TWO_POW_63..TWO_POW_63).contains(&n) {
+        return i64::MIN;
+    }
     n as i64
+}
+
+/// The bytes of a Lua string up to its first NUL: what Valkey's C string functions
+/// (`sdsnew(lua_tostring(...))`) keep of it.
+fn c_string(s: &[u8]) -> &[u8] {
+    &s[..s.iter().position(|&c| c == 0).unwrap_or(s.len())]
 }
 
 fn write_table(to: &mut ReplyTo, t: &Table, depth: usize) {
     if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
+        // Valkey formats "-%s" (a C string: cut at NUL), trims CR and LF at the end, and
+        // maps the ones left to spaces (`error_bytes`).
         let e = e.as_bytes();
-        to.out.error_bytes(&e);
+        let mut e = c_string(&e);
+        while let [rest @ .., b'\r' | b'\n'] = e {
+            e = rest;
+        }
+        to.out.error_bytes(e);
         return;
     }
     if let Ok(Value::String(s)) = t.raw_get::<Value>("ok") {
-        let s: Vec<u8> =
-            s.as_bytes().iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }).collect();
+        let s: Vec<u8> = c_string(&s.as_bytes())
+            .iter()
+            .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
+            .collect();
         to.out.raw(b"+");
         to.out.raw(&s);
         to.out.raw(b"\r\n");

@@ -66,6 +66,7 @@ local backing, getinfo = ...
 local rawget, rawset, next, type, tostring, error = rawget, rawset, next, type, tostring, error
 local setmetatable, getmetatable = setmetatable, getmetatable
 local tinsert, tremove, tsort = table.insert, table.remove, table.sort
+local pcall, smatch = pcall, string.match
 -- proxy -> the table it stands for (weak keys: nothing here outlives its proxy)
 local real = setmetatable({}, {__mode = 'k'})
 
@@ -81,8 +82,9 @@ local function protect(t)
   return proxy
 end
 
+-- Level 0: Valkey's refusals come from C functions, whose errors carry no position.
 local function refuse_proxy(t)
-  if real[t] then error('Attempt to modify a readonly table', 3) end
+  if real[t] then error('Attempt to modify a readonly table', 0) end
 end
 
 local function seen(t)
@@ -96,8 +98,29 @@ lib.next = function(t, k) return next(seen(t), k) end
 lib.pairs = function(t) return lib.next, t, nil end
 lib.setmetatable = function(t, mt) refuse_proxy(t) return setmetatable(t, mt) end
 lib.table_insert = function(t, ...) refuse_proxy(t) return tinsert(t, ...) end
-lib.table_remove = function(t, ...) refuse_proxy(t) return tremove(t, ...) end
-lib.table_sort = function(t, ...) refuse_proxy(t) return tsort(t, ...) end
+-- Removing from or sorting a table with no elements writes nothing, and is allowed on a
+-- read-only table in Valkey too.
+lib.table_remove = function(t, ...)
+  if #seen(t) > 0 then refuse_proxy(t) end
+  return tremove(seen(t), ...)
+end
+lib.table_sort = function(t, ...)
+  if #seen(t) > 1 then refuse_proxy(t) end
+  return tsort(seen(t), ...)
+end
+
+-- Valkey's pcall: an error table with an `err` string (or number) is caught as that
+-- value, as before Redis 7 where errors were strings.
+local function caught(ok, ...)
+  if ok then return ok, ... end
+  local e = ...
+  if type(e) == 'table' then
+    local m = e.err
+    if type(m) == 'string' or type(m) == 'number' then e = m end
+  end
+  return false, e
+end
+lib.pcall = function(...) return caught(pcall(...)) end
 
 -- The error handler of every script call: the error as a table {err=, source=, line=}
 -- with the position of the innermost frame of the script itself.
@@ -114,6 +137,10 @@ lib.handler = function(err)
   if type(err) ~= 'table' then
     err = {err = 'ERR ' .. tostring(err)}
   end
+  -- What Valkey's reply takes of `err`: a string or a number, as a C string (cut at NUL).
+  local m = rawget(err, 'err')
+  if type(m) == 'number' then m = tostring(m) end
+  if type(m) == 'string' then rawset(err, 'err', smatch(m, '^[^%z]*')) end
   if info then
     err.source = info.source
     err.line = info.currentline
@@ -178,7 +205,7 @@ pub fn new_interpreter(
     let handler: Function = lib.get("handler")?;
     backing.raw_set("__server__err__handler", &handler)?;
     backing.raw_set("__redis__err__handler", &handler)?;
-    for name in ["rawset", "rawget", "next", "pairs", "setmetatable"] {
+    for name in ["rawset", "rawget", "next", "pairs", "setmetatable", "pcall"] {
         backing.raw_set(name, lib.get::<Function>(name)?)?;
     }
     let table: Table = backing.raw_get("table")?;
@@ -196,10 +223,11 @@ pub fn new_interpreter(
     let server_proxy: Table = protect.call(&server)?;
     backing.raw_set("server", &server_proxy)?;
     backing.raw_set("redis", &server_proxy)?;
-    // The metatable of strings reads the proxy too, and cannot be reached to be changed.
+    // The metatable of strings reads the proxy too; `getmetatable('')` gives a read-only
+    // proxy of it, whose `__index` is `string` as in Valkey.
     let string_mt: Table = lua.load("return getmetatable('')").set_name(INTERNAL_CHUNK).eval()?;
     string_mt.raw_set("__index", backing.raw_get::<Table>("string")?)?;
-    string_mt.raw_set("__metatable", backing.raw_get::<Table>("string")?)?;
+    string_mt.raw_set("__metatable", protect.call::<Table>(&string_mt)?)?;
 
     let globals: Table = protect.call(&backing)?;
     backing.raw_set("_G", &globals)?;

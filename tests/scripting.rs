@@ -1,0 +1,1198 @@
+//! Lua scripting against a real Valkey 9.1, byte for byte in RESP2 and RESP3: what every Lua
+//! type becomes as a reply (with and without `server.setresp(3)`), what every kind of command
+//! reply becomes in Lua, command arguments made of numbers and binary strings, the exact
+//! error texts (runtime and compile errors with their lines, refused commands, read-only
+//! scripts, shebangs, the sandbox's read-only globals), the sandbox's contents, the `server.*`
+//! API, a few `bit` and `struct` edge cases, SCRIPT's subcommands, scripts inside MULTI, with
+//! blocking commands and SELECT, and what the rest of the server sees of a script: MONITOR,
+//! INFO commandstats, keyspace notifications and the AOF (the script's effects, never EVAL).
+//! Most tests collect every differing reply of a group before failing, so that one run
+//! shows all of a group's differences.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::diff::Pair;
+use common::{parse_val, Client, Server, Val};
+
+/// A pair of servers and the differences found so far.
+struct Diff {
+    p: Pair,
+    found: Vec<String>,
+}
+
+impl Diff {
+    fn start(proto: u8) -> Diff {
+        Diff { p: Pair::start(proto, &[]), found: Vec::new() }
+    }
+
+    /// Sends `args` to both servers and records the replies if they differ.
+    fn same<A: AsRef<[u8]>>(&mut self, args: &[A]) {
+        let (ours, theirs) = self.p.both(args);
+        if ours != theirs {
+            let argv: Vec<String> =
+                args.iter().map(|a| String::from_utf8_lossy(a.as_ref()).into_owned()).collect();
+            self.found.push(format!(
+                "{argv:?}\n   ours:   {:?}\n   theirs: {:?}",
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&theirs)
+            ));
+        }
+    }
+
+    /// `EVAL body 0`.
+    fn eval(&mut self, body: &str) {
+        self.same(&["EVAL", body, "0"]);
+    }
+
+    /// Each body run as `EVAL body 0`.
+    fn evals(&mut self, bodies: &[&str]) {
+        for body in bodies {
+            self.eval(body);
+        }
+    }
+
+    /// Each command, given as words separated by single spaces.
+    fn lines(&mut self, lines: &[&str]) {
+        for line in lines {
+            let argv = common::diff::words(line);
+            self.same(&argv);
+        }
+    }
+
+    /// Every difference found, as a report.
+    fn report(&self) -> Option<String> {
+        (!self.found.is_empty()).then(|| {
+            format!(
+                "RESP{}: {} replies differ (ferrokey vs valkey 9.1):\n{}",
+                self.p.proto,
+                self.found.len(),
+                self.found.join("\n")
+            )
+        })
+    }
+
+    /// Fails listing every difference found.
+    fn done(self) {
+        if let Some(report) = self.report() {
+            panic!("{report}");
+        }
+    }
+}
+
+/// Runs `f` on a fresh pair in RESP2, then on another in RESP3; fails listing the
+/// differences of both.
+fn each_proto(mut f: impl FnMut(&mut Diff)) {
+    let mut reports = Vec::new();
+    for proto in [2, 3] {
+        let mut d = Diff::start(proto);
+        f(&mut d);
+        reports.extend(d.report());
+    }
+    assert!(reports.is_empty(), "{}", reports.join("\n"));
+}
+
+/// A Lua function `show(v)` that describes any value as a string: type and value for
+/// scalars, tables with their keys sorted (so that the description does not depend on a
+/// table's iteration order).
+const SHOW: &str = r#"
+local function show(v)
+  if type(v) ~= 'table' then return type(v) .. ':' .. tostring(v) end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  local out = {}
+  for _, k in ipairs(keys) do out[#out + 1] = tostring(k) .. '=' .. show(v[k]) end
+  return '{' .. table.concat(out, ',') .. '}'
+end
+"#;
+
+/// A script returning `show(<expr>)`, after `pre` (statements).
+fn showing(pre: &str, expr: &str) -> String {
+    format!("{SHOW}\n{pre}\nreturn show({expr})")
+}
+
+// ---------------------------------------------------------------------------------------
+// Lua values as replies
+// ---------------------------------------------------------------------------------------
+
+/// Scripts returning one Lua value of every kind, in both script protocols.
+const RESULTS: &[&str] = &[
+    "return 1",
+    "return -7",
+    "return 3.99",
+    "return -3.99",
+    "return 0.5",
+    "return 2^53",
+    "return 2^63",
+    "return -2^63",
+    "return 1e300",
+    "return -1e300",
+    "return 1/0",
+    "return -1/0",
+    "return 0/0",
+    "return 'hello'",
+    "return ''",
+    "return true",
+    "return false",
+    "return nil",
+    "return",
+    "return {}",
+    "return {1, 2, {3, 'x', {}}, 'y'}",
+    "return {1, 2, nil, 4}",
+    "return {nil, 2}",
+    "return {1, 2, x = 3}",
+    "return {true, false, 3.7}",
+    "return {ok = 'fine'}",
+    "return {ok = 'two\\r\\nlines'}",
+    "return {ok = 42}",
+    "return {err = 'boom'}",
+    "return {err = 'MYCODE boom'}",
+    "return {err = ''}",
+    "return {err = 42}",
+    "return {err = 'x', ok = 'y'}",
+    "return {ok = 'y', double = 1.5}",
+    "return {double = 3.14}",
+    "return {double = 3}",
+    "return {double = 1/0}",
+    "return {double = -1/0}",
+    "return {double = 1e300}",
+    "return {double = '2.5'}",
+    "return {double = 0.1}",
+    "return {map = {a = 1}}",
+    "return {map = {}}",
+    "return {map = {a = {1, 2}}}",
+    "return {map = 'x'}",
+    "return {set = {a = true}}",
+    "return {set = {}}",
+    "return {set = 'x'}",
+    "return {big_number = '123456789012345678901234567890'}",
+    "return {big_number = 'a\\r\\nb'}",
+    "return {big_number = 12}",
+    "return {verbatim_string = {format = 'txt', string = 'hi there'}}",
+    "return {verbatim_string = {format = 'mkd', string = ''}}",
+    "return {verbatim_string = {format = 'txt'}}",
+    "return {verbatim_string = 'x'}",
+    "return {{err = 'inner'}, {ok = 'fine'}, {double = 2.5}}",
+    "return {map = {k = {set = {m = true}}}}",
+    "local t = {} t[1] = t return 1",
+];
+
+#[test]
+fn every_lua_type_as_a_reply() {
+    each_proto(|d| {
+        for body in RESULTS {
+            d.eval(body);
+            d.eval(&format!("server.setresp(3) {body}"));
+            d.same(&["EVAL_RO", body, "0"]);
+        }
+    });
+}
+
+#[test]
+fn evalsha_and_ro_forms_reply_like_eval() {
+    each_proto(|d| {
+        for body in ["return {1, 'two', {ok = 'three'}}", "server.setresp(3) return {double = 1.5}"]
+        {
+            d.same(&["SCRIPT", "LOAD", body]);
+            let sha = script_sha(body);
+            d.same(&["EVALSHA", &sha, "0"]);
+            d.same(&["EVALSHA_RO", &sha, "0"]);
+            d.same(&["EVALSHA", &sha.to_uppercase(), "0"]);
+        }
+    });
+}
+
+/// The SHA-1 of a script body, in lower-case hex (the SCRIPT LOAD replies compared with
+/// Valkey's check that it is the right one).
+fn script_sha(body: &str) -> String {
+    use ferrokey::util::sha1;
+    sha1::hex(&sha1::sha1(body.as_bytes()))
+}
+
+// ---------------------------------------------------------------------------------------
+// Command replies as Lua values
+// ---------------------------------------------------------------------------------------
+
+/// Calls whose replies cover every RESP type, described by `show` in the script.
+const CALLS: &[&str] = &[
+    "server.call('set', 'str', 'v')",
+    "server.call('get', 'str')",
+    "server.call('get', 'missing')",
+    "server.call('incr', 'n')",
+    "server.call('incrbyfloat', 'f', '1.5')",
+    "server.call('hgetall', 'h')",
+    "server.call('hgetall', 'missing')",
+    "server.call('hget', 'h', 'nofield')",
+    "server.call('smembers', 'si')",
+    "server.call('zscore', 'z', 'a')",
+    "server.call('zscore', 'z', 'nomember')",
+    "server.call('zrange', 'z', 0, -1, 'withscores')",
+    "server.call('zpopmin', 'z2')",
+    "server.call('zrandmember', 'missing', 1, 'withscores')",
+    "server.call('lrange', 'l', 0, -1)",
+    "server.call('lpop', 'missing', 2)",
+    "server.call('lpos', 'l', 'zz')",
+    "server.call('exists', 'str', 'h', 'missing')",
+    "server.call('type', 'h')",
+    "server.call('ping')",
+    "server.call('echo', 'e')",
+    "server.call('mget', 'str', 'missing', 'str')",
+    "server.call('hrandfield', 'missing', 2, 'withvalues')",
+    "server.call('config', 'get', 'maxmemory')",
+    "server.call('object', 'encoding', 'si')",
+    "server.pcall('incr', 'str')",
+    "server.pcall('hget', 'str', 'f')",
+    "server.pcall('nosuchcommand')",
+    "server.call('sismember', 'si', 2)",
+    "server.call('smismember', 'si', 1, 9)",
+    "server.call('hexists', 'h', 'a')",
+    "server.call('scan', 0, 'match', 'h*')",
+    "type(server.call('info', 'keyspace'))",
+    "server.call('set', 'str', 'w', 'get')",
+    "server.call('set', 'nx1', 'w', 'nx', 'get')",
+    "server.call('getex', 'missing')",
+];
+
+/// Data for [`CALLS`], set up on both servers.
+const DATA: &[&str] = &[
+    "HSET h a 1 b 2",
+    "SADD si 3 1 2",
+    "ZADD z 1.5 a 2 b",
+    "ZADD z2 0.25 only",
+    "RPUSH l x y z",
+    "SET str v",
+];
+
+#[test]
+fn command_replies_as_lua_values() {
+    each_proto(|d| {
+        d.lines(DATA);
+        for call in CALLS {
+            d.eval(&showing("", call));
+            d.eval(&showing("server.setresp(3)", call));
+        }
+    });
+}
+
+#[test]
+fn setresp_switches_mid_script() {
+    each_proto(|d| {
+        d.lines(DATA);
+        d.evals(&[
+            &showing(
+                "local a = server.call('zscore', 'z', 'a') server.setresp(3) \
+                 local b = server.call('zscore', 'z', 'a') server.setresp(2)",
+                "{a, b, server.call('zscore', 'z', 'a')}",
+            ),
+            "server.setresp(3) return server.call('hgetall', 'h')",
+            "server.setresp(3) return server.call('zscore', 'z', 'a')",
+            "server.setresp(3) return server.call('smembers', 'si')",
+            "server.setresp(3) return server.call('get', 'missing')",
+            "server.setresp(3) return server.call('exists', 'h')",
+            "server.setresp(3) server.setresp(2) return true",
+            "return server.call('hgetall', 'h')",
+            "return server.call('get', 'missing')",
+            "return server.setresp(4)",
+            "return server.setresp()",
+            "return server.setresp('3')",
+            "return server.setresp(3, 3)",
+            "return server.setresp('x')",
+        ]);
+    });
+}
+
+#[test]
+fn table_iteration_order_is_valkeys() {
+    // Valkey's Lua hashes strings with murmur32, so `pairs` (and a RESP3 set or map made
+    // from a table) walks string keys in an order of its own.
+    each_proto(|d| {
+        for keys in [&["1", "2", "3"][..], &["a", "b", "c", "d"], &["k1", "k2", "k3", "k4", "k5"]] {
+            let sets: String = keys.iter().map(|k| format!("t['{k}'] = true ")).collect();
+            d.eval(&format!(
+                "local t = {{}} {sets}local out = {{}} for k in pairs(t) do out[#out + 1] = k \
+                 end return out"
+            ));
+            d.eval(&format!("local t = {{}} {sets}return {{set = t}}"));
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Arguments: KEYS, ARGV, numbers, binary strings
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn keys_argv_and_numkeys() {
+    each_proto(|d| {
+        let keys_argv = "return {#KEYS, #ARGV, KEYS[1], KEYS[2], ARGV[1], type(ARGV[2])}";
+        d.same(&["EVAL", keys_argv, "2", "k1", "k2", "a1"]);
+        d.same(&["EVAL", keys_argv, "0"]);
+        d.same(&["EVAL", keys_argv, "0", "a", "b", "c"]);
+        d.same(&["EVAL", keys_argv, "3", "a", "b", "c"]);
+        for numkeys in ["4", "-1", "x", "1.5", "", "99999999999999999999", " 1"] {
+            d.same(&["EVAL", "return 1", numkeys, "a", "b", "c"]);
+            d.same(&["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", numkeys, "a"]);
+        }
+        d.lines(&["EVAL", "EVAL x", "EVALSHA", "EVAL_RO x", "EVALSHA_RO y"]);
+        d.same(&["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"]);
+        d.same(&["EVALSHA", "short", "0"]);
+        d.same(&["EVALSHA_RO", "ffffffffffffffffffffffffffffffffffffffff", "0"]);
+        // KEYS and ARGV of one run are gone in the next.
+        d.same(&["EVAL", "return #KEYS + #ARGV", "0"]);
+    });
+}
+
+#[test]
+fn numbers_as_command_arguments() {
+    each_proto(|d| {
+        for n in [
+            "1",
+            "-1",
+            "0",
+            "-0.0",
+            "0.1",
+            "1/3",
+            "2/3",
+            "1e20",
+            "1e-20",
+            "2^53",
+            "2^53 + 1",
+            "2^63",
+            "-2^63",
+            "2^64",
+            "1e308 * 10",
+            "-1e308 * 10",
+            "0/0",
+            "-(0/0)",
+            "3.0",
+            "1e15",
+            "1e16",
+            "123456789.123",
+            "-1.5e-7",
+            "100",
+            "12345678901234567890",
+        ] {
+            d.eval(&format!("server.call('set', 'n', {n}) return server.call('get', 'n')"));
+            d.eval(&format!("return server.call('echo', {n})"));
+        }
+        d.evals(&[
+            "return server.call('incrby', 'i', 5.0)",
+            "return server.call('incrby', 'i', 2.5)",
+            "return server.call('set', 'k', true)",
+            "return server.call('set', 'k', nil)",
+            "return server.call('set', 'k', {})",
+            "return server.pcall('set', 'k', {})",
+            "return server.call('set', 'k', function() end)",
+            "return server.call(1)",
+            "return server.call('lpush', 'l', 1, 2.5, 'x') .. server.call('lrange', 'l', 0, -1)[2]",
+        ]);
+    });
+}
+
+#[test]
+fn binary_safe_arguments_and_results() {
+    each_proto(|d| {
+        let values: [&[u8]; 5] = [b"a\0b", b"line\r\nbreak", b"\r\n", b"\xff\xfe\0", b""];
+        for v in values {
+            d.same(&[&b"EVAL"[..], b"return ARGV[1]", b"0", v]);
+            d.same(&[&b"EVAL"[..], b"return KEYS[1]", b"1", v]);
+            d.same(&[
+                &b"EVAL"[..],
+                b"server.call('set', KEYS[1], ARGV[1]) return {server.call('get', KEYS[1]), #ARGV[1]}",
+                b"1",
+                v,
+                v,
+            ]);
+            d.same(&[&b"GET"[..], v]);
+            d.same(&[&b"EVAL"[..], b"return {ok = ARGV[1]}", b"0", v]);
+            d.same(&[&b"EVAL"[..], b"return {err = ARGV[1]}", b"0", v]);
+            d.same(&[&b"EVAL"[..], b"return server.error_reply(ARGV[1])", b"0", v]);
+            d.same(&[&b"EVAL"[..], b"return server.status_reply(ARGV[1])", b"0", v]);
+        }
+        d.evals(&[
+            "return 'nul\\0inside'",
+            "return string.char(0, 13, 10, 255)",
+            "return {string.char(0), 'a\\r\\nb'}",
+        ]);
+        d.same(&[&b"EVAL"[..], b"return 'body with \0 nul'", b"0"]);
+        d.same(&[&b"EVAL"[..], b"return \"crlf\r\nin source\"", b"0"]);
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn runtime_and_compile_errors() {
+    each_proto(|d| {
+        d.lines(&["SET str v"]);
+        d.evals(&[
+            "return 1 +",
+            "return (",
+            "x y z",
+            "return 'unfinished",
+            "\n\nlocal t = nil\nreturn t.x",
+            "local t = nil return t.x",
+            "return nosuchfunction()",
+            "return 1 + {}",
+            "return #nil",
+            "return ('x'):nosuch()",
+            "error('boom')",
+            "\n\n\nerror('on line four')",
+            "error('no position', 0)",
+            "error('caller position', 2)",
+            "error({err = 'My Error'})",
+            "error({err = 'ERR tagged'})",
+            "error({err = '-dash'})",
+            "error({err = 42})",
+            "error({})",
+            "error({ok = 'fine'})",
+            "error()",
+            "error(nil)",
+            "error(42)",
+            "error(true)",
+            "local function f() error('deep') end\nlocal function g() f() end\ng()",
+            "local ok, e = pcall(error, 'caught') return e",
+            "local ok, e = pcall(error, {err = 'caught'}) return e",
+            "local ok, e = pcall(function() return nosuch end) return e",
+            "return select(2, pcall(server.call, 'nosuch'))",
+            "return select(2, pcall(server.call, 'incr', 'str'))",
+            "return server.call('incr', 'str')",
+            "\nreturn server.call('hget', 'str', 'f')",
+            "return server.pcall('incr', 'str')",
+            "local r = server.pcall('incr', 'str') return type(r) .. ':' .. r.err",
+            "return assert(false)",
+            "return assert(false, 'assertion text')",
+            "return assert(nil, {err = 'table assertion'})",
+            "return string.rep('x', -1) .. nil",
+            "return tostring(nil) .. nil",
+            "return string.format('%d', 'x')",
+            "return math.floor('x')",
+            "return ('x'):rep(1, 2, 3) + 1",
+            "return coroutine.wrap(function() error('in coroutine') end)()",
+            "local t = setmetatable({}, {__index = function() error('meta') end}) return t.x",
+        ]);
+        d.lines(&["EVAL \"\" 0", "EVAL return 0", "EVAL_RO \"\" 0"]);
+    });
+}
+
+#[test]
+fn reply_helpers_and_their_wrong_calls() {
+    each_proto(|d| {
+        d.evals(&[
+            "return server.error_reply('My Error')",
+            "return redis.error_reply('-ERR dashed')",
+            "return server.error_reply('')",
+            "return server.error_reply(12)",
+            "return server.error_reply(1.5)",
+            "return server.error_reply()",
+            "return server.error_reply('a', 'b')",
+            "return server.error_reply({})",
+            "return server.error_reply(nil)",
+            "return server.status_reply('FINE')",
+            "return server.status_reply('')",
+            "return server.status_reply(12)",
+            "return server.status_reply()",
+            "return server.status_reply({})",
+            "return server.status_reply('a', 'b')",
+            "return type(server.error_reply())",
+            "error(server.error_reply('raised'))",
+            "return {server.error_reply('nested')}",
+            "return server.error_reply('x').err",
+            "return server.status_reply('y').ok",
+        ]);
+    });
+}
+
+#[test]
+fn refused_and_wrong_commands() {
+    each_proto(|d| {
+        d.lines(&["SET k v"]);
+        for call in [
+            "'nosuch'",
+            "'NOSUCH', 'a'",
+            "",
+            "{}",
+            "'get'",
+            "'set', 'k'",
+            "'get', 'a', 'b'",
+            "'subscribe', 'c'",
+            "'psubscribe', 'c'",
+            "'unsubscribe'",
+            "'eval', 'return 1', '0'",
+            "'evalsha', 'ffffffffffffffffffffffffffffffffffffffff', '0'",
+            "'eval_ro', 'return 1', '0'",
+            "'multi'",
+            "'exec'",
+            "'discard'",
+            "'watch', 'k'",
+            "'unwatch'",
+            "'script', 'load', 'return 1'",
+            "'script', 'flush'",
+            "'script', 'nosuch'",
+            "'script'",
+            "'auth', 'x'",
+            "'hello'",
+            "'client', 'id'",
+            "'client', 'nosuch'",
+            "'monitor'",
+            "'sync'",
+            "'psync', '?', '-1'",
+            "'quit'",
+            "'reset'",
+            "'debug', 'sleep', '0'",
+            "'shutdown'",
+            "'blpop', 'nolist', 0",
+            "'brpoplpush', 'a', 'b', 0",
+            "'wait', 0, 0",
+            "'select', 99",
+            "'select', 'x'",
+            "'config', 'set', 'maxmemory', '0'",
+            "'info', 'nosuchsection'",
+            "'object'",
+            "'object', 'nosuch'",
+            "'dbsize'",
+            "'randomkey'",
+            "'lastsave'",
+            "'save'",
+            "'bgsave'",
+            "'flushall'",
+            "'swapdb', 0, 1",
+            "'keys', '*'",
+        ] {
+            d.eval(&format!("return server.call({call})"));
+            d.eval(&format!("return server.pcall({call})"));
+        }
+        d.lines(&["EXISTS k", "DBSIZE"]);
+    });
+}
+
+#[test]
+fn writes_from_read_only_scripts_and_shebangs() {
+    each_proto(|d| {
+        let set = "return server.call('set', 'k', 'v')";
+        let ro_get = "#!lua flags=no-writes\nreturn server.call('get', 'k')";
+        let ro_set = "#!lua flags=no-writes\nreturn server.call('set', 'k', 'v')";
+        for (cmd, body) in [
+            ("EVAL_RO", set),
+            ("EVAL_RO", "return server.pcall('set', 'k', 'v')"),
+            ("EVAL_RO", "return server.call('get', 'k')"),
+            ("EVAL_RO", "return server.call('del', 'k')"),
+            ("EVAL_RO", "return server.call('publish', 'c', 'm')"),
+            ("EVAL_RO", "return server.call('expire', 'k', 1)"),
+            ("EVAL", ro_set),
+            ("EVAL", "#!lua flags=no-writes\nreturn server.pcall('set', 'k', 'v')"),
+            ("EVAL", ro_get),
+            ("EVAL_RO", ro_get),
+            ("EVAL_RO", ro_set),
+            ("EVAL_RO", "#!lua\nreturn 1"),
+            ("EVAL_RO", "#!lua flags=allow-oom\nreturn 1"),
+            ("EVAL", "#!lua\nreturn server.call('set', 'k', 'v2')"),
+            ("EVAL", "#!lua\n\nerror('line three')"),
+            ("EVAL", "#!lua flags=no-writes,allow-oom\nreturn 1"),
+            (
+                "EVAL",
+                "#!lua flags=no-writes,no-cluster,allow-stale,allow-cross-slot-keys\nreturn 1",
+            ),
+            ("EVAL", "#!lua flags=\nreturn 1"),
+            ("EVAL", "#!lua flags=bad\nreturn 1"),
+            ("EVAL", "#!lua flags=no-writes,bad\nreturn 1"),
+            ("EVAL", "#!lua name=x\nreturn 1"),
+            ("EVAL", "#!lua  flags=no-writes\nreturn 1"),
+            ("EVAL", "#!python\nreturn 1"),
+            ("EVAL", "#!\nreturn 1"),
+            ("EVAL", "#!LUA\nreturn 1"),
+            ("EVAL", "#!lua"),
+            ("EVAL", "#!lua flags=no-writes"),
+            ("EVAL", "#lua\nreturn 1"),
+            ("EVAL", " #!lua\nreturn 1"),
+            ("SCRIPT", "#!lua flags=bad\nreturn 1"),
+        ] {
+            if cmd == "SCRIPT" {
+                d.same(&["SCRIPT", "LOAD", body]);
+            } else {
+                d.same(&[cmd, body, "0"]);
+            }
+        }
+        d.lines(&["GET k"]);
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// The sandbox
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn globals_and_library_tables_are_read_only() {
+    each_proto(|d| {
+        d.evals(&[
+            "x = 1",
+            "x = 1 return x",
+            "local x = 1 return x",
+            "_G.x = 1",
+            "_G['KEYS'] = 1",
+            "KEYS = {}",
+            "rawset(_G, 'x', 1)",
+            "return rawget(_G, 'x')",
+            "return type(rawget(_G, 'server'))",
+            "setmetatable(_G, nil)",
+            "setmetatable(_G, {})",
+            "return type(getmetatable(_G))",
+            "getmetatable(_G).__index = nil",
+            "string.x = 1",
+            "string.len = nil",
+            "math.floor = math.ceil",
+            "server.call = nil",
+            "redis.x = 1",
+            "table.insert(string, 1)",
+            "table.remove(math)",
+            "table.sort(_G)",
+            "rawset(string, 'x', 1)",
+            "rawset(server, 'x', 1)",
+            "setmetatable(string, nil)",
+            "getmetatable('').__index = {}",
+            "getmetatable('').x = 1",
+            "return type(getmetatable(''))",
+            "return getmetatable('').__index == string",
+            "bit.x = 1",
+            "struct.x = 1",
+            "os.x = 1",
+            "coroutine.x = 1",
+            "cjson.x = 1",
+            "local t = {} t.x = 1 table.insert(t, 2) return {t.x, t[1]}",
+            "local t = setmetatable({}, {__index = {a = 'via meta'}}) return t.a",
+            "ARGV[1] = 'changed' return ARGV[1]",
+            "return nosuchglobal",
+            "return _G.nosuchglobal",
+            "return rawget(_G, 'nosuchglobal')",
+            "return print",
+            "print('x')",
+            "return debug",
+            "return type(debug)",
+            "return dofile",
+            "return loadfile",
+            "return require",
+            "return module",
+            "return getfenv",
+            "return setfenv",
+            "return newproxy",
+            "return io",
+            "return package",
+            "return _VERSION",
+            "return type(loadstring)",
+            "return type(load)",
+            "return loadstring('return 1 + 1')()",
+            "return loadstring('syntax error here')",
+            "local f, e = loadstring('x y') return e",
+            "return loadstring('x = 1')()",
+            "return load(function() return nil end)",
+            "return type(_G)",
+            "return _G == _G._G",
+            "return type(os.clock())",
+            "return os.time()",
+            "return os.date()",
+            "return os.getenv('HOME')",
+            "return os.execute('true')",
+            "return collectgarbage('count') > 0",
+            "return gcinfo() > 0",
+            "return coroutine.resume(coroutine.create(function() return 1 end))",
+            "return unpack({1, 2, 3})",
+            "return select('#', 1, 2, 3)",
+            "return tonumber('0x10')",
+            "return tostring(1e15)",
+            "return tostring(0.1)",
+            "return string.format('%.17g', 0.1)",
+        ]);
+        // Nothing a script set survives it.
+        d.evals(&["return x", "return rawget(_G, 'x')"]);
+    });
+}
+
+#[test]
+fn globals_and_libraries_listed() {
+    each_proto(|d| {
+        let list = |t: &str| {
+            format!(
+                "local out = {{}} for k, v in pairs({t}) do out[#out + 1] = k .. ':' .. type(v) \
+                 end table.sort(out) return out"
+            )
+        };
+        for t in
+            ["_G", "os", "string", "math", "table", "coroutine", "server", "redis", "bit", "struct"]
+        {
+            d.eval(&list(t));
+        }
+        d.evals(&[
+            "local n = 0 for k in pairs(_G) do n = n + 1 end return n",
+            "return next(_G) ~= nil",
+            "return {next({}, nil)}",
+            "local t = {} for k, v in pairs(KEYS) do t[#t+1] = v end return t",
+        ]);
+    });
+}
+
+#[test]
+fn math_random_is_deterministic_per_run() {
+    each_proto(|d| {
+        let seq = "local out = {} for i = 1, 5 do out[#out + 1] = tostring(math.random()) end \
+                   out[#out + 1] = math.random(100) out[#out + 1] = math.random(5, 10) return out";
+        d.eval(seq);
+        d.eval(seq);
+        d.evals(&[
+            "math.randomseed(42) return tostring(math.random())",
+            "math.randomseed(42) return {math.random(1000), math.random(1000)}",
+            "return tostring(math.random())",
+            "math.randomseed(0) return tostring(math.random())",
+            "math.randomseed('x')",
+            "return math.random(0)",
+            "return math.random(10, 1)",
+            "return math.random(1, 2, 3)",
+            "return math.random(2^40)",
+        ]);
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// The server.* API
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn server_api_functions() {
+    each_proto(|d| {
+        d.evals(&[
+            "return server.sha1hex('')",
+            "return server.sha1hex('abc')",
+            "return server.sha1hex(123)",
+            "return server.sha1hex(1.5)",
+            "return server.sha1hex()",
+            "return server.sha1hex('a', 'b')",
+            "return server.sha1hex({})",
+            "return server.sha1hex(nil)",
+            "return redis.sha1hex('\\0')",
+            "return server.log(server.LOG_WARNING, 'from a script')",
+            "return server.log(server.LOG_DEBUG, 'a', 'b', 3)",
+            "return server.log(server.LOG_NOTICE, {})",
+            "return server.log()",
+            "return server.log(1)",
+            "return server.log('x', 'y')",
+            "return server.log(99, 'x')",
+            "return server.log(-1, 'x')",
+            "return server.log('1', 'x')",
+            "return server.set_repl(server.REPL_ALL)",
+            "return server.set_repl()",
+            "return server.set_repl(99)",
+            "return server.set_repl(-1)",
+            "return server.set_repl('x')",
+            "return server.set_repl(1, 2)",
+            "return server.set_repl(server.REPL_NONE)",
+            "return server.replicate_commands()",
+            "return redis.replicate_commands()",
+            "return server.acl_check_cmd('get', 'k')",
+            "return server.acl_check_cmd('set', 'k', 'v')",
+            "return server.acl_check_cmd('nosuch')",
+            "return server.acl_check_cmd()",
+            "return server.acl_check_cmd({})",
+            "return server.acl_check_cmd('get')",
+            "return server.acl_check_cmd('client', 'nosuch')",
+            "return server.breakpoint()",
+            "return server.debug('x')",
+            "return server.debug()",
+            "return {server.REDIS_VERSION, server.REDIS_VERSION_NUM, server.VALKEY_VERSION, \
+             server.VALKEY_VERSION_NUM, server.SERVER_NAME}",
+            "return {redis.REDIS_VERSION, redis.VALKEY_VERSION}",
+            "return {server.REPL_NONE, server.REPL_AOF, server.REPL_REPLICA, server.REPL_SLAVE, \
+             server.REPL_ALL}",
+            "return {server.LOG_DEBUG, server.LOG_VERBOSE, server.LOG_NOTICE, server.LOG_WARNING}",
+            "return redis == server",
+            "return rawequal(redis, server)",
+        ]);
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// bit and struct
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn bit_and_struct_edge_cases() {
+    each_proto(|d| {
+        d.evals(&[
+            "return bit.tohex(65535)",
+            "return bit.tohex(65535, -4)",
+            "return bit.tohex(-1, 3)",
+            "return bit.tobit(2^32 + 5)",
+            "return bit.tobit(0xffffffff)",
+            "return bit.lshift(1, 40)",
+            "return bit.arshift(-256, 4)",
+            "return bit.rshift(-1, 28)",
+            "return bit.band()",
+            "return bit.bor(1, 2, 4, 8)",
+            "return bit.bxor(5, 3)",
+            "return bit.bnot('x')",
+            "return bit.bnot(0)",
+            "return bit.rol(1, 33)",
+            "return bit.bswap(0x12345678)",
+            "return struct.pack('>I2', 258)",
+            "return struct.pack('<i4', -2)",
+            "return {struct.unpack('<i4', struct.pack('<i4', -2))}",
+            "return {struct.unpack('>Bs', '\\1abc\\0')}",
+            "return struct.size('>i4c3')",
+            "return struct.pack('i17', 1)",
+            "return struct.pack('x')",
+            "return struct.pack('c', 'abc')",
+            "return struct.unpack('>I4', 'ab')",
+            "return struct.size('s')",
+            "return struct.pack('!3i4', 1)",
+            "return struct.pack('d', 1.5) == struct.pack('d', 1.5)",
+            "return {struct.unpack('d', struct.pack('d', 2.5))}",
+        ]);
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// SCRIPT
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn script_subcommands() {
+    each_proto(|d| {
+        let body = "return 'loaded'";
+        let sha = script_sha(body);
+        let upper = sha.to_uppercase();
+        d.same(&["SCRIPT", "EXISTS", &sha]);
+        d.same(&["SCRIPT", "LOAD", body]);
+        d.same(&["SCRIPT", "LOAD", body]);
+        for exists in [
+            vec![sha.as_str()],
+            vec![&upper],
+            vec![&sha, "ffffffffffffffffffffffffffffffffffffffff", &upper],
+            vec![&sha[..39]],
+            vec![&format!("{sha}0")],
+            vec![""],
+        ] {
+            let mut argv = vec!["SCRIPT", "EXISTS"];
+            argv.extend(exists);
+            d.same(&argv);
+        }
+        d.same(&["SCRIPT", "SHOW", &sha]);
+        d.same(&["SCRIPT", "SHOW", &upper]);
+        d.same(&["SCRIPT", "SHOW", "ffffffffffffffffffffffffffffffffffffffff"]);
+        d.same(&["SCRIPT", "SHOW", "short"]);
+        d.same(&["EVALSHA", &upper, "0"]);
+        d.same(&["EVAL", "return 'by eval'", "0"]);
+        d.same(&["SCRIPT", "EXISTS", &script_sha("return 'by eval'")]);
+        d.same(&["SCRIPT", "LOAD", "return +"]);
+        d.same(&["SCRIPT", "LOAD", ""]);
+        d.lines(&[
+            "SCRIPT",
+            "SCRIPT EXISTS",
+            "SCRIPT LOAD",
+            "SCRIPT LOAD a b",
+            "SCRIPT SHOW",
+            "SCRIPT SHOW a b",
+            "SCRIPT KILL",
+            "SCRIPT KILL x",
+            "SCRIPT NOSUCH",
+            "SCRIPT HELP",
+            "SCRIPT help",
+            "SCRIPT HELP x",
+            "SCRIPT FLUSH BAD",
+            "SCRIPT FLUSH SYNC ASYNC",
+            "SCRIPT FLUSH",
+        ]);
+        d.same(&["SCRIPT", "EXISTS", &sha]);
+        d.same(&["SCRIPT", "LOAD", body]);
+        d.lines(&["SCRIPT FLUSH async", "SCRIPT FLUSH SYNC"]);
+        d.same(&["EVALSHA", &sha, "0"]);
+        d.same(&["SCRIPT", "EXISTS", &sha]);
+    });
+}
+
+#[test]
+fn script_cache_survives_between_runs_of_the_same_body() {
+    each_proto(|d| {
+        // A compile error caches nothing; the same body asked again fails the same way.
+        d.evals(&["return +", "return +"]);
+        d.same(&["SCRIPT", "EXISTS", &script_sha("return +")]);
+        d.eval("return 7");
+        d.same(&["EVALSHA", &script_sha("return 7"), "0"]);
+        d.same(&["EVALSHA_RO", &script_sha("return 7"), "0"]);
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Scripts among other commands
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn scripts_inside_multi_exec() {
+    each_proto(|d| {
+        d.lines(&["MULTI"]);
+        d.eval("return server.call('set', 'k', 'v')");
+        d.eval("return server.call('get', 'k')");
+        d.eval("error('inside exec')");
+        d.eval("return {1, {ok = 'x'}, {err = 'y'}}");
+        d.same(&["EVAL", "return 1", "-1"]);
+        d.lines(&["EXEC", "MULTI"]);
+        d.same(&["EVAL", "return 1", "x"]);
+        d.lines(&["EXEC", "MULTI", "EVALSHA ffffffffffffffffffffffffffffffffffffffff 0", "EXEC"]);
+    });
+}
+
+#[test]
+fn blocking_commands_return_at_once() {
+    each_proto(|d| {
+        d.evals(&[
+            "return server.call('blpop', 'nolist', 0)",
+            "return server.call('brpop', 'nolist', 1)",
+            "return server.call('bzpopmin', 'nozset', 0)",
+            "return server.call('blmove', 'a', 'b', 'left', 'right', 0)",
+            "server.call('rpush', 'l', 'x') return server.call('blpop', 'l', 0)",
+            "return server.call('wait', 0, 0)",
+        ]);
+    });
+}
+
+#[test]
+fn select_inside_a_script_stays_inside() {
+    each_proto(|d| {
+        d.eval(
+            "server.call('select', 1) server.call('set', 'k', 'db1') \
+             return server.call('get', 'k')",
+        );
+        d.lines(&["GET k", "SELECT 1", "GET k"]);
+        d.eval("return server.call('get', 'k')");
+        d.eval("server.call('select', 0) return server.call('get', 'k')");
+        d.lines(&["GET k", "SELECT 0"]);
+        d.eval("return server.call('get', 'k')");
+        d.eval("return server.call('select', 16)");
+    });
+}
+
+/// Both servers of a pair with a second, plain client each.
+fn others(p: &Pair) -> (Client, Client) {
+    (Client::connect(p.ours.port), Client::connect(p.theirs.port))
+}
+
+/// MONITOR's line with its timestamp and client address taken out.
+fn monitor_line(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw).into_owned();
+    let rest = text.split_once(' ').map_or(text.as_str(), |(_, r)| r);
+    match rest.split_once("] ") {
+        Some((who, cmd)) if who.contains(':') => {
+            format!("[{} ADDR] {cmd}", who.trim_start_matches('[').split(' ').next().unwrap_or(""))
+        }
+        _ => rest.to_string(),
+    }
+}
+
+#[test]
+fn monitor_sees_the_script_and_its_commands() {
+    let mut p = Pair::start(2, &[]);
+    let mut m = (Client::connect(p.ours.port), Client::connect(p.theirs.port));
+    assert_eq!(m.0.cmd(&["MONITOR"]), Val::ok());
+    assert_eq!(m.1.cmd(&["MONITOR"]), Val::ok());
+    let scripts: [&[&str]; 4] = [
+        &[
+            "EVAL",
+            "server.call('set', KEYS[1], ARGV[1]) return server.call('get', KEYS[1])",
+            "1",
+            "k",
+            "v",
+        ],
+        &["EVAL", "server.call('select', 3) return server.pcall('incr', 'k')", "0"],
+        &["EVAL_RO", "return server.pcall('set', 'x', 'y')", "0"],
+        &["EVAL", "return server.pcall('nosuch')", "0"],
+    ];
+    let mut lines = (Vec::new(), Vec::new());
+    for argv in scripts {
+        p.same(argv);
+    }
+    p.same(&["PING"]);
+    for (client, out) in [(&mut m.0, &mut lines.0), (&mut m.1, &mut lines.1)] {
+        loop {
+            let line = monitor_line(&client.read_raw());
+            let last = line.contains("\"PING\"");
+            out.push(line);
+            if last {
+                break;
+            }
+        }
+    }
+    p.assert_equal("MONITOR lines", lines.0, lines.1);
+}
+
+/// The `calls`, `rejected_calls` and `failed_calls` of each command in INFO commandstats.
+fn command_counts(c: &mut Client) -> Vec<String> {
+    let text = c.cmd(&["INFO", "commandstats"]).as_str();
+    let mut out: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("cmdstat_"))
+        .map(|l| {
+            let (name, fields) = l.split_once(':').unwrap_or((l, ""));
+            let kept: Vec<&str> = fields
+                .split(',')
+                .filter(|f| f.starts_with("calls=") || f.contains("_calls="))
+                .collect();
+            format!("{name}:{}", kept.join(","))
+        })
+        .filter(|l| !l.starts_with("cmdstat_info:") && !l.starts_with("cmdstat_hello:"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn commandstats_count_commands_called_from_scripts() {
+    let mut d = Diff::start(2);
+    d.lines(&["SET str v", "CONFIG RESETSTAT"]);
+    d.evals(&[
+        "server.call('set', 'a', 1) server.call('incr', 'a') return server.call('get', 'a')",
+        "return server.pcall('incr', 'str')",
+        "return server.call('incr', 'str')",
+        "return server.pcall('get')",
+        "return server.pcall('nosuch')",
+        "error('plain')",
+        "return {err = 'returned'}",
+    ]);
+    d.same(&["EVAL_RO", "return server.pcall('set', 'x', 'y')", "0"]);
+    d.same(&["EVAL", "return 1", "-1"]);
+    d.same(&["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"]);
+    // The three views of the counts, compared at once so that a failure shows them all.
+    let counts = |c: &mut Client| -> Vec<String> {
+        let mut out = command_counts(c);
+        for field in ["total_error_replies", "total_commands_processed"] {
+            out.push(format!("{field}:{}", common::info_field(c, "stats", field)));
+        }
+        let errors = c.cmd(&["INFO", "errorstats"]).as_str();
+        out.extend(errors.lines().filter(|l| l.starts_with("errorstat_")).map(str::to_string));
+        out
+    };
+    let (ours, theirs) = (counts(&mut d.p.a), counts(&mut d.p.b));
+    d.p.assert_equal("INFO commandstats, stats and errorstats", ours, theirs);
+    d.done();
+}
+
+#[test]
+fn keyspace_notifications_from_script_writes() {
+    for proto in [2, 3] {
+        let mut p = Pair::start(proto, &["--notify-keyspace-events", "KEA"]);
+        let mut pubs = others(&p);
+        p.same(&["PSUBSCRIBE", "__key*__:*"]);
+        let script = "server.call('set', 'k', 'v') server.call('lpush', 'l', 1) \
+                      server.call('del', 'k') server.call('select', 2) \
+                      server.call('set', 'other', 1) return 1";
+        for c in [&mut pubs.0, &mut pubs.1] {
+            assert_eq!(c.cmd(&["EVAL", script, "0"]), Val::Int(1));
+            assert_eq!(c.cmd(&["PUBLISH", "end", "x"]), Val::Int(0));
+            assert_eq!(c.cmd(&["SET", "last", "1"]), Val::ok());
+        }
+        let mut frames = (Vec::new(), Vec::new());
+        for (client, out) in [(&mut p.a, &mut frames.0), (&mut p.b, &mut frames.1)] {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                let raw = client.read_raw();
+                let last = String::from_utf8_lossy(&raw).contains("__keyevent@0__:set")
+                    && String::from_utf8_lossy(&raw).contains("last");
+                out.push(String::from_utf8_lossy(&raw).into_owned());
+                if last {
+                    break;
+                }
+            }
+        }
+        p.assert_equal("keyspace notifications", frames.0, frames.1);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Effects replication in the AOF
+// ---------------------------------------------------------------------------------------
+
+/// The commands of the server's incremental AOF files, each as its words.
+fn aof_commands(server: &Server) -> Vec<Vec<String>> {
+    let dir = server.dir.join("appendonlydir");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".incr.aof"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let bytes = std::fs::read(&f).expect("read AOF");
+        let mut rest = &bytes[..];
+        while !rest.is_empty() {
+            match parse_val(&mut rest) {
+                Val::Array(words) => out.push(words.iter().map(Val::as_str).collect()),
+                other => panic!("{}: not a command: {other:?}", f.display()),
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn aof_holds_the_effects_never_the_script() {
+    let mut p = Pair::start(2, &["--appendonly", "yes", "--appendfsync", "always"]);
+    let scripts: [&[&str]; 6] = [
+        &[
+            "EVAL",
+            "server.call('set', KEYS[1], 'a') server.call('set', KEYS[2], 'b') return 1",
+            "2",
+            "k1",
+            "k2",
+        ],
+        &["EVAL", "return server.call('set', 'single', ARGV[1])", "0", "one"],
+        &["EVAL", "return server.call('get', 'single')", "0"],
+        &["EVAL", "server.set_repl(server.REPL_NONE) return server.call('set', 'muted', 1)", "0"],
+        &[
+            "EVAL",
+            "server.set_repl(server.REPL_REPLICA) server.call('set', 'replica-only', 1) \
+                  server.set_repl(server.REPL_AOF) return server.call('set', 'aof-only', 1)",
+            "0",
+        ],
+        &[
+            "EVAL",
+            "server.call('select', 5) server.call('incrbyfloat', 'f', '1.5') \
+                  return server.call('expire', 'f', 100)",
+            "0",
+        ],
+    ];
+    for argv in scripts {
+        p.same(argv);
+    }
+    p.same(&["SET", "after", "x"]);
+    // PEXPIREAT's absolute time differs; the rest must be Valkey's sequence.
+    let canonical = |cmds: &[Vec<String>]| -> Vec<Vec<String>> {
+        let mut cmds = cmds.to_vec();
+        for c in &mut cmds {
+            if c[0].eq_ignore_ascii_case("pexpireat") && c.len() > 2 {
+                c[2] = "<ms>".into();
+            }
+        }
+        cmds
+    };
+    let (ours, theirs) = (aof_commands(&p.ours), aof_commands(&p.theirs));
+    p.assert_equal("AOF commands", canonical(&ours), canonical(&theirs));
+    // And what the sequence must hold, said outright.
+    let words = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(ours.iter().all(|c| !c[0].eq_ignore_ascii_case("eval")), "EVAL in the AOF: {ours:?}");
+    let k1 = ours.iter().position(|c| c.len() == 3 && c[1] == "k1").expect("k1 in the AOF");
+    assert_eq!(
+        ours[k1 - 1..k1 + 3],
+        [
+            words(&["MULTI"]),
+            words(&["set", "k1", "a"]),
+            words(&["set", "k2", "b"]),
+            words(&["EXEC"])
+        ]
+    );
+    assert_eq!(ours[k1 + 3], words(&["set", "single", "one"]));
+    for absent in ["muted", "replica-only"] {
+        assert!(!ours.iter().flatten().any(|w| w == absent), "{absent} in the AOF: {ours:?}");
+    }
+}
