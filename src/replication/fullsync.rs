@@ -105,7 +105,7 @@ fn start(srv: &mut ServerState, target: Target, tokens: &[usize], now_ms: i64) {
         return;
     }
     // The stream after the snapshot starts with a SELECT.
-    srv.feed.selected_db = None;
+    srv.feed.reselect();
     for &t in &started {
         if let Some(slot) = srv.clients.get_mut(t) {
             slot.held = true;

@@ -163,7 +163,7 @@ pub fn promote(srv: &mut ServerState, now_ms: i64) {
     srv.replid = random_hex(srv.rng.next_u64() ^ now_ms as u64, 40);
     srv.is_replica = false;
     srv.feed.repl_proxy = false;
-    srv.feed.selected_db = None;
+    srv.feed.reselect();
     srv.config.replication.replicaof.clear();
     let r = state(&mut srv.repl);
     tracing::info!(

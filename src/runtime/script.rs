@@ -52,43 +52,57 @@ struct ScriptHost<'a> {
 }
 
 impl ScriptHost<'_> {
-    /// The command `argv` names, if a script may run it now.
-    fn admit(&self, argv: &[Bytes]) -> Result<&'static Command, CmdError> {
-        let refuse = |e| Err(CmdError::Script(e));
-        let Some(mut cmd) = crate::commands::lookup(&argv[0]) else {
-            return refuse(ScriptError::UnknownCommand);
-        };
-        if !cmd.subcommands.is_empty() && argv.len() > 1 {
-            match cmd.subcommand(&argv[1]) {
-                Some(sub) => cmd = sub,
-                None => return refuse(ScriptError::UnknownCommand),
-            }
+    /// The command `argv` names, if a script may run it now. A refusal of a known command
+    /// counts as its rejected call, as in Valkey.
+    fn admit(&mut self, argv: &[Bytes]) -> Result<&'static Command, CmdError> {
+        let cmd = resolve(argv)?;
+        let refusal = self.refusal(cmd, argv);
+        if let Some(e) = refusal {
+            self.srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+            return Err(e);
         }
+        Ok(cmd)
+    }
+
+    fn refusal(&self, cmd: &'static Command, argv: &[Bytes]) -> Option<CmdError> {
         if !cmd.arity_ok(argv.len()) {
-            return refuse(ScriptError::WrongArity);
+            return Some(CmdError::Script(ScriptError::WrongArity));
         }
         if cmd.flags & flag::NOSCRIPT != 0 {
-            return refuse(ScriptError::NotAllowed);
+            return Some(CmdError::Script(ScriptError::NotAllowed));
         }
-        let from_primary = false;
-        if cmd.is_write() {
-            if self.read_only {
-                return refuse(ScriptError::WriteFromReadOnly);
-            }
-            if self.srv.is_replica && self.srv.config.replication.replica_read_only && !from_primary
-            {
-                return Err(CmdError::ReadOnlyReplica);
-            }
+        let may_replicate =
+            cmd.flags & flag::MAY_REPLICATE != 0 || matches!(cmd.name, "publish" | "spublish");
+        if self.read_only && (cmd.is_write() || may_replicate) {
+            return Some(CmdError::Script(ScriptError::WriteFromReadOnly));
+        }
+        if cmd.is_write() && self.srv.is_replica && self.srv.config.replication.replica_read_only {
+            return Some(CmdError::ReadOnlyReplica);
         }
         if self.oom_per_command
             && self.srv.config.maxmemory_bytes != 0
             && cmd.flags & flag::DENYOOM != 0
             && self.srv.pre_command_oom
         {
-            return Err(CmdError::Oom);
+            return Some(CmdError::Oom);
         }
-        Ok(cmd)
+        None
     }
+}
+
+/// The command (or subcommand) `argv` names, or the refusal a script gets: an unknown name,
+/// or a container's unknown subcommand (answered as the container answers it).
+fn resolve(argv: &[Bytes]) -> Result<&'static Command, CmdError> {
+    let Some(cmd) = crate::commands::lookup(&argv[0]) else {
+        return Err(CmdError::Script(ScriptError::UnknownCommand));
+    };
+    if cmd.subcommands.is_empty() || argv.len() < 2 {
+        return Ok(cmd);
+    }
+    cmd.subcommand(&argv[1]).ok_or_else(|| CmdError::UnknownSubcommand {
+        sub: argv[1].to_vec(),
+        cmd: cmd.name.to_ascii_uppercase(),
+    })
 }
 
 impl Host for ScriptHost<'_> {
@@ -98,6 +112,7 @@ impl Host for ScriptHost<'_> {
             Ok(cmd) => cmd,
             Err(e) => {
                 let text = e.to_bytes();
+                crate::server::calls::count_error(self.srv, &text);
                 self.reply.push(b'-');
                 self.reply.extend_from_slice(&text);
                 self.reply.extend_from_slice(b"\r\n");
@@ -140,7 +155,7 @@ impl Host for ScriptHost<'_> {
     fn acl_check(&mut self, argv: &[Bytes]) -> Option<bool> {
         // Every user may run every command until ACL rules exist (issue 20): the default
         // user has `+@all`.
-        crate::commands::lookup(&argv[0]).map(|_| true)
+        resolve(argv).ok().map(|_| true)
     }
 
     fn log(&mut self, level: u8, msg: &[u8]) {
@@ -164,7 +179,8 @@ pub fn run(
     if wrap {
         srv.feed.exec_begin();
     }
-    let failure = {
+    let errors_before = srv.stats.total_error_replies;
+    let outcome = {
         let mut host = ScriptHost {
             srv,
             token,
@@ -183,12 +199,20 @@ pub fn run(
     }
     script_slot.out.clear();
     srv.script_client = Some(script_slot);
-    let Some(failure) = failure else { return false };
-    if failure.counted {
-        // The command that failed inside the script was counted when it replied.
-        slot.out.error_bytes(&failure.text);
-    } else {
-        crate::server::calls::reply_error_text(srv, slot, &failure.text);
+    match outcome {
+        scripting::Outcome::Replied { errors } => {
+            for e in &errors {
+                crate::server::calls::count_error(srv, e);
+            }
+        }
+        scripting::Outcome::Failed(failure) if failure.counted => {
+            // The command that failed inside the script was counted when it replied.
+            slot.out.error_bytes(&failure.text);
+        }
+        scripting::Outcome::Failed(failure) => {
+            crate::server::calls::reply_error_text(srv, slot, &failure.text)
+        }
     }
-    true
+    // Valkey's rule: a call that produced any error reply (its commands' included) failed.
+    srv.stats.total_error_replies != errors_before
 }

@@ -149,6 +149,9 @@ fn parse_double(s: &[u8]) -> Option<f64> {
 pub struct ReplyTo<'a> {
     pub out: &'a mut Reply,
     pub script_resp3: bool,
+    /// The error replies written that count in the error statistics (an error table a
+    /// failed `server.call` made was counted when the command replied).
+    pub errors: Vec<Vec<u8>>,
 }
 
 /// Writes the Lua value `v` as the reply (see the module comment).
@@ -204,6 +207,9 @@ fn write_table(to: &mut ReplyTo, t: &Table, depth: usize) {
             e = rest;
         }
         to.out.error_bytes(e);
+        if !matches!(t.raw_get::<Value>("ignore_error_stats_update"), Ok(Value::Boolean(true))) {
+            to.errors.push(e.to_vec());
+        }
         return;
     }
     if let Ok(Value::String(s)) = t.raw_get::<Value>("ok") {
@@ -329,7 +335,7 @@ mod tests {
         let lua = Lua::new();
         let v: Value = lua.load(src).eval().unwrap();
         let mut out = Reply::new(if resp3 { Proto::Resp3 } else { Proto::Resp2 });
-        lua_to_reply(&mut ReplyTo { out: &mut out, script_resp3: resp3 }, &v);
+        lua_to_reply(&mut ReplyTo { out: &mut out, script_resp3: resp3, errors: Vec::new() }, &v);
         out.stream_bytes()
     }
 

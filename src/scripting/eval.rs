@@ -79,7 +79,10 @@ pub fn parse_shebang(body: &[u8]) -> Result<Flags, String> {
     let Some(rest) = body.strip_prefix(b"#!") else {
         return Ok(Flags { eval_compat: true, ..Flags::default() });
     };
-    let line = &rest[..rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len())];
+    let Some(end) = rest.iter().position(|&c| c == b'\n') else {
+        return Err("ERR Invalid script shebang".into());
+    };
+    let line = &rest[..end];
     let mut parts = line.split(|&c| c == b' ').filter(|p| !p.is_empty());
     let engine = parts.next().unwrap_or(b"");
     if !engine.eq_ignore_ascii_case(b"lua") {

@@ -220,6 +220,13 @@ pub struct Failure {
     pub counted: bool,
 }
 
+/// How a run ended: the error replies its result holds that count in the error statistics
+/// (a returned `{err = ...}`), or its failure, for the caller to reply.
+pub enum Outcome {
+    Replied { errors: Vec<Vec<u8>> },
+    Failed(Failure),
+}
+
 /// Runs a script to completion and writes its result as the reply in `out`; a failure is
 /// returned for the caller to reply.
 pub fn run(
@@ -229,7 +236,7 @@ pub fn run(
     args: &[Bytes],
     host: &mut dyn Host,
     out: &mut Reply,
-) -> Option<Failure> {
+) -> Outcome {
     let result = run_inner(vm, call, keys, args, host);
     let n = vm.calls.get() + 1;
     if n >= GC_PERIOD_CALLS {
@@ -240,11 +247,12 @@ pub fn run(
     }
     match result {
         Ok((true, value, resp3)) => {
-            convert::lua_to_reply(&mut convert::ReplyTo { out, script_resp3: resp3 }, &value);
-            None
+            let mut to = convert::ReplyTo { out, script_resp3: resp3, errors: Vec::new() };
+            convert::lua_to_reply(&mut to, &value);
+            Outcome::Replied { errors: to.errors }
         }
-        Ok((false, err, _)) => Some(failure(&err)),
-        Err(e) => Some(Failure {
+        Ok((false, err, _)) => Outcome::Failed(failure(&err)),
+        Err(e) => Outcome::Failed(Failure {
             text: format!("ERR Error running script: {e}").into_bytes(),
             counted: false,
         }),

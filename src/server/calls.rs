@@ -19,7 +19,18 @@ pub struct CallOf {
 /// Write an error reply (any bytes: a client's own are echoed raw) and count it in
 /// errorstats under its code (the first word).
 pub fn reply_error_text(srv: &mut ServerState, slot: &mut Slot, text: &[u8]) {
-    let code = text.split(|&c| c == b' ').next().unwrap_or(b"ERR");
+    count_error(srv, text);
+    slot.out.error_bytes(text);
+}
+
+/// Counts an error reply of text `text` (after the `-`) in the error statistics.
+pub fn count_error(srv: &mut ServerState, text: &[u8]) {
+    // Valkey's rule: the code is the first word when a space comes within 32 bytes, else
+    // the error counts as ERR.
+    let code = match text[..text.len().min(32)].iter().position(|&c| c == b' ') {
+        Some(i) => &text[..i],
+        None => b"ERR".as_slice(),
+    };
     let code = String::from_utf8_lossy(code);
     match srv.stats.errors.get_mut(code.as_ref()) {
         Some(n) => *n += 1,
@@ -28,7 +39,6 @@ pub fn reply_error_text(srv: &mut ServerState, slot: &mut Slot, text: &[u8]) {
         }
     }
     srv.stats.total_error_replies += 1;
-    slot.out.error_bytes(text);
 }
 
 fn trunc_all(a: &[u8]) -> String {

@@ -60,8 +60,9 @@ fn push_header(buf: &mut Vec<u8>, kind: u8, n: usize) {
 /// Each consumer drains a buffer of its own: the AOF writes `buf` to its file before replies
 /// go out (and keeps it on a write error, to try again), the replication layer moves `repl`
 /// into its backlog and to its replicas. A command is encoded once, into the first buffer
-/// that is on, and copied to the other when both are. They share one `SELECT` position:
-/// either consumer may ask for a fresh `SELECT` (a new AOF file, a replica's full sync), and
+/// that is on, and copied to the other when both are. Each stream has its own `SELECT`
+/// position (a script's `set_repl` may send a write to one of them only); a consumer asks
+/// for a fresh `SELECT` with [`Feed::reselect`] (a new AOF file, a replica's full sync), and
 /// the other then gets one more `SELECT` than it needed, which changes nothing.
 #[derive(Debug, Default)]
 pub struct Feed {
@@ -78,11 +79,11 @@ pub struct Feed {
     pub buf: Vec<u8>,
     /// Replication's buffer of commands not yet in the backlog.
     pub repl: Vec<u8>,
-    /// The database the stream's last `SELECT` chose (None: none yet, or a consumer asked
-    /// for a fresh one).
-    pub selected_db: Option<usize>,
+    /// The database each stream's last `SELECT` chose, the AOF's then replication's (None:
+    /// none yet, or a fresh one was asked for).
+    selected: [Option<usize>; 2],
     /// Inside EXEC: MULTI goes in before the first logged command.
-    exec: Option<ExecWrap>,
+    exec: Option<[ExecWrap; 2]>,
     /// Commands the running command asked to log instead of itself.
     pub replaced: Option<Vec<Vec<Bytes>>>,
     /// Consumers a running script took out with `server.set_repl` ([`MUTE_AOF`],
@@ -95,16 +96,22 @@ pub const MUTE_AOF: u8 = 1;
 /// [`Feed::muted`]: replicas get nothing.
 pub const MUTE_REPL: u8 = 2;
 
+/// A transaction's wrapping in one consumer's stream (the AOF's, replication's): a script's
+/// `set_repl` can send some of its writes to one of them only, and each gets `MULTI` only
+/// when it gets more than one command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ExecWrap {
     /// Nothing logged yet for this transaction.
     Pending,
-    /// One command logged, from these positions of the two buffers: a second one puts
+    /// One command logged, from this position of the consumer's buffer: a second one puts
     /// `MULTI` there (a transaction with one write is logged bare, as Valkey logs it).
-    One { aof_at: usize, repl_at: usize },
+    One { at: usize },
     /// `MULTI` went in: `EXEC` follows at the end.
     Open,
 }
+
+const AOF: usize = 0;
+const REPL: usize = 1;
 
 impl Feed {
     /// The AOF starts or stops consuming the feed.
@@ -134,7 +141,12 @@ impl Feed {
     /// fresh `SELECT`. Replication's buffer and a transaction's wrapping stay.
     pub fn reset(&mut self) {
         self.buf.clear();
-        self.selected_db = None;
+        self.selected[AOF] = None;
+    }
+
+    /// The next command in each stream starts with a `SELECT`.
+    pub fn reselect(&mut self) {
+        self.selected = [None; 2];
     }
 
     /// Logs one command run against `db`.
@@ -142,36 +154,38 @@ impl Feed {
         if !self.on || self.muted == MUTE_AOF | MUTE_REPL {
             return;
         }
-        if self.muted != 0 {
-            // One consumer only: the other must not miss a SELECT this one gets.
-            self.selected_db = None;
-        }
-        match self.exec {
-            Some(ExecWrap::Pending) => {
-                self.exec = Some(ExecWrap::One { aof_at: self.buf.len(), repl_at: self.repl.len() })
-            }
-            Some(ExecWrap::One { aof_at, repl_at }) => {
-                self.exec = Some(ExecWrap::Open);
-                let mut multi = Vec::new();
-                append_command(&mut multi, &[b"MULTI".as_slice()]);
-                if self.aof && self.muted & MUTE_AOF == 0 {
-                    self.buf.splice(aof_at..aof_at, multi.iter().copied());
+        if let Some(mut wraps) = self.exec {
+            let gets = [self.aof_gets(), self.repl_gets()];
+            for (i, wrap) in wraps.iter_mut().enumerate() {
+                if !gets[i] {
+                    continue;
                 }
-                if self.repl_on && !self.repl_proxy && self.muted & MUTE_REPL == 0 {
-                    self.repl.splice(repl_at..repl_at, multi.iter().copied());
+                let buf = if i == AOF { &mut self.buf } else { &mut self.repl };
+                match *wrap {
+                    ExecWrap::Pending => *wrap = ExecWrap::One { at: buf.len() },
+                    ExecWrap::One { at } => {
+                        *wrap = ExecWrap::Open;
+                        let mut multi = Vec::new();
+                        append_command(&mut multi, &[b"MULTI".as_slice()]);
+                        buf.splice(at..at, multi);
+                    }
+                    ExecWrap::Open => {}
                 }
             }
-            _ => {}
+            self.exec = Some(wraps);
         }
-        if self.selected_db != Some(db) {
+        let gets = [self.aof_gets(), self.repl_gets()];
+        let select = [0, 1].map(|i| gets[i] && self.selected[i] != Some(db));
+        if select[AOF] || select[REPL] {
             let n = db.to_string();
-            self.emit(&[b"SELECT".as_slice(), n.as_bytes()]);
-            self.selected_db = Some(db);
+            self.emit_to(select, &[b"SELECT".as_slice(), n.as_bytes()]);
         }
-        self.emit(argv);
-        if self.muted != 0 {
-            self.selected_db = None;
+        for i in [AOF, REPL] {
+            if gets[i] {
+                self.selected[i] = Some(db);
+            }
         }
+        self.emit_to(gets, argv);
     }
 
     /// Appends raw stream bytes for replication only (the primary's PING to its replicas,
@@ -189,10 +203,21 @@ impl Feed {
         }
     }
 
-    /// Encodes `argv` into the first consumer's buffer and copies it to the other's.
-    fn emit<A: AsRef<[u8]>>(&mut self, argv: &[A]) {
-        let repl = self.repl_on && !self.repl_proxy && self.muted & MUTE_REPL == 0;
-        if self.aof && self.muted & MUTE_AOF == 0 {
+    /// Whether the AOF gets what is fed now.
+    fn aof_gets(&self) -> bool {
+        self.aof && self.muted & MUTE_AOF == 0
+    }
+
+    /// Whether replication gets what is fed now (a replica proxies its primary's stream).
+    fn repl_gets(&self) -> bool {
+        self.repl_on && !self.repl_proxy && self.muted & MUTE_REPL == 0
+    }
+
+    /// Encodes `argv` into the first of the streams `to` (the AOF's, replication's) and copies
+    /// it to the other.
+    fn emit_to<A: AsRef<[u8]>>(&mut self, to: [bool; 2], argv: &[A]) {
+        let repl = to[REPL];
+        if to[AOF] {
             let from = self.buf.len();
             append_command(&mut self.buf, argv);
             if repl {
@@ -205,13 +230,17 @@ impl Feed {
 
     /// EXEC starts running its queued commands.
     pub fn exec_begin(&mut self) {
-        self.exec = Some(ExecWrap::Pending);
+        self.exec = Some([ExecWrap::Pending; 2]);
     }
 
-    /// EXEC finished: closes the MULTI if one was opened.
+    /// EXEC finished: closes the MULTI in each stream that got one.
     pub fn exec_end(&mut self) {
-        if self.exec.take() == Some(ExecWrap::Open) {
-            self.emit(&[b"EXEC".as_slice()]);
+        let Some(wraps) = self.exec.take() else { return };
+        if wraps[AOF] == ExecWrap::Open {
+            append_command(&mut self.buf, &[b"EXEC".as_slice()]);
+        }
+        if wraps[REPL] == ExecWrap::Open {
+            append_command(&mut self.repl, &[b"EXEC".as_slice()]);
         }
     }
 

@@ -189,13 +189,13 @@ fn open_next_incr(srv: &mut Store<'_>, now_ms: i64) -> io::Result<()> {
             m.persist(&dir, &srv.config.appendfilename).map_err(io::Error::other)?;
             srv.persist.aof.manifest = m;
             srv.persist.aof.incr = Some(IncrFile::new(file, name)?);
-            srv.feed.selected_db = None;
+            srv.feed.reselect();
             return Ok(());
         }
     };
     let file = OpenOptions::new().create(true).write(true).truncate(true).open(dir.join(&name))?;
     srv.persist.aof.incr = Some(IncrFile::new(file, name)?);
-    srv.feed.selected_db = None;
+    srv.feed.reselect();
     Ok(())
 }
 
