@@ -184,7 +184,7 @@ pub fn new_interpreter(
     // cjson wraps its functions itself (also those of the instances `cjson.new` makes).
     lib_cjson::open_with(&lua, cfunc::lua_style)?;
     // cmsgpack raises two errors without a position, as Valkey's does.
-    lib_cmsgpack::open_with(&lua, |lua, msg| cfunc::raise(lua, msg))?;
+    lib_cmsgpack::open_with(&lua, cfunc::raise)?;
     lib_bit::open(&lua)?;
     lib_struct::open(&lua)?;
     for name in ["cjson", "cmsgpack", "bit", "struct"] {
