@@ -79,38 +79,19 @@ fn argv_of(args: &[Value]) -> Result<Vec<Bytes>, &'static str> {
         .ok_or("ERR Command arguments must be strings or integers")
 }
 
-/// `server.call` (`raise` true) and `server.pcall`.
-fn call(lua: &Lua, args: Variadic<Value>, raise_errors: bool) -> mlua::Result<MultiValue> {
-    let argv = match argv_of(&args) {
-        Ok(argv) => argv,
-        Err(msg) if raise_errors => return raise_err(lua, msg),
-        Err(msg) => {
-            return Ok(MultiValue::from_vec(vec![Value::Table(err_table(lua, msg.as_bytes())?)]))
-        }
-    };
-    let value = RunCtx::with(lua, |ctx| {
-        let resp3 = ctx.resp3;
-        let reply = ctx.host.call(&argv, resp3);
-        super::convert::reply_to_lua(lua, reply)
-    })??;
-    if let Value::Table(t) = &value {
-        if matches!(t.raw_get::<Value>("err")?, Value::String(_)) {
-            // Counted once in the error statistics, by the command itself; Valkey marks
-            // the error table so for `pcall` too, where the script sees the mark.
-            t.raw_set("ignore_error_stats_update", true)?;
-            if raise_errors {
-                return raise(lua, value);
-            }
-        }
-    }
-    Ok(MultiValue::from_vec(vec![value]))
-}
-
 /// Builds the `server` table into `t` (done once per interpreter).
 pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
     let wrap = |f: Function| cfunc::lua_style(lua, f);
-    t.raw_set("call", wrap(lua.create_function(|lua, a| call(lua, a, true))?)?)?;
-    t.raw_set("pcall", wrap(lua.create_function(|lua, a| call(lua, a, false))?)?)?;
+    // SAFETY: both are C functions of Lua's API that use nothing but their own stack
+    // (`fastcall`).
+    let (call, pcall) = unsafe {
+        (
+            lua.create_c_function(super::fastcall::server_call)?,
+            lua.create_c_function(super::fastcall::server_pcall)?,
+        )
+    };
+    t.raw_set("call", call)?;
+    t.raw_set("pcall", pcall)?;
     t.raw_set(
         "error_reply",
         wrap(lua.create_function(|lua, args: Variadic<Value>| reply_table(lua, &args, "err"))?)?,

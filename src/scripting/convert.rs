@@ -1,6 +1,6 @@
 //! Values between RESP and Lua, both ways, with Valkey's rules.
 //!
-//! A command's reply becomes a Lua value ([`reply_to_lua`]): integers are numbers, bulk
+//! A command's reply becomes a Lua value (`fastcall::push_reply`, on the raw stack): integers are numbers, bulk
 //! strings strings, arrays tables, a null bulk or null array `false` (RESP2's nulls), RESP3's
 //! null `nil`, a status `{ok = s}`, an error `{err = s}`, and RESP3's own types `true`/`false`,
 //! `{double = n}`, `{big_number = s}`, `{map = {k = v}}`, `{set = {m = true}}` and
@@ -13,136 +13,12 @@
 //! its elements `1..n`, cut at the first `nil`. Other Lua values (functions, userdata) are nulls.
 //! Nesting is bounded ([`DEPTH_MAX`]) so that a self-referencing table cannot recurse forever.
 
-use mlua::{Lua, Table, Value};
+use mlua::{Table, Value};
 
 use crate::resp::reply::Reply;
 
 /// Deepest nesting converted, either way.
 pub const DEPTH_MAX: usize = 256;
-
-/// The Lua value of one complete RESP reply (produced by this server, so well formed).
-pub fn reply_to_lua(lua: &Lua, bytes: &[u8]) -> mlua::Result<Value> {
-    let mut at = 0;
-    let v = parse(lua, bytes, &mut at, 0)?;
-    Ok(v.unwrap_or(Value::Nil))
-}
-
-fn bad() -> mlua::Error {
-    mlua::Error::RuntimeError("malformed reply from a command".into())
-}
-
-fn line<'a>(bytes: &'a [u8], at: &mut usize) -> mlua::Result<&'a [u8]> {
-    let rest = bytes.get(*at..).ok_or_else(bad)?;
-    let end = rest.windows(2).position(|w| w == b"\r\n").ok_or_else(bad)?;
-    *at += end + 2;
-    Ok(&rest[..end])
-}
-
-fn int_of(s: &[u8]) -> mlua::Result<i64> {
-    std::str::from_utf8(s).ok().and_then(|s| s.parse().ok()).ok_or_else(bad)
-}
-
-fn tagged(lua: &Lua, tag: &str, v: impl mlua::IntoLua) -> mlua::Result<Option<Value>> {
-    let t = lua.create_table_with_capacity(0, 1)?;
-    t.raw_set(tag, v)?;
-    Ok(Some(Value::Table(t)))
-}
-
-/// One value at `at`; `None` for an attribute (skipped by the caller).
-fn parse(lua: &Lua, bytes: &[u8], at: &mut usize, depth: usize) -> mlua::Result<Option<Value>> {
-    if depth > DEPTH_MAX {
-        return Err(bad());
-    }
-    let kind = *bytes.get(*at).ok_or_else(bad)?;
-    *at += 1;
-    let head = line(bytes, at)?;
-    Ok(Some(match kind {
-        b':' => Value::Number(int_of(head)? as f64),
-        b'$' | b'=' => {
-            let n = int_of(head)?;
-            if n < 0 {
-                return Ok(Some(Value::Boolean(false)));
-            }
-            let body = bytes.get(*at..*at + n as usize).ok_or_else(bad)?;
-            *at += n as usize + 2;
-            if kind == b'=' {
-                let t = lua.create_table_with_capacity(0, 2)?;
-                t.raw_set("format", lua.create_string(body.get(..3).unwrap_or(b""))?)?;
-                t.raw_set("string", lua.create_string(body.get(4..).unwrap_or(b""))?)?;
-                return tagged(lua, "verbatim_string", t);
-            }
-            Value::String(lua.create_string(body)?)
-        }
-        b'+' => return tagged(lua, "ok", lua.create_string(head)?),
-        b'-' => return tagged(lua, "err", lua.create_string(head)?),
-        b'_' => Value::Nil,
-        b'#' => Value::Boolean(head == b"t"),
-        b',' => {
-            let d = parse_double(head).ok_or_else(bad)?;
-            return tagged(lua, "double", d);
-        }
-        b'(' => return tagged(lua, "big_number", lua.create_string(head)?),
-        b'*' | b'~' | b'>' => {
-            let n = int_of(head)?;
-            if n < 0 {
-                return Ok(Some(Value::Boolean(false)));
-            }
-            let set = kind == b'~';
-            // A set's table grows as Valkey's does (`lua_newtable`, then one insert at a
-            // time): the layout of its hash part, and so the order in which `pairs` (and
-            // the reply made of it) sees the members, is then the same.
-            let t = if set {
-                lua.create_table()?
-            } else {
-                lua.create_table_with_capacity(n as usize, 0)?
-            };
-            let mut i = 1;
-            for _ in 0..n {
-                let v = element(lua, bytes, at, depth)?;
-                if set {
-                    t.raw_set(v, true)?;
-                } else {
-                    t.raw_set(i, v)?;
-                    i += 1;
-                }
-            }
-            if set {
-                return tagged(lua, "set", t);
-            }
-            Value::Table(t)
-        }
-        b'%' | b'|' => {
-            let n = int_of(head)?;
-            // Grown one pair at a time, as Valkey's (see the set above).
-            let t = lua.create_table()?;
-            for _ in 0..n {
-                let k = element(lua, bytes, at, depth)?;
-                let v = element(lua, bytes, at, depth)?;
-                t.raw_set(k, v)?;
-            }
-            if kind == b'|' {
-                // An attribute: read and dropped; the value it annotates follows.
-                return parse(lua, bytes, at, depth);
-            }
-            return tagged(lua, "map", t);
-        }
-        _ => return Err(bad()),
-    }))
-}
-
-/// An element of an aggregate (attributes before it skipped).
-fn element(lua: &Lua, bytes: &[u8], at: &mut usize, depth: usize) -> mlua::Result<Value> {
-    Ok(parse(lua, bytes, at, depth + 1)?.unwrap_or(Value::Nil))
-}
-
-fn parse_double(s: &[u8]) -> Option<f64> {
-    match s {
-        b"inf" => Some(f64::INFINITY),
-        b"-inf" => Some(f64::NEG_INFINITY),
-        b"nan" | b"-nan" => Some(f64::NAN),
-        _ => std::str::from_utf8(s).ok()?.parse().ok(),
-    }
-}
 
 /// How a script's result is written: the caller's reply, and the protocol the script chose
 /// with `setresp` (it decides how booleans come out).
@@ -283,10 +159,17 @@ fn write_table(to: &mut ReplyTo, t: &Table, depth: usize) {
 mod tests {
     use super::*;
     use crate::resp::reply::Proto;
+    use mlua::Lua;
 
     fn lua_of(bytes: &[u8]) -> String {
         let lua = Lua::new();
-        let v = reply_to_lua(&lua, bytes).unwrap();
+        // SAFETY: exec_raw gives the closure a protected call; push_reply leaves one value.
+        let v: Value = unsafe {
+            lua.exec_raw((), |l| {
+                super::super::fastcall::push_reply(l, bytes);
+            })
+        }
+        .unwrap();
         let f: mlua::Function = lua
             .load(
                 r#"local function show(v)
@@ -317,7 +200,10 @@ mod tests {
         assert_eq!(lua_of(b"*-1\r\n"), "boolean:false");
         assert_eq!(lua_of(b"_\r\n"), "nil:nil");
         assert_eq!(lua_of(b"+OK\r\n"), "{ok=string:OK}");
-        assert_eq!(lua_of(b"-ERR x\r\n"), "{err=string:ERR x}");
+        assert_eq!(
+            lua_of(b"-ERR x\r\n"),
+            "{err=string:ERR x,ignore_error_stats_update=boolean:true}"
+        );
         assert_eq!(lua_of(b"*2\r\n:1\r\n$1\r\na\r\n"), "{1=number:1,2=string:a}");
         assert_eq!(lua_of(b"%1\r\n$1\r\nk\r\n:2\r\n"), "{map={k=number:2}}");
         assert_eq!(lua_of(b"~1\r\n$1\r\nm\r\n"), "{set={m=boolean:true}}");

@@ -32,6 +32,7 @@ pub mod api;
 pub mod cfunc;
 pub mod convert;
 pub mod eval;
+pub mod fastcall;
 pub mod functions;
 
 pub mod lib_bit;
@@ -71,53 +72,60 @@ pub struct RunCtx<'a> {
     pub resp3: bool,
 }
 
-/// Where the `server.*` functions find the running script's context (interpreter app data).
-struct Current(Cell<*mut RunCtx<'static>>);
+thread_local! {
+    /// Where the `server.*` functions find the running script's context: one script runs at
+    /// a time, on the main thread, whichever interpreter runs it.
+    static CURRENT: Cell<*mut RunCtx<'static>> = const { Cell::new(std::ptr::null_mut()) };
+}
 
 impl RunCtx<'_> {
     /// Runs `f` with the running script's context; an error when no script runs (a function
     /// kept from a run and called outside it) or when the context is already in use.
-    pub fn with<R>(lua: &Lua, f: impl FnOnce(&mut RunCtx) -> R) -> mlua::Result<R> {
-        let none = || {
-            mlua::Error::RuntimeError(
-                "This function can only be called from a running script".into(),
-            )
-        };
-        let cell = lua.app_data_ref::<Current>().ok_or_else(none)?;
-        let p = cell.0.replace(std::ptr::null_mut());
-        drop(cell);
+    pub fn with<R>(_lua: &Lua, f: impl FnOnce(&mut RunCtx) -> R) -> mlua::Result<R> {
+        let p = CURRENT.with(|c| c.replace(std::ptr::null_mut()));
         if p.is_null() {
-            return Err(none());
+            return Err(mlua::Error::RuntimeError(
+                "This function can only be called from a running script".into(),
+            ));
         }
         // SAFETY: `p` was published by `run` from a `&mut RunCtx` that lives on its stack
         // until after it resets the cell; the pointer is taken out of the cell while `f`
         // runs, so this is the only reference to the context until it is put back.
         let r = f(unsafe { &mut *p });
-        if let Some(cell) = lua.app_data_ref::<Current>() {
-            cell.0.set(p);
-        }
+        CURRENT.with(|c| c.set(p));
         Ok(r)
     }
 }
 
-/// Publishes a context for the duration of a run; unpublishes it when dropped.
-struct Published<'l>(&'l Lua);
-
-impl<'l> Published<'l> {
-    fn new(lua: &'l Lua, ctx: &mut RunCtx) -> Published<'l> {
-        let p: *mut RunCtx = ctx;
-        if let Some(cell) = lua.app_data_ref::<Current>() {
-            cell.0.set(p.cast());
+impl RunCtx<'_> {
+    /// [`RunCtx::with`] for the C functions, which have no interpreter handle: None when no
+    /// script runs.
+    pub fn current<R>(f: impl FnOnce(&mut RunCtx) -> R) -> Option<R> {
+        let p = CURRENT.with(|c| c.replace(std::ptr::null_mut()));
+        if p.is_null() {
+            return None;
         }
-        Published(lua)
+        // SAFETY: as in `with`: the only reference while the pointer is out of the cell.
+        let r = f(unsafe { &mut *p });
+        CURRENT.with(|c| c.set(p));
+        Some(r)
     }
 }
 
-impl Drop for Published<'_> {
+/// Publishes a context for the duration of a run; unpublishes it when dropped.
+struct Published;
+
+impl Published {
+    fn new(ctx: &mut RunCtx) -> Published {
+        let p: *mut RunCtx = ctx;
+        CURRENT.with(|c| c.set(p.cast()));
+        Published
+    }
+}
+
+impl Drop for Published {
     fn drop(&mut self) {
-        if let Some(cell) = self.0.app_data_ref::<Current>() {
-            cell.0.set(std::ptr::null_mut());
-        }
+        CURRENT.with(|c| c.set(std::ptr::null_mut()));
     }
 }
 
@@ -147,7 +155,6 @@ impl Vm {
     /// An interpreter whose `server` table `server_api` fills.
     pub fn with_api(server_api: &dyn Fn(&Lua, &Table) -> mlua::Result<()>) -> mlua::Result<Vm> {
         let (lua, handler, protect) = sandbox::new_interpreter(server_api)?;
-        lua.set_app_data(Current(Cell::new(std::ptr::null_mut())));
         let fcall = lua
             .load(
                 "local xpcall = xpcall
@@ -270,7 +277,7 @@ fn run_inner(
     let (keys_t, args_t) = keys_and_args(lua, keys, args)?;
     let mut ctx = RunCtx { host, resp3: false };
     let (ok, value): (bool, Value) = {
-        let _published = Published::new(lua, &mut ctx);
+        let _published = Published::new(&mut ctx);
         match call {
             Call::Eval(f) => {
                 let backing = sandbox::backing(lua)?;
