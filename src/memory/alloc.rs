@@ -59,7 +59,7 @@ unsafe impl GlobalAlloc for AlignedJemalloc {
             // SAFETY: size is non-zero and flags hold a valid power-of-two alignment.
             unsafe { jemalloc::mallocx(size, flags) }
         };
-        debug_assert!(ptr.is_null() || ptr as usize % layout.align() == 0);
+        debug_assert!(ptr.is_null() || (ptr as usize).is_multiple_of(layout.align()));
         ptr.cast()
     }
 
@@ -73,7 +73,7 @@ unsafe impl GlobalAlloc for AlignedJemalloc {
             // SAFETY: as in `alloc`; MALLOCX_ZERO only asks for zeroed memory.
             unsafe { jemalloc::mallocx(size, flags | jemalloc::MALLOCX_ZERO) }
         };
-        debug_assert!(ptr.is_null() || ptr as usize % layout.align() == 0);
+        debug_assert!(ptr.is_null() || (ptr as usize).is_multiple_of(layout.align()));
         ptr.cast()
     }
 
@@ -92,7 +92,7 @@ unsafe impl GlobalAlloc for AlignedJemalloc {
         // SAFETY: the caller guarantees `ptr` is live, from this allocator with `layout`, and
         // `new_size` is non-zero; rallocx keeps the alignment the size or flags give.
         let ptr = unsafe { jemalloc::rallocx(ptr.cast(), size, flags) };
-        debug_assert!(ptr.is_null() || ptr as usize % layout.align() == 0);
+        debug_assert!(ptr.is_null() || (ptr as usize).is_multiple_of(layout.align()));
         ptr.cast()
     }
 }
