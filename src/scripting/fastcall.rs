@@ -30,6 +30,9 @@ use super::RunCtx;
 const DEPTH_MAX: usize = 256;
 
 /// `server.call`.
+///
+/// # Safety
+/// Called only by Lua, as a C function (registered with `create_c_function`).
 pub unsafe extern "C-unwind" fn server_call(l: *mut lua_State) -> c_int {
     // SAFETY: called by Lua as a C function; `run_command` leaves one value pushed and no
     // Rust value alive when it returns, so raising that value here unwinds nothing of Rust's.
@@ -42,6 +45,9 @@ pub unsafe extern "C-unwind" fn server_call(l: *mut lua_State) -> c_int {
 }
 
 /// `server.pcall`.
+///
+/// # Safety
+/// As [`server_call`].
 pub unsafe extern "C-unwind" fn server_pcall(l: *mut lua_State) -> c_int {
     // SAFETY: as in `server_call`; nothing is raised.
     unsafe {
