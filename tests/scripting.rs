@@ -1215,3 +1215,228 @@ fn aof_holds_the_effects_never_the_script() {
         assert!(!ours.iter().flatten().any(|w| w == absent), "{absent} in the AOF: {ours:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Functions: FUNCTION and FCALL, their payloads and files
+// ---------------------------------------------------------------------------------------
+
+/// A library with three functions: one reading its arguments, one writing, one failing.
+const LIB: &str = "#!lua name=mylib\n\
+    server.register_function('echo', function(keys, args) return {keys[1], args[1], #keys, #args} end)\n\
+    server.register_function{function_name = 'setter', callback = function(keys, args) \
+        return server.call('set', keys[1], args[1]) end, description = 'sets a key'}\n\
+    server.register_function{function_name = 'ro', callback = function(keys, args) \
+        return server.call('get', keys[1]) end, flags = {'no-writes'}}\n\
+    server.register_function('boom', function(keys, args) error('oops') end)";
+
+/// FUNCTION LIST with its libraries and functions sorted by name (Valkey lists them in the
+/// order of its dictionaries).
+fn sorted_list(v: Val) -> Val {
+    fn sort_maps(v: Val) -> Val {
+        match v {
+            Val::Array(items) => {
+                let mut items: Vec<Val> = items.into_iter().map(sort_maps).collect();
+                items.sort_by_key(|x| format!("{x:?}"));
+                Val::Array(items)
+            }
+            Val::Map(pairs) => {
+                Val::Map(pairs.into_iter().map(|(k, v)| (k, sort_maps(v))).collect())
+            }
+            other => other,
+        }
+    }
+    sort_maps(v)
+}
+
+#[test]
+fn functions_load_call_and_manage() {
+    each_proto(|d| {
+        d.same(&["FUNCTION", "LOAD", LIB]);
+        for call in [
+            &["FCALL", "echo", "1", "k", "a"][..],
+            &["FCALL", "echo", "0"],
+            &["FCALL", "setter", "1", "k", "v"],
+            &["FCALL_RO", "ro", "1", "k"],
+            &["FCALL_RO", "setter", "1", "k", "v"],
+            &["FCALL", "boom", "0"],
+            &["FCALL", "nosuch", "0"],
+            &["FCALL", "echo", "2", "k"],
+            &["FCALL", "echo", "-1"],
+            &["FUNCTION", "LOAD", LIB],
+            &["FUNCTION", "STATS"],
+            &["FUNCTION", "KILL"],
+            &["FUNCTION", "HELP"],
+            &["FUNCTION", "LIST", "bad"],
+            &["FUNCTION", "LIST", "LIBRARYNAME", "nomatch*"],
+            &["FUNCTION", "DELETE", "nosuch"],
+            &["FUNCTION", "FLUSH", "bad"],
+            &["FUNCTION", "RESTORE", "garbage"],
+            &["FUNCTION", "RESTORE", "x", "bad"],
+        ] {
+            d.same(call);
+        }
+        for code in [
+            "server.register_function('f', function() return 1 end)",
+            "#!lua\nserver.register_function('f', function() return 1 end)",
+            "#!lua name=bad-name\nserver.register_function('f', function() return 1 end)",
+            "#!lua name=x foo=bar\nserver.register_function('f', function() return 1 end)",
+            "#!lua name=a name=b\nserver.register_function('f', function() return 1 end)",
+            "#!js name=x\nserver.register_function('f', function() return 1 end)",
+            "#!lua name=other\nserver.register_function('echo', function() return 1 end)",
+            "#!lua name=none\nlocal x = 1",
+            "#!lua name=badfn\nserver.register_function('bad-name', function() return 1 end)",
+            "#!lua name=dup\nserver.register_function('g', function() end)\nserver.register_function('g', function() end)",
+            "#!lua name=calls\nserver.call('set', 'x', 'y')",
+            "#!lua name=globals\nlocal t = pairs",
+            "#!lua name=compile\nreturn (",
+            "#!lua name=flags\nserver.register_function{function_name='h', callback=function() end, flags={'bad'}}",
+            "#!lua name=nocb\nserver.register_function{function_name='h'}",
+            "#!lua name=unknown\nserver.register_function{function_name='h', callback=function() end, foo=1}",
+            "#!lua name=single\nserver.register_function('h')",
+            "#!lua name=notfn\nserver.register_function('h', 1)",
+            "#!lua name=env\nserver.register_function('keys', function() return type(KEYS) end)",
+        ] {
+            d.same(&["FUNCTION", "LOAD", code]);
+        }
+        d.same(&["FCALL", "keys", "0"]);
+        let (ours, theirs) = d.p.both(&["FUNCTION", "LIST", "WITHCODE"]);
+        let (ours, theirs) =
+            (sorted_list(parse_val(&mut &ours[..])), sorted_list(parse_val(&mut &theirs[..])));
+        if ours != theirs {
+            d.found.push(format!(
+                "FUNCTION LIST WITHCODE\n   ours:   {ours:?}\n   theirs: {theirs:?}"
+            ));
+        }
+        d.same(&[
+            "FUNCTION",
+            "LOAD",
+            "REPLACE",
+            "#!lua name=mylib\nserver.register_function('echo', function() return 2 end)",
+        ]);
+        d.same(&["FCALL", "echo", "0"]);
+        d.same(&["FCALL", "setter", "0"]);
+        d.same(&["FUNCTION", "DELETE", "mylib"]);
+        d.same(&["FCALL", "echo", "0"]);
+        d.same(&["FUNCTION", "FLUSH"]);
+        d.same(&["FUNCTION", "STATS"]);
+    });
+}
+
+/// FUNCTION DUMP's payload of one server restores on the other, both ways, with each policy.
+#[test]
+fn function_payloads_move_both_ways() {
+    let mut p = Pair::start(2, &[]);
+    let lib2 = "#!lua name=lib2\nserver.register_function('two', function() return 2 end)";
+    for (from_ours, c) in
+        [(true, Client::connect(p.ours.port)), (false, Client::connect(p.theirs.port))]
+    {
+        let mut c = c;
+        assert_eq!(c.cmd(&["FUNCTION", "LOAD", LIB]), Val::bulk("mylib"), "ours: {from_ours}");
+    }
+    let dump = |c: &mut Client| match c.cmd(&["FUNCTION", "DUMP"]) {
+        Val::Bulk(b) => b,
+        other => panic!("FUNCTION DUMP: {other:?}"),
+    };
+    let ours_payload = dump(&mut p.a);
+    let theirs_payload = dump(&mut p.b);
+    for (payload, what) in
+        [(&ours_payload, "ferrokey's payload"), (&theirs_payload, "valkey's payload")]
+    {
+        for policy in [&[][..], &[&b"APPEND"[..]], &[&b"REPLACE"[..]], &[&b"FLUSH"[..]]] {
+            let mut args: Vec<&[u8]> = vec![b"FUNCTION", b"RESTORE", payload];
+            args.extend_from_slice(policy);
+            let (ours, theirs) = p.both(&args);
+            p.assert_same_raw(format!("{what} restored with {policy:?}"), &ours, &theirs);
+        }
+        let (ours, theirs) = p.both(&["FCALL", "echo", "1", "k", "a"]);
+        p.assert_same_raw(format!("FCALL after restoring {what}"), &ours, &theirs);
+    }
+    // A payload of two libraries, made by one and restored by the other after a flush.
+    for c in [&mut p.a, &mut p.b] {
+        assert_eq!(c.cmd(&["FUNCTION", "LOAD", lib2]), Val::bulk("lib2"));
+    }
+    let ours_payload = dump(&mut p.a);
+    let theirs_payload = dump(&mut p.b);
+    assert_eq!(p.b.cmd_b(&[b"FUNCTION", b"RESTORE", &ours_payload, b"FLUSH"]), Val::ok());
+    assert_eq!(p.a.cmd_b(&[b"FUNCTION", b"RESTORE", &theirs_payload, b"FLUSH"]), Val::ok());
+    for c in [&mut p.a, &mut p.b] {
+        assert_eq!(c.cmd(&["FCALL", "two", "0"]), Val::Int(2));
+        assert_eq!(c.cmd(&["FCALL", "echo", "1", "k", "a"]).as_array().len(), 4);
+    }
+}
+
+/// Functions are saved in the RDB file as Valkey saves them: a file of each loads in the
+/// other, with its data.
+#[test]
+fn functions_survive_rdb_files_both_ways() {
+    let lib2 = "#!lua name=lib2\nserver.register_function('two', function() return 2 end)";
+    // ferrokey -> Valkey
+    let a = common::start(&[]);
+    let mut c = Client::connect(a.port);
+    assert_eq!(c.cmd(&["FUNCTION", "LOAD", LIB]), Val::bulk("mylib"));
+    assert_eq!(c.cmd(&["SET", "k", "v"]), Val::ok());
+    assert_eq!(c.cmd(&["SAVE"]), Val::ok());
+    let dir = common::unique_dir("fn-rdb-to-valkey");
+    std::fs::copy(a.dir.join("dump.rdb"), dir.join("dump.rdb")).expect("copy dump.rdb");
+    let b = common::start_valkey(&["--dir", dir.to_str().expect("utf-8 path")]);
+    let mut v = Client::connect(b.port);
+    assert_eq!(v.cmd(&["FCALL", "echo", "1", "k", "a"]).as_array()[0], Val::bulk("k"));
+    assert_eq!(v.cmd(&["GET", "k"]), Val::bulk("v"));
+    // Valkey -> ferrokey
+    assert_eq!(v.cmd(&["FUNCTION", "LOAD", lib2]), Val::bulk("lib2"));
+    assert_eq!(v.cmd(&["SAVE"]), Val::ok());
+    let dir2 = common::unique_dir("fn-rdb-from-valkey");
+    std::fs::copy(dir.join("dump.rdb"), dir2.join("dump.rdb")).expect("copy dump.rdb");
+    let f = common::start(&["--dir", dir2.to_str().expect("utf-8 path")]);
+    let mut c2 = Client::connect(f.port);
+    assert_eq!(c2.cmd(&["FCALL", "two", "0"]), Val::Int(2));
+    assert_eq!(c2.cmd(&["FCALL", "echo", "1", "k", "a"]).as_array()[1], Val::bulk("a"));
+    assert_eq!(c2.cmd(&["GET", "k"]), Val::bulk("v"));
+    drop((a, b, f));
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(dir2);
+}
+
+/// A replica gets a script's effects and the functions, never the script, whichever of
+/// ferrokey and Valkey is the replica.
+#[test]
+fn scripts_and_functions_reach_replicas() {
+    let primary = common::start(&[]);
+    let port = primary.port.to_string();
+    let replicas = [
+        common::start(&["--replicaof", "127.0.0.1", &port]),
+        common::start_valkey(&["--replicaof", "127.0.0.1", &port]),
+    ];
+    let mut p = Client::connect(primary.port);
+    let mut rs: Vec<Client> = replicas.iter().map(|r| Client::connect(r.port)).collect();
+    for r in rs.iter_mut() {
+        wait_for(20, "master_link_status:up", || {
+            common::info_field(r, "replication", "master_link_status") == "up"
+        });
+    }
+    assert_eq!(p.cmd(&["FUNCTION", "LOAD", LIB]), Val::bulk("mylib"));
+    let script = "server.call('set', KEYS[1], ARGV[1]) server.call('incr', 'counter') \
+                  return server.call('get', KEYS[1])";
+    assert_eq!(p.cmd(&["EVAL", script, "1", "k", "v1"]), Val::bulk("v1"));
+    assert_eq!(p.cmd(&["FCALL", "setter", "1", "f", "fv"]), Val::ok());
+    // The script cache is not replicated: only its effects are.
+    let sha = p.cmd(&["SCRIPT", "LOAD", "return 1"]).as_str();
+    assert_eq!(p.cmd(&["SET", "last", "1"]), Val::ok());
+    for r in rs.iter_mut() {
+        wait_for(20, "the writes on the replica", || r.cmd(&["GET", "last"]) == Val::bulk("1"));
+        assert_eq!(r.cmd(&["GET", "k"]), Val::bulk("v1"));
+        assert_eq!(r.cmd(&["GET", "counter"]), Val::bulk("1"));
+        assert_eq!(r.cmd(&["GET", "f"]), Val::bulk("fv"));
+        assert_eq!(r.cmd(&["FCALL_RO", "ro", "1", "f"]), Val::bulk("fv"));
+        assert_eq!(r.cmd(&["SCRIPT", "EXISTS", &sha]).as_array(), vec![Val::Int(0)]);
+        assert_eq!(r.cmd(&["INFO", "commandstats"]).as_str().contains("cmdstat_eval:"), false);
+    }
+}
+
+fn wait_for(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -295,7 +295,7 @@ fn function_dump(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
 }
 
 /// The libraries' code in a FUNCTION DUMP payload, or Valkey's error.
-pub fn parse_payload(bytes: &[u8], relaxed: bool) -> Result<Vec<Bytes>, CmdError> {
+pub fn parse_payload(bytes: &[u8], relaxed: bool, max_len: u64) -> Result<Vec<Bytes>, CmdError> {
     let wrong = || CmdError::Other("ERR DUMP payload version or checksum are wrong".into());
     if bytes.len() < 10 {
         return Err(wrong());
@@ -306,7 +306,8 @@ pub fn parse_payload(bytes: &[u8], relaxed: bool) -> Result<Vec<Bytes>, CmdError
         return Err(wrong());
     }
     let data = &body[..body.len() - 2];
-    let mut r = RdbReader::new(data, data.len() as u64);
+    // Compressed code may unpack to more than the payload's length: bounded as any string.
+    let mut r = RdbReader::new(data, max_len);
     let mut codes = Vec::new();
     while r.position() < data.len() as u64 {
         let op = r.byte().map_err(|_| wrong())?;
@@ -334,7 +335,8 @@ fn function_restore(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     };
     let relaxed =
         ctx.srv.config.persistence.rdb_version_check == crate::config::RdbVersionCheck::Relaxed;
-    let codes = parse_payload(&argv[2], relaxed)?;
+    let max_len = crate::persist::rdb::value::LoadLimits::max_string_len(&ctx.srv.config);
+    let codes = parse_payload(&argv[2], relaxed, max_len)?;
     ctx.srv.functions.restore(codes, policy).map_err(CmdError::Other)?;
     ctx.srv.changes += 1;
     ctx.out.ok();
