@@ -1440,3 +1440,42 @@ fn wait_for(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// INFO reports the scripts and functions held and the interpreters' memory, in Valkey 9.1's
+/// fields, and counts the scripts EVAL adds beyond its cache's bound as evicted.
+#[test]
+fn info_reports_scripts_functions_and_their_memory() {
+    let s = common::start(&[]);
+    let mut c = Client::connect(s.port);
+    let int = |c: &mut Client, f: &str| common::info_int(c, "memory", f);
+    assert_eq!(int(&mut c, "number_of_cached_scripts"), 0);
+    let vm_before = int(&mut c, "used_memory_vm_eval");
+    assert!(vm_before > 0, "the EVAL interpreter's heap is counted");
+    for i in 0..10 {
+        assert_eq!(c.cmd(&["EVAL", &format!("return {i}"), "0"]), Val::Int(i));
+    }
+    assert_eq!(c.cmd(&["FUNCTION", "LOAD", LIB]), Val::bulk("mylib"));
+    assert_eq!(int(&mut c, "number_of_cached_scripts"), 10);
+    assert_eq!(int(&mut c, "number_of_functions"), 4);
+    assert_eq!(int(&mut c, "number_of_libraries"), 1);
+    assert!(int(&mut c, "used_memory_scripts_eval") > 10 * 8);
+    assert!(int(&mut c, "used_memory_functions") > LIB.len() as i64);
+    assert_eq!(
+        int(&mut c, "used_memory_vm_total"),
+        int(&mut c, "used_memory_vm_eval") + int(&mut c, "used_memory_vm_functions")
+    );
+    let engines = c.cmd(&["INFO", "scripting_engines"]).as_str();
+    assert!(engines.contains("# Scripting Engines\r\nengines_count:1\r\n"), "{engines}");
+    assert!(engines.contains("engine_0:name=LUA,module=lua,abi_version=4,"), "{engines}");
+    // EVAL keeps at most 500 of the scripts it added: the oldest go first.
+    for i in 0..495 {
+        c.send(&[b"EVAL", format!("return {i} + 1").as_bytes(), b"0"]);
+    }
+    for _ in 0..495 {
+        c.read();
+    }
+    assert_eq!(int(&mut c, "number_of_cached_scripts"), 500);
+    assert_eq!(common::info_int(&mut c, "stats", "evicted_scripts"), 5);
+    assert_eq!(c.cmd(&["SCRIPT", "FLUSH"]), Val::ok());
+    assert_eq!(int(&mut c, "number_of_cached_scripts"), 0);
+}
