@@ -1479,3 +1479,34 @@ fn info_reports_scripts_functions_and_their_memory() {
     assert_eq!(c.cmd(&["SCRIPT", "FLUSH"]), Val::ok());
     assert_eq!(int(&mut c, "number_of_cached_scripts"), 0);
 }
+
+/// An AOF written before scripts were replicated by their effects (Redis 6 and older log
+/// EVAL itself) replays its scripts at start-up, as Valkey's loader does.
+#[test]
+fn an_old_aof_replays_its_scripts() {
+    let script = "server.call('set', KEYS[1], ARGV[1]) server.call('incr', 'n') return 1";
+    let mut file = Vec::new();
+    for argv in
+        [&["SELECT", "0"][..], &["EVAL", script, "1", "k", "v"], &["EVAL", script, "1", "k2", "w"]]
+    {
+        file.extend_from_slice(&Client::encode(
+            &argv.iter().map(|a| a.as_bytes()).collect::<Vec<_>>(),
+        ));
+    }
+    let mut seen = Vec::new();
+    for ours in [true, false] {
+        let dir = common::unique_dir(if ours { "old-aof-ours" } else { "old-aof-valkey" });
+        std::fs::write(dir.join("appendonly.aof"), &file).expect("write the AOF");
+        let args = ["--appendonly", "yes", "--dir", dir.to_str().expect("utf-8 path")];
+        let s = if ours { common::start(&args) } else { common::start_valkey(&args) };
+        let mut c = Client::connect(s.port);
+        seen.push(format!("{:?}", c.cmd(&["MGET", "k", "k2", "n"])));
+        drop(s);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    assert_eq!(seen[0], seen[1], "ferrokey, then valkey");
+    assert_eq!(
+        seen[0],
+        format!("{:?}", Val::Array(vec![Val::bulk("v"), Val::bulk("w"), Val::bulk("2")]))
+    );
+}

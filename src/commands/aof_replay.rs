@@ -8,8 +8,9 @@ use crate::keyspace::db::Db;
 use crate::persist::aof::load::ExecError;
 use crate::persist::aof::startup::Replay;
 use crate::resp::reply::{Proto, Reply};
+use crate::scripting::Request;
 use crate::server::client::Client;
-use crate::server::state::ServerState;
+use crate::server::state::{ServerState, Slot};
 
 /// Runs commands read from the AOF at start-up, as Valkey's loader does with its fake
 /// client: no checks but the command's existence and arity, replies discarded, MULTI/EXEC
@@ -17,22 +18,29 @@ use crate::server::state::ServerState;
 /// at once instead of blocking (the fake client counts as inside EXEC).
 pub struct Replayer<'a> {
     srv: &'a mut ServerState,
-    client: Client,
-    out: Reply,
+    slot: Slot,
+    /// Runs a script an EVAL or FCALL of the file prepared (the runtime's runner: scripts
+    /// call commands through the runtime, above this layer). Files that Redis 6 and older
+    /// wrote hold EVAL itself.
+    run_script: ScriptRunner,
     pub commands: u64,
 }
 
+/// What runs a prepared script for a client (`runtime::script::run`); returns whether its
+/// reply is an error.
+pub type ScriptRunner = fn(&mut ServerState, usize, &mut Slot, &Request, i64) -> bool;
+
 impl Replayer<'_> {
-    pub fn new(srv: &mut ServerState, now_ms: i64) -> Replayer<'_> {
+    pub fn new(srv: &mut ServerState, now_ms: i64, run_script: ScriptRunner) -> Replayer<'_> {
         let mut client = Client::new(0, String::new(), String::new(), -1, false, now_ms);
         client.in_exec = true;
-        Replayer { srv, client, out: Reply::new(Proto::Resp2), commands: 0 }
+        Replayer { srv, slot: Slot::new(client, Reply::new(Proto::Resp2)), run_script, commands: 0 }
     }
 }
 
 impl Replay for Replayer<'_> {
     fn file_start(&mut self) {
-        self.client.db = 0;
+        self.slot.client.db = 0;
     }
 
     fn dbs(&mut self) -> &mut [Db] {
@@ -70,17 +78,24 @@ impl Replay for Replayer<'_> {
             )));
         }
         let Some(handler) = cmd.handler else { return Ok(()) };
-        let ran =
-            run_handler(handler, srv, &mut self.client, &mut self.out, argv, now_ms, usize::MAX);
+        let slot = &mut self.slot;
+        let mut ran =
+            run_handler(handler, srv, &mut slot.client, &mut slot.out, argv, now_ms, usize::MAX);
+        if let Some(req) = slot.client.script.take() {
+            if ran.is_ok() {
+                (self.run_script)(srv, usize::MAX, slot, &req, now_ms);
+            }
+            ran = Ok(());
+        }
         let error = match ran {
             Err(e) => Some(e.to_string()),
-            Ok(()) => error_reply_text(&self.out.buf),
+            Ok(()) => error_reply_text(&slot.out.buf),
         };
-        self.out.clear();
+        slot.out.clear();
         if let Some(error) = error {
             replay_error(srv.config.general.propagation_error_behavior, cmd.name, &error)?;
         }
-        self.client.block_request = None;
+        self.slot.client.block_request = None;
         self.commands += 1;
         srv.drain_key_events(None);
         Ok(())

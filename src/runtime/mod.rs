@@ -31,8 +31,9 @@ fn load_aof(srv: &mut crate::server::state::ServerState, now: i64) -> Result<(),
     use crate::persist::aof::startup;
     let settings = startup::LoadSettings::new(&srv.config);
     srv.set_loading(true);
-    let loaded =
-        startup::load(&settings, &mut crate::commands::aof_replay::Replayer::new(srv, now), now);
+    let mut replayer =
+        crate::commands::aof_replay::Replayer::new(srv, now, crate::runtime::script::run);
+    let loaded = startup::load(&settings, &mut replayer, now);
     srv.set_loading(false);
     startup::open_loaded(&mut crate::persist::store(srv), loaded?, now)?;
     srv.refresh_removal_log();
