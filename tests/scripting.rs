@@ -574,7 +574,6 @@ fn refused_and_wrong_commands() {
             "'object', 'nosuch'",
             "'dbsize'",
             "'randomkey'",
-            "'lastsave'",
             "'save'",
             "'bgsave'",
             "'flushall'",
