@@ -133,15 +133,36 @@ fn explain(e: &Error, nargs: i64) -> (i64, String) {
     }
 }
 
-/// The error `luaL_argcheck` raises: `bad argument #pos to 'name' (msg)`.
-// mlua's own error type is shared this way (its `Arc`), on this one thread.
+/// The error `luaL_argerror` raises for argument `pos`: `bad argument #pos to 'name' (msg)`.
+/// It is an `mlua::Error::BadArgument` whose cause is `msg`; [`lua_style`] raises it through
+/// Lua's own `luaL_argerror`, which names the function as the caller called it (and says
+/// `calling 'f' on bad self` for a method's `self`). `to` carries the name the callback was
+/// called by, when Lua knows it, for a function used without the wrapper.
+// mlua's `BadArgument` holds its cause in an `Arc` whatever its `Send`-ness; the error stays
+// on the interpreter's thread.
 #[allow(clippy::arc_with_non_send_sync)]
-pub fn arg_error(pos: usize, msg: &str) -> Error {
+pub fn arg_error(lua: &Lua, pos: usize, msg: impl Into<String>) -> Error {
+    let to = lua.inspect_stack(0, |frame| frame.names().name.map(|n| n.into_owned())).flatten();
     Error::BadArgument {
-        to: None,
+        to,
         pos,
         name: None,
-        cause: std::sync::Arc::new(Error::RuntimeError(msg.to_string())),
+        cause: std::sync::Arc::new(Error::RuntimeError(msg.into())),
+    }
+}
+
+/// The type name `luaL_typename` gives an argument, "no value" for a missing one.
+pub fn type_name(value: Option<&Value>) -> &'static str {
+    match value {
+        None => "no value",
+        Some(Value::Nil) => "nil",
+        Some(Value::Boolean(_)) => "boolean",
+        Some(Value::Integer(_) | Value::Number(_)) => "number",
+        Some(Value::String(_)) => "string",
+        Some(Value::Table(_)) => "table",
+        Some(Value::Function(_)) => "function",
+        Some(Value::Thread(_)) => "thread",
+        Some(_) => "userdata",
     }
 }
 

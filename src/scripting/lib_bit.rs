@@ -18,8 +18,7 @@
 //! self test is left out: the conversion here does not depend on the C compiler or the FPU
 //! mode.
 
-use std::sync::Arc;
-
+use super::cfunc::{arg_error, type_name};
 use mlua::{Lua, LuaString, MultiValue, Table, Value};
 
 /// 2^52 + 2^51: adding it to a double puts the integer part of the value, modulo 2^32, into
@@ -109,39 +108,6 @@ fn tohex(lua: &Lua, args: &MultiValue) -> mlua::Result<LuaString> {
         b >>= 4;
     }
     lua.create_string(&buf)
-}
-
-/// Lua's name for the type of an argument, "no value" for a missing one.
-fn type_name(value: Option<&Value>) -> &'static str {
-    match value {
-        None => "no value",
-        Some(Value::Nil) => "nil",
-        Some(Value::Boolean(_)) => "boolean",
-        Some(Value::Integer(_) | Value::Number(_)) => "number",
-        Some(Value::String(_)) => "string",
-        Some(Value::Table(_)) => "table",
-        Some(Value::Function(_)) => "function",
-        Some(Value::Thread(_)) => "thread",
-        Some(_) => "userdata",
-    }
-}
-
-/// The error `luaL_argerror` raises for argument `pos`: `bad argument #pos to 'name' (msg)`.
-/// It is an `mlua::Error::BadArgument` whose cause is `msg`; the engine's C-function wrapper
-/// (`scripting::cfunc`) raises it through Lua's own `luaL_argerror`, which names the function
-/// as the caller called it (and says `calling 'f' on bad self` for a method's `self`). `to`
-/// carries the name this callback was called by, when Lua knows it, for unwrapped use.
-// mlua's `BadArgument` holds its cause in an `Arc` whatever its `Send`-ness; the error stays
-// on the interpreter's thread.
-#[allow(clippy::arc_with_non_send_sync)]
-fn arg_error(lua: &Lua, pos: usize, msg: impl Into<String>) -> mlua::Error {
-    let to = lua.inspect_stack(0, |frame| frame.names().name.map(|n| n.into_owned())).flatten();
-    mlua::Error::BadArgument {
-        to,
-        pos,
-        name: None,
-        cause: Arc::new(mlua::Error::RuntimeError(msg.into())),
-    }
 }
 
 #[cfg(test)]

@@ -34,8 +34,7 @@
 //! so string keys come out in a different order than on Valkey, whose Lua hashes strings with
 //! murmur32.
 
-use std::sync::Arc;
-
+use super::cfunc::{arg_error, type_name};
 use mlua::{Lua, LuaString, MultiValue, Table, Value};
 
 const NAME: &str = "cmsgpack";
@@ -128,24 +127,6 @@ fn check_stack(used: usize, extra: usize, place: &str) -> mlua::Result<()> {
     Ok(())
 }
 
-/// `luaL_argerror(L, pos, msg)` for an argument `pos` >= 1: an `mlua::Error::BadArgument` whose
-/// cause is `msg`, which the engine's C-function wrapper (`scripting::cfunc`) raises through
-/// Lua's own `luaL_argerror` (naming the function as the caller did, `calling 'f' on bad self`
-/// for a method's receiver, the script position first). `to` carries the name this callback was
-/// called by, when Lua knows it, for use without the wrapper.
-// mlua's `BadArgument` holds its cause in an `Arc` whatever its `Send`-ness; the error stays on
-// the interpreter's thread.
-#[allow(clippy::arc_with_non_send_sync)]
-fn arg_error(lua: &Lua, pos: usize, message: &str) -> mlua::Error {
-    let to = lua.inspect_stack(0, |frame| frame.names().name.map(|n| n.into_owned())).flatten();
-    mlua::Error::BadArgument {
-        to,
-        pos,
-        name: None,
-        cause: Arc::new(mlua::Error::RuntimeError(message.to_string())),
-    }
-}
-
 /// `luaL_argerror(L, 0, msg)`, which `pack` raises: `bad argument #0 to 'pack' (msg)` (`#-1`
 /// for a method call). The wrapper's protocol has no argument 0, so the text is made here as a
 /// plain error (the wrapper puts the position before it). The name is the one this callback
@@ -170,25 +151,9 @@ fn arg0_error(lua: &Lua, message: &str) -> mlua::Error {
     lua_error(format!("bad argument #{pos} to '{name}' ({message})"))
 }
 
-/// The type name `luaL_typename` gives, "no value" for a missing argument.
-fn type_name(value: Option<&Value>) -> &'static str {
-    match value {
-        None => "no value",
-        Some(Value::Nil) => "nil",
-        Some(Value::Boolean(_)) => "boolean",
-        Some(Value::LightUserData(_)) | Some(Value::UserData(_)) => "userdata",
-        Some(Value::Integer(_)) | Some(Value::Number(_)) => "number",
-        Some(Value::String(_)) => "string",
-        Some(Value::Table(_)) => "table",
-        Some(Value::Function(_)) => "function",
-        Some(Value::Thread(_)) => "thread",
-        Some(_) => "userdata",
-    }
-}
-
 fn type_error(lua: &Lua, args: &MultiValue, arg: usize, expected: &str) -> mlua::Error {
     let got = type_name(args.get(arg - 1));
-    arg_error(lua, arg, &format!("{expected} expected, got {got}"))
+    arg_error(lua, arg, format!("{expected} expected, got {got}"))
 }
 
 /// `luaL_checklstring`: a string, or a number converted as Lua prints it.

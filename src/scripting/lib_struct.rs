@@ -32,8 +32,7 @@
 //! results)" (see `CALLBACK_STACK_RESERVE`). NaN payloads are narrowed and widened
 //! between `f` and `d` explicitly, as the x86-64 instructions do.
 
-use std::sync::Arc;
-
+use super::cfunc::{arg_error, type_name};
 use mlua::{Lua, LuaString, MultiValue, Value};
 
 /// The largest `i`/`I` size in bytes.
@@ -466,39 +465,6 @@ fn check_integer(lua: &Lua, value: Option<&Value>, narg: usize) -> mlua::Result<
 
 fn type_error(lua: &Lua, narg: usize, expected: &str, value: Option<&Value>) -> mlua::Error {
     arg_error(lua, narg, format!("{expected} expected, got {}", type_name(value)))
-}
-
-/// Lua's name for the type of an argument, "no value" for a missing one.
-fn type_name(value: Option<&Value>) -> &'static str {
-    match value {
-        None => "no value",
-        Some(Value::Nil) => "nil",
-        Some(Value::Boolean(_)) => "boolean",
-        Some(Value::Integer(_) | Value::Number(_)) => "number",
-        Some(Value::String(_)) => "string",
-        Some(Value::Table(_)) => "table",
-        Some(Value::Function(_)) => "function",
-        Some(Value::Thread(_)) => "thread",
-        Some(_) => "userdata",
-    }
-}
-
-/// The error `luaL_argerror` raises for argument `pos`: `bad argument #pos to 'name' (msg)`.
-/// It is an `mlua::Error::BadArgument` whose cause is `msg`; the engine's C-function wrapper
-/// (`scripting::cfunc`) raises it through Lua's own `luaL_argerror`, which names the function
-/// as the caller called it (and says `calling 'f' on bad self` for a method's `self`). `to`
-/// carries the name this callback was called by, when Lua knows it, for unwrapped use.
-// mlua's `BadArgument` holds its cause in an `Arc` whatever its `Send`-ness; the error stays
-// on the interpreter's thread.
-#[allow(clippy::arc_with_non_send_sync)]
-fn arg_error(lua: &Lua, pos: usize, msg: impl Into<String>) -> mlua::Error {
-    let to = lua.inspect_stack(0, |frame| frame.names().name.map(|n| n.into_owned())).flatten();
-    mlua::Error::BadArgument {
-        to,
-        pos,
-        name: None,
-        cause: Arc::new(mlua::Error::RuntimeError(msg.into())),
-    }
 }
 
 fn runtime(message: impl Into<String>) -> mlua::Error {

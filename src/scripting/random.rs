@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table, Value, Variadic};
 
-use super::cfunc::arg_error;
+use super::cfunc::{arg_error, type_name};
 
 const MULTIPLIER: u64 = 0x5_DEEC_E66D;
 const INCREMENT: u64 = 0xB;
@@ -44,11 +44,10 @@ impl Lrand48 {
 
 /// `luaL_checkint`: a number (or numeric string), truncated to a C int.
 fn check_int(lua: &Lua, args: &[Value], pos: usize) -> mlua::Result<i32> {
-    let v = args.get(pos - 1).cloned().unwrap_or(Value::Nil);
-    let got = if pos > args.len() { "no value" } else { v.type_name() };
-    match lua.coerce_number(v)? {
+    let got = type_name(args.get(pos - 1));
+    match lua.coerce_number(args.get(pos - 1).cloned().unwrap_or(Value::Nil))? {
         Some(n) => Ok(n as i64 as i32),
-        None => Err(arg_error(pos, &format!("number expected, got {got}"))),
+        None => Err(arg_error(lua, pos, format!("number expected, got {got}"))),
     }
 }
 
@@ -63,7 +62,7 @@ pub fn install(lua: &Lua, math: &Table) -> mlua::Result<()> {
             1 => {
                 let u = check_int(lua, &args, 1)?;
                 if u < 1 {
-                    return Err(arg_error(1, "interval is empty"));
+                    return Err(arg_error(lua, 1, "interval is empty"));
                 }
                 Ok((r * u as f64).floor() + 1.0)
             }
@@ -71,7 +70,7 @@ pub fn install(lua: &Lua, math: &Table) -> mlua::Result<()> {
                 let l = check_int(lua, &args, 1)?;
                 let u = check_int(lua, &args, 2)?;
                 if l > u {
-                    return Err(arg_error(2, "interval is empty"));
+                    return Err(arg_error(lua, 2, "interval is empty"));
                 }
                 Ok((r * (u as f64 - l as f64 + 1.0)).floor() + l as f64)
             }
