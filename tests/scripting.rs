@@ -1509,3 +1509,24 @@ fn an_old_aof_replays_its_scripts() {
         format!("{:?}", Val::Array(vec![Val::bulk("v"), Val::bulk("w"), Val::bulk("2")]))
     );
 }
+
+/// Keys a script reads are tracked for the client that ran it: a later write by another
+/// client invalidates them in the caller's cache, on ferrokey as on Valkey.
+#[test]
+fn keys_read_by_scripts_are_tracked_for_the_caller() {
+    let p = Pair::start(3, &[]);
+    for port in [p.ours.port, p.theirs.port] {
+        let mut c = Client::connect(port);
+        assert!(matches!(c.cmd(&["HELLO", "3"]), Val::Map(_)));
+        assert_eq!(c.cmd(&["CLIENT", "TRACKING", "ON"]), Val::ok());
+        let mut other = Client::connect(port);
+        assert_eq!(other.cmd(&["SET", "tracked", "1"]), Val::ok());
+        assert_eq!(
+            c.cmd(&["EVAL", "return server.call('get', KEYS[1])", "1", "tracked"]),
+            Val::bulk("1")
+        );
+        assert_eq!(other.cmd(&["SET", "tracked", "2"]), Val::ok());
+        let push = String::from_utf8_lossy(&c.read_raw()).into_owned();
+        assert!(push.contains("invalidate") && push.contains("tracked"), "port {port}: {push:?}");
+    }
+}

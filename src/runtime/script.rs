@@ -26,7 +26,8 @@ use crate::scripting::{self, Call, Host, Request};
 use crate::server::client::Client;
 use crate::server::state::{ServerState, Slot};
 
-/// The id CLIENT ID gives inside a script (the script client is in no client table).
+/// The script client's id until its first run (it is in no client table); each run gives it
+/// its caller's id, under which client tracking remembers the keys the script reads.
 const SCRIPT_CLIENT_ID: u64 = u64::MAX;
 
 /// The script client, made once.
@@ -175,6 +176,9 @@ pub fn run(
     let vm = if req.is_function { srv.functions.vm.clone() } else { srv.scripts.vm.clone() };
     let mut script_slot = srv.script_client.take().unwrap_or_else(|| script_client(now_ms));
     script_slot.client.db = slot.client.db;
+    // Keys the script reads are tracked for its caller, as in Valkey.
+    script_slot.client.id = slot.client.id;
+    script_slot.client.tracking = slot.client.tracking;
     let wrap = !srv.feed.wrapping();
     if wrap {
         srv.feed.exec_begin();
