@@ -129,7 +129,7 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
             if v != 2 && v != 3 {
                 return raise_err(lua, "ERR RESP version must be 2 or 3.");
             }
-            RunCtx::with(lua, |ctx| ctx.resp3 = v == 3)?;
+            RunCtx::with(|ctx| ctx.resp3 = v == 3)?;
             Ok(MultiValue::new())
         })?)?,
     )?;
@@ -147,7 +147,7 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
                     "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
                 );
             }
-            RunCtx::with(lua, |ctx| ctx.host.set_repl(v as u8))?;
+            RunCtx::with(|ctx| ctx.host.set_repl(v as u8))?;
             Ok(MultiValue::new())
         })?)?,
     )?;
@@ -161,7 +161,7 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
                 Ok(argv) => argv,
                 Err(msg) => return raise_err(lua, msg),
             };
-            match RunCtx::with(lua, |ctx| ctx.host.acl_check(&argv))? {
+            match RunCtx::with(|ctx| ctx.host.acl_check(&argv))? {
                 Some(allowed) => Ok(MultiValue::from_vec(vec![Value::Boolean(allowed)])),
                 None => raise_err(lua, "ERR Invalid command passed to server.acl_check_cmd()"),
             }
@@ -198,7 +198,7 @@ pub fn log(lua: &Lua, args: &[Value], running: bool) -> mlua::Result<MultiValue>
         }
     }
     if running {
-        RunCtx::with(lua, |ctx| ctx.host.log(level as u8, &msg))?;
+        RunCtx::with(|ctx| ctx.host.log(level as u8, &msg))?;
     } else {
         super::log_line(level as u8, &msg);
     }

@@ -79,36 +79,28 @@ thread_local! {
 }
 
 impl RunCtx<'_> {
-    /// Runs `f` with the running script's context; an error when no script runs (a function
+    /// Runs `f` with the running script's context; None when no script runs (a function
     /// kept from a run and called outside it) or when the context is already in use.
-    pub fn with<R>(_lua: &Lua, f: impl FnOnce(&mut RunCtx) -> R) -> mlua::Result<R> {
+    pub fn current<R>(f: impl FnOnce(&mut RunCtx) -> R) -> Option<R> {
         let p = CURRENT.with(|c| c.replace(std::ptr::null_mut()));
         if p.is_null() {
-            return Err(mlua::Error::RuntimeError(
-                "This function can only be called from a running script".into(),
-            ));
+            return None;
         }
         // SAFETY: `p` was published by `run` from a `&mut RunCtx` that lives on its stack
         // until after it resets the cell; the pointer is taken out of the cell while `f`
         // runs, so this is the only reference to the context until it is put back.
         let r = f(unsafe { &mut *p });
         CURRENT.with(|c| c.set(p));
-        Ok(r)
-    }
-}
-
-impl RunCtx<'_> {
-    /// [`RunCtx::with`] for the C functions, which have no interpreter handle: None when no
-    /// script runs.
-    pub fn current<R>(f: impl FnOnce(&mut RunCtx) -> R) -> Option<R> {
-        let p = CURRENT.with(|c| c.replace(std::ptr::null_mut()));
-        if p.is_null() {
-            return None;
-        }
-        // SAFETY: as in `with`: the only reference while the pointer is out of the cell.
-        let r = f(unsafe { &mut *p });
-        CURRENT.with(|c| c.set(p));
         Some(r)
+    }
+
+    /// [`RunCtx::current`] for the `server.*` functions: an error outside a run.
+    pub fn with<R>(f: impl FnOnce(&mut RunCtx) -> R) -> mlua::Result<R> {
+        RunCtx::current(f).ok_or_else(|| {
+            mlua::Error::RuntimeError(
+                "This function can only be called from a running script".into(),
+            )
+        })
     }
 }
 

@@ -155,7 +155,8 @@ lib.protect = protect
 return lib
 "#;
 
-/// A new interpreter with the sandboxed environment; returns it with the error handler.
+/// A new interpreter with the sandboxed environment; returns it with the error handler and
+/// the function that puts a table behind a read-only proxy.
 pub fn new_interpreter(
     server_api: &dyn Fn(&Lua, &Table) -> mlua::Result<()>,
 ) -> mlua::Result<(Lua, Function, Function)> {
