@@ -1530,3 +1530,29 @@ fn keys_read_by_scripts_are_tracked_for_the_caller() {
         assert!(push.contains("invalidate") && push.contains("tracked"), "port {port}: {push:?}");
     }
 }
+
+/// Under maxmemory with nothing to evict: a script with a shebang and without `allow-oom` is
+/// refused before it runs (unless it declares `no-writes`), `allow-oom` lets it write, and a
+/// script without a shebang is refused only the commands that may grow memory, from inside.
+#[test]
+fn scripts_under_maxmemory() {
+    each_proto(|d| {
+        d.same(&[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=oomlib2\nserver.register_function{function_name='ow', callback=function(k, a) \
+             return server.call('set', 'fo', '1') end, flags={'allow-oom'}}",
+        ]);
+        d.lines(&["CONFIG SET maxmemory-policy noeviction", "CONFIG SET maxmemory 1"]);
+        d.evals(&[
+            "#!lua\nreturn 1",
+            "#!lua flags=allow-oom\nreturn server.call('set', 'a', '1')",
+            "#!lua flags=no-writes\nreturn 1",
+            "return server.call('set', 'a', '2')",
+            "return server.call('get', 'a')",
+            "return server.pcall('set', 'a', '3')",
+        ]);
+        d.same(&["FCALL", "ow", "0"]);
+        d.lines(&["CONFIG SET maxmemory 0"]);
+    });
+}
