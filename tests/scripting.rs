@@ -1556,3 +1556,48 @@ fn scripts_under_maxmemory() {
         d.lines(&["CONFIG SET maxmemory 0"]);
     });
 }
+
+/// On a read-only replica: a script that may write is refused before it runs, a script
+/// without a shebang is refused its writes from inside, and read-only scripts run, on a
+/// ferrokey replica of ferrokey as on a Valkey replica of Valkey.
+#[test]
+fn scripts_on_a_read_only_replica() {
+    let lib = "#!lua name=rlib\n\
+        server.register_function('w', function(k, a) return server.call('set', 'x', '1') end)\n\
+        server.register_function{function_name = 'r', callback = function(k, a) \
+            return server.call('get', 'x') end, flags = {'no-writes'}}";
+    let ours_primary = common::start(&[]);
+    let theirs_primary = common::start_valkey(&[]);
+    let ours = common::start(&["--replicaof", "127.0.0.1", &ours_primary.port.to_string()]);
+    let theirs =
+        common::start_valkey(&["--replicaof", "127.0.0.1", &theirs_primary.port.to_string()]);
+    for primary in [&ours_primary, &theirs_primary] {
+        let mut c = Client::connect(primary.port);
+        assert_eq!(c.cmd(&["FUNCTION", "LOAD", lib]), Val::bulk("rlib"));
+        assert_eq!(c.cmd(&["SET", "x", "0"]), Val::ok());
+    }
+    let mut d = Diff { p: Pair::connect(ours, theirs, 2), found: Vec::new() };
+    for c in [&mut d.p.a, &mut d.p.b] {
+        wait_for(20, "the replica's copy of x", || c.cmd(&["GET", "x"]) == Val::bulk("0"));
+        wait_for(20, "the replica's functions", || {
+            c.cmd(&["FCALL_RO", "r", "0"]) == Val::bulk("0")
+        });
+    }
+    d.evals(&[
+        "#!lua\nreturn server.call('set', 'x', '1')",
+        "return server.call('set', 'x', '1')",
+        "return server.pcall('set', 'x', '1')",
+        "#!lua flags=no-writes\nreturn server.call('get', 'x')",
+        "return server.call('get', 'x')",
+    ]);
+    d.same(&["EVAL_RO", "return server.call('get', 'x')", "0"]);
+    d.same(&["FCALL", "w", "0"]);
+    d.same(&["FCALL", "r", "0"]);
+    d.same(&["FCALL_RO", "r", "0"]);
+    d.same(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=x\nserver.register_function('y', function() return 1 end)",
+    ]);
+    d.done();
+}
