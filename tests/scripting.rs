@@ -1601,3 +1601,31 @@ fn scripts_on_a_read_only_replica() {
     ]);
     d.done();
 }
+
+/// The slow log holds EVAL and each command its script called, those under the caller's
+/// address and name, as Valkey logs them.
+#[test]
+fn slowlog_entries_of_a_script() {
+    let mut p = Pair::start(2, &[]);
+    let entries = |c: &mut Client| -> Vec<String> {
+        assert_eq!(c.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]), Val::ok());
+        assert_eq!(c.cmd(&["CLIENT", "SETNAME", "caller"]), Val::ok());
+        assert_eq!(c.cmd(&["SLOWLOG", "RESET"]), Val::ok());
+        let script = "server.call('set', 'a', '1') return server.call('get', 'a')";
+        assert_eq!(c.cmd(&["EVAL", script, "0"]), Val::bulk("1"));
+        let log = c.cmd(&["SLOWLOG", "GET"]);
+        assert_eq!(c.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "10000"]), Val::ok());
+        // Id, time and duration differ by nature; the address by port.
+        log.as_array()
+            .into_iter()
+            .map(|e| {
+                let e = e.as_array();
+                let addr = e[4].as_str();
+                let addr = if addr.starts_with("127.0.0.1:") { "ADDR".to_string() } else { addr };
+                format!("{:?} {addr} {}", e[3], e[5].as_str())
+            })
+            .collect()
+    };
+    let (ours, theirs) = (entries(&mut p.a), entries(&mut p.b));
+    p.assert_equal("SLOWLOG GET after EVAL", ours, theirs);
+}

@@ -436,7 +436,9 @@ fn feed_monitors(srv: &mut ServerState, token: usize, slot: &Slot, argv: &[Bytes
         now_ms / 1000,
         (now_ms % 1000) * 1000,
         slot.client.db,
-        if slot.client.unix {
+        if slot.client.lua {
+            "lua".to_string()
+        } else if slot.client.unix {
             format!("unix:{}", slot.client.laddr)
         } else {
             slot.client.addr.clone()

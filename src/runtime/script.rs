@@ -34,6 +34,7 @@ const SCRIPT_CLIENT_ID: u64 = u64::MAX;
 fn script_client(now_ms: i64) -> Box<Slot> {
     let mut client = Client::new(SCRIPT_CLIENT_ID, "lua".into(), "lua".into(), -1, false, now_ms);
     client.authenticated = true;
+    client.lua = true;
     // Blocking commands answer at once, as inside EXEC; SHUTDOWN and WAIT behave as there.
     client.in_exec = true;
     Box::new(Slot::new(client, Reply::new(Proto::Resp2)))
@@ -179,6 +180,9 @@ pub fn run(
     // Keys the script reads are tracked for its caller, as in Valkey.
     script_slot.client.id = slot.client.id;
     script_slot.client.tracking = slot.client.tracking;
+    // The slow log names the caller for the commands of its script.
+    script_slot.client.addr.clone_from(&slot.client.addr);
+    script_slot.client.name.clone_from(&slot.client.name);
     let wrap = !srv.feed.wrapping();
     if wrap {
         srv.feed.exec_begin();

@@ -87,6 +87,9 @@ pub struct Client {
     /// A script EVAL or FCALL prepared, for the runtime to run after the handler (as EXEC's
     /// queue is run); None otherwise.
     pub script: Option<Box<crate::scripting::Request>>,
+    /// The client scripts run their commands as (`runtime::script`): MONITOR shows it as
+    /// `lua`; the slow log, as Valkey, shows its caller's address and name.
+    pub lua: bool,
 }
 
 impl Client {
@@ -127,6 +130,7 @@ impl Client {
             tracking: false,
             multi: None,
             script: None,
+            lua: false,
         }
     }
 
