@@ -1294,6 +1294,8 @@ fn functions_load_call_and_manage() {
             "#!lua name=single\nserver.register_function('h')",
             "#!lua name=notfn\nserver.register_function('h', 1)",
             "#!lua name=env\nserver.register_function('keys', function() return type(KEYS) end)",
+            "#!lua name=forever\nwhile true do end",
+            "#!lua name=deep\nlocal function f() f() end f()",
         ] {
             d.same(&["FUNCTION", "LOAD", code]);
         }

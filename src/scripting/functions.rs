@@ -24,6 +24,11 @@ use mlua::{Function, Lua, MultiValue, Table, Value, Variadic};
 use super::eval::{without_shebang, Flags};
 use super::{api, cfunc, sandbox, Vm};
 
+/// How long a library's code may run while it loads (Valkey's `LOAD_TIMEOUT_MS`).
+const LOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+/// Instructions between two checks of [`LOAD_TIMEOUT`].
+const LOAD_HOOK_INSTRUCTIONS: u32 = 100_000;
+
 /// A registered function.
 pub struct FunctionDef {
     pub name: String,
@@ -315,8 +320,29 @@ impl Functions {
         if let Some(reg) = lua.app_data_ref::<Registering>() {
             reg.0.borrow_mut().clear();
         }
+        // A library's code gets LOAD_TIMEOUT to register its functions, as in Valkey: a hook
+        // every LOAD_HOOK_INSTRUCTIONS instructions stops it past that.
+        let started = std::time::Instant::now();
+        let timed_out = std::rc::Rc::new(std::cell::Cell::new(false));
+        let flag = timed_out.clone();
+        let hooked = lua.set_hook(
+            mlua::HookTriggers::new().every_nth_instruction(LOAD_HOOK_INSTRUCTIONS),
+            move |_, _| {
+                if started.elapsed() > LOAD_TIMEOUT {
+                    flag.set(true);
+                    return Err(mlua::Error::RuntimeError("FUNCTION LOAD timeout".into()));
+                }
+                Ok(mlua::VmState::Continue)
+            },
+        );
         let outcome: mlua::Result<(bool, Value)> = self.vm.xpcall.call((&chunk, &self.vm.handler));
+        if hooked.is_ok() {
+            lua.remove_hook();
+        }
         let _ = globals_mt.raw_set("__index", full);
+        if timed_out.get() {
+            return Err("ERR Error registering functions: ERR FUNCTION LOAD timeout".into());
+        }
         let registered = lua.app_data_ref::<Registering>().map(|r| r.0.take()).unwrap_or_default();
         match outcome {
             Ok((true, _)) => Ok(registered),
