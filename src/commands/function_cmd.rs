@@ -12,15 +12,13 @@ use crate::commands::error::ScriptError;
 use crate::commands::script_cmd::{check_flags, keys_and_args, RO_KEYS, RW_KEYS};
 use crate::commands::table::{acl, flag, Server};
 use crate::commands::{CmdError, CmdResult, Command, ServerCtx};
-use crate::persist::rdb::crc64;
-use crate::persist::rdb::dump::{version_readable, RDB_VERSION};
+use crate::persist::rdb::dump;
 use crate::persist::rdb::encoding::{RdbReader, RdbWriter};
+use crate::persist::rdb::file::OP_FUNCTION2;
 use crate::scripting::functions::RestorePolicy;
 use crate::scripting::Request;
 
 const G: &str = "scripting";
-/// The RDB opcode of a function library (`RDB_OPCODE_FUNCTION2`).
-pub const OP_FUNCTION2: u8 = 0xF5;
 const FCALL_FLAGS: u64 = flag::NOSCRIPT
     | flag::STALE
     | flag::SKIP_MONITOR
@@ -281,11 +279,7 @@ pub fn dump_payload(codes: &[Bytes], compress: bool) -> Vec<u8> {
         w.byte(OP_FUNCTION2).expect("writing to memory cannot fail");
         w.string(code).expect("writing to memory cannot fail");
     }
-    w.raw(&RDB_VERSION.to_le_bytes()).expect("writing to memory cannot fail");
-    let crc = w.crc();
-    let mut out = w.into_inner();
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
+    dump::seal(w)
 }
 
 fn function_dump(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
@@ -297,15 +291,7 @@ fn function_dump(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
 /// The libraries' code in a FUNCTION DUMP payload, or Valkey's error.
 pub fn parse_payload(bytes: &[u8], relaxed: bool, max_len: u64) -> Result<Vec<Bytes>, CmdError> {
     let wrong = || CmdError::Other("ERR DUMP payload version or checksum are wrong".into());
-    if bytes.len() < 10 {
-        return Err(wrong());
-    }
-    let (body, crc) = bytes.split_at(bytes.len() - 8);
-    let version = u16::from_le_bytes([body[body.len() - 2], body[body.len() - 1]]);
-    if !version_readable(version, relaxed) || crc64::update(0, body).to_le_bytes() != crc {
-        return Err(wrong());
-    }
-    let data = &body[..body.len() - 2];
+    let data = dump::unseal(bytes, relaxed).map_err(|_| wrong())?;
     // Compressed code may unpack to more than the payload's length: bounded as any string.
     let mut r = RdbReader::new(data, max_len);
     let mut codes = Vec::new();
@@ -364,7 +350,6 @@ fn function_kill(_ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
 }
 
 const FUNCTION_HELP: &[&str] = &[
-    "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "LOAD [REPLACE] <FUNCTION CODE>",
     "    Create a new library with the given library name and code.",
     "DELETE <LIBRARY NAME>",
@@ -401,14 +386,9 @@ const FUNCTION_HELP: &[&str] = &[
     "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
     "      libraries with the new libraries (notice that even on this option there is a chance of failure",
     "      in case of functions name collision with another library).",
-    "HELP",
-    "    Print this help.",
 ];
 
 fn function_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    ctx.out.array(FUNCTION_HELP.len());
-    for line in FUNCTION_HELP {
-        ctx.out.simple(line);
-    }
+    crate::commands::command::reply_help(ctx.out, "FUNCTION", FUNCTION_HELP);
     Ok(())
 }

@@ -9,7 +9,7 @@
 use bytes::Bytes;
 
 use crate::commands::error::ScriptError;
-use crate::commands::table::{acl, flag, ks, BeginSearch, FindKeys, KeySpec, Server};
+use crate::commands::table::{acl, flag, keynum, ks, KeySpec, Server};
 use crate::commands::{CmdError, CmdResult, Command, ServerCtx};
 use crate::scripting::eval::Flags;
 use crate::scripting::Request;
@@ -28,15 +28,8 @@ const RO_NOTE: &[&str] =
     &["We cannot tell how the keys will be used so we assume the worst, RO and ACCESS flags"];
 
 /// The keys of `EVAL script numkeys key...` (also FCALL's).
-pub const fn keys_after_numkeys(flags: u32) -> KeySpec {
-    KeySpec {
-        flags,
-        begin: BeginSearch::Index(2),
-        find: FindKeys::Keynum { keynum_idx: 0, first_key: 1, step: 1 },
-    }
-}
-pub const RW_KEYS: &[KeySpec] = &[keys_after_numkeys(ks::RW | ks::ACCESS | ks::UPDATE)];
-pub const RO_KEYS: &[KeySpec] = &[keys_after_numkeys(ks::RO | ks::ACCESS)];
+pub const RW_KEYS: &[KeySpec] = &[keynum(ks::RW | ks::ACCESS | ks::UPDATE, 2)];
+pub const RO_KEYS: &[KeySpec] = &[keynum(ks::RO | ks::ACCESS, 2)];
 
 const SCRIPT_SUBCOMMANDS: &[Command] = &[
     Command::new("script|load", 3, flag::NOSCRIPT | flag::STALE, acl::SLOW | acl::SCRIPTING, Server(script_load))
@@ -235,7 +228,6 @@ fn script_show(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 }
 
 const SCRIPT_HELP: &[&str] = &[
-    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DEBUG (YES|SYNC|NO) [<engine_name>]",
     "    Set the debug mode for subsequent scripts executed of the specified engine.",
     "    Default engine name: 'lua'",
@@ -253,14 +245,9 @@ const SCRIPT_HELP: &[&str] = &[
     "    Load a script into the scripts cache without executing it.",
     "SHOW <sha1>",
     "    Show a script from the scripts cache.",
-    "HELP",
-    "    Print this help.",
 ];
 
 fn script_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    ctx.out.array(SCRIPT_HELP.len());
-    for line in SCRIPT_HELP {
-        ctx.out.simple(line);
-    }
+    crate::commands::command::reply_help(ctx.out, "SCRIPT", SCRIPT_HELP);
     Ok(())
 }

@@ -510,31 +510,11 @@ pub fn format_g17(d: f64) -> String {
     format_g(d, 17)
 }
 
-/// C's `%.<prec>g` for finite values.
+/// C's `%.<prec>g` (`util::fmt_g`), as a string.
 pub fn format_g(d: f64, prec: usize) -> String {
-    if d == 0.0 {
-        return if d.is_sign_negative() { "-0".into() } else { "0".into() };
-    }
-    let prec = prec.max(1);
-    let e = format!("{:.*e}", prec - 1, d);
-    let (mantissa, exp) = e.split_once('e').expect("exponent form");
-    let exp: i32 = exp.parse().expect("exponent digits");
-    if exp < -4 || exp >= prec as i32 {
-        let m = trim_fraction(mantissa);
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{m}e{sign}{:02}", exp.abs())
-    } else {
-        let decimals = (prec as i32 - 1 - exp).max(0) as usize;
-        trim_fraction(&format!("{:.*}", decimals, d)).to_string()
-    }
-}
-
-fn trim_fraction(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
+    let mut out = Vec::with_capacity(24);
+    crate::util::fmt_g::fmt_g(d, prec, &mut out);
+    String::from_utf8(out).expect("digits, signs, points and exponents are ASCII")
 }
 
 #[cfg(test)]

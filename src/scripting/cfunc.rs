@@ -187,8 +187,23 @@ fn lua_type_name(rust: &str) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The message of an error as Lua's C API would raise it (without the position):
+    /// `luaL_argerror`'s form for argument errors, named as the callback saw its caller name
+    /// it (method calls are checked separately).
+    pub(crate) fn root_message(e: &mlua::Error) -> String {
+        match e {
+            mlua::Error::CallbackError { cause, .. } => root_message(cause),
+            mlua::Error::BadArgument { to, pos, cause, .. } => {
+                let to = to.as_deref().unwrap_or("?");
+                format!("bad argument #{pos} to '{to}' ({})", root_message(cause))
+            }
+            mlua::Error::RuntimeError(m) => m.clone(),
+            other => other.to_string(),
+        }
+    }
 
     fn run(lua: &Lua, src: &str) -> String {
         let f = lua.load(src).set_name("@user_script").into_function().unwrap();

@@ -137,20 +137,7 @@ mod tests {
         }
     }
 
-    /// The message of an error as Lua's C API would raise it (without the position):
-    /// `luaL_argerror`'s form for argument errors, named as the callback saw its caller name
-    /// it (method calls are checked separately).
-    fn root_message(e: &mlua::Error) -> String {
-        match e {
-            mlua::Error::CallbackError { cause, .. } => root_message(cause),
-            mlua::Error::BadArgument { to, pos, cause, .. } => {
-                let to = to.as_deref().unwrap_or("?");
-                format!("bad argument #{pos} to '{to}' ({})", root_message(cause))
-            }
-            mlua::Error::RuntimeError(m) => m.clone(),
-            other => other.to_string(),
-        }
-    }
+    use crate::scripting::cfunc::tests::root_message;
 
     #[test]
     fn tobit_matches_valkey() {

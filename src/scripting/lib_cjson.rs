@@ -35,7 +35,7 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, MultiValue, Table, Value};
 
-use super::numfmt::fmt_g;
+use crate::util::fmt_g::fmt_g;
 
 const NAME: &str = "cjson";
 const VERSION: &str = "2.1.0";

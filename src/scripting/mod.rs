@@ -39,7 +39,6 @@ pub mod lib_bit;
 pub mod lib_cjson;
 pub mod lib_cmsgpack;
 pub mod lib_struct;
-pub mod numfmt;
 pub mod random;
 pub mod sandbox;
 

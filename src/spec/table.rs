@@ -531,6 +531,16 @@ pub const fn range(flags: u32, begin: i32, last_key: i32, step: i32) -> KeySpec 
     }
 }
 
+/// A key spec whose key count is the argument at `begin`, the keys following it (ZUNION,
+/// LMPOP, SINTERCARD, EVAL, FCALL...).
+pub const fn keynum(flags: u32, begin: i32) -> KeySpec {
+    KeySpec {
+        flags,
+        begin: BeginSearch::Index(begin),
+        find: FindKeys::Keynum { keynum_idx: 0, first_key: 1, step: 1 },
+    }
+}
+
 /// Common key specs.
 pub mod specs {
     use super::ks::*;

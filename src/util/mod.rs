@@ -6,11 +6,13 @@
 //! - `quote.rs`: Valkey's `sdssplitargs` (`split_args`) and `sdscatrepr` (`repr`): the syntax of
 //!   config lines, the AOF manifest, MONITOR lines and inline commands.
 //! - `fmt.rs`: integers formatted into a stack buffer (`fmt_i64`, `fmt_u64`).
+//! - `fmt_g.rs`: C's `%.<p>g` for doubles, byte for byte as glibc (Lua's numbers, cjson, `%.17g`).
 //! - `sha1.rs`: SHA-1 and lowercase hex (`DEBUG DIGEST`, script ids).
 //! - here: the text of an OS error as C's `strerror` writes it.
 
 pub mod clock;
 pub mod fmt;
+pub mod fmt_g;
 pub mod quote;
 pub mod rng;
 pub mod sha1;

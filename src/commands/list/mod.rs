@@ -19,7 +19,7 @@ use bytes::Bytes;
 use crate::commands::args::{self, int_arg, is, negatable_int_arg, pop_count_arg, Args};
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, RW};
 use crate::commands::table::Data;
-use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
+use crate::commands::table::{acl, flag, keynum, range, specs, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
 use crate::resp::reply::{AggKind, Reply};
@@ -40,17 +40,9 @@ const MOVE_KEYS: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW |
 /// BLPOP, BRPOP: every argument but the timeout.
 const BPOP_KEYS: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, -2, 1)];
 /// LMPOP: numkeys at 1, keys after it.
-const LMPOP_KEYS: &[KeySpec] = &[KeySpec {
-    flags: RW | ACCESS | DELETE,
-    begin: BeginSearch::Index(1),
-    find: FindKeys::Keynum { keynum_idx: 0, first_key: 1, step: 1 },
-}];
+const LMPOP_KEYS: &[KeySpec] = &[keynum(RW | ACCESS | DELETE, 1)];
 /// BLMPOP: the timeout at 1, numkeys at 2.
-const BLMPOP_KEYS: &[KeySpec] = &[KeySpec {
-    flags: RW | ACCESS | DELETE,
-    begin: BeginSearch::Index(2),
-    find: FindKeys::Keynum { keynum_idx: 0, first_key: 1, step: 1 },
-}];
+const BLMPOP_KEYS: &[KeySpec] = &[keynum(RW | ACCESS | DELETE, 2)];
 
 const READ_FAST: (u64, u64) = (flag::READONLY | flag::FAST, acl::READ | acl::LIST | acl::FAST);
 const READ_SLOW: (u64, u64) = (flag::READONLY, acl::READ | acl::LIST | acl::SLOW);

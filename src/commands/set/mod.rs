@@ -16,7 +16,7 @@ use bytes::Bytes;
 use crate::commands::args::{scan_elements, ScanKind};
 use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE};
 use crate::commands::table::Data;
-use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
+use crate::commands::table::{acl, flag, keynum, range, specs, Command, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
 use crate::keyspace::db::Db;
@@ -29,11 +29,7 @@ const SREM_KEYS: &[KeySpec] = &[range(RW | DELETE, 1, 0, 1)];
 const SPOP_KEYS: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, 0, 1)];
 const SMOVE_KEYS: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)];
 /// SINTERCARD: `numkeys` at argument 1, then that many keys.
-const SINTERCARD_KEYS: &[KeySpec] = &[KeySpec {
-    flags: RO | ACCESS,
-    begin: BeginSearch::Index(1),
-    find: FindKeys::Keynum { keynum_idx: 0, first_key: 1, step: 1 },
-}];
+const SINTERCARD_KEYS: &[KeySpec] = &[keynum(RO | ACCESS, 1)];
 const STORE_KEYS: &[KeySpec] = &[range(OW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)];
 
 const ORDER_TIP: &[&str] = &["nondeterministic_output_order"];

@@ -18,9 +18,7 @@ mod write;
 
 use crate::commands::table::ks::{ACCESS, DELETE, OW, RO, RW, UPDATE};
 use crate::commands::table::Data;
-use crate::commands::table::{
-    acl, flag, range as spec_range, specs, BeginSearch, Command, FindKeys, KeySpec,
-};
+use crate::commands::table::{acl, flag, keynum, range as spec_range, specs, Command, KeySpec};
 use crate::commands::{CmdError, Ctx};
 use crate::config::KeyspaceEvents;
 use crate::resp::reply::Reply;
@@ -43,14 +41,6 @@ const BLOCK_FAST: (u64, u64) = (
     flag::WRITE | flag::BLOCKING | flag::FAST,
     acl::WRITE | acl::SORTEDSET | acl::FAST | acl::BLOCKING,
 );
-
-const fn keynum(flags: u32, begin: i32) -> KeySpec {
-    KeySpec {
-        flags,
-        begin: BeginSearch::Index(begin),
-        find: FindKeys::Keynum { keynum_idx: 0, first_key: 1, step: 1 },
-    }
-}
 
 const RW_UPDATE: &[KeySpec] = &[spec_range(RW | UPDATE, 1, 0, 1)];
 const RW_ACCESS_UPDATE: &[KeySpec] = &[spec_range(RW | ACCESS | UPDATE, 1, 0, 1)];

@@ -32,11 +32,31 @@ pub fn version_readable(version: u16, relaxed: bool) -> bool {
 pub fn payload(v: ValueRef<'_>, compress: bool) -> Vec<u8> {
     let mut w = RdbWriter::new(Vec::new(), compress);
     write_value(&mut w, v).expect("writing to memory cannot fail");
+    seal(w)
+}
+
+/// A payload's bytes with their footer: the RDB version, then the CRC-64 of everything
+/// (FUNCTION DUMP's payloads have the same).
+pub fn seal(mut w: RdbWriter<Vec<u8>>) -> Vec<u8> {
     w.raw(&RDB_VERSION.to_le_bytes()).expect("writing to memory cannot fail");
     let crc = w.crc();
     let mut out = w.into_inner();
     out.extend_from_slice(&crc.to_le_bytes());
     out
+}
+
+/// The bytes of a payload before its footer, once the footer is checked: a readable RDB
+/// version and a matching CRC-64.
+pub fn unseal(bytes: &[u8], relaxed: bool) -> Result<&[u8], PayloadError> {
+    if bytes.len() < 10 {
+        return Err(PayloadError::VersionOrChecksum);
+    }
+    let (body, crc) = bytes.split_at(bytes.len() - 8);
+    let version = u16::from_le_bytes([body[body.len() - 2], body[body.len() - 1]]);
+    if !version_readable(version, relaxed) || crc64::update(0, body).to_le_bytes() != crc {
+        return Err(PayloadError::VersionOrChecksum);
+    }
+    Ok(&body[..body.len() - 2])
 }
 
 /// Why a payload was refused (RESTORE's two error replies).
@@ -50,17 +70,7 @@ pub enum PayloadError {
 
 /// The value of a DUMP payload, built under `lim`. `max_len` bounds every length read.
 pub fn parse(bytes: &[u8], lim: &LoadLimits, max_len: u64) -> Result<Value, PayloadError> {
-    if bytes.len() < 10 {
-        return Err(PayloadError::VersionOrChecksum);
-    }
-    let (body, crc) = bytes.split_at(bytes.len() - 8);
-    let version = u16::from_le_bytes([body[body.len() - 2], body[body.len() - 1]]);
-    if !version_readable(version, lim.relaxed_version_check)
-        || crc64::update(0, body).to_le_bytes() != crc
-    {
-        return Err(PayloadError::VersionOrChecksum);
-    }
-    let value_bytes = &body[..body.len() - 2];
+    let value_bytes = unseal(bytes, lim.relaxed_version_check)?;
     let mut r = RdbReader::new(value_bytes, max_len);
     let value = (|| -> Result<Value, RdbError> {
         let ty = r.byte()?;

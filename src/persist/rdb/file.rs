@@ -35,7 +35,8 @@ use crate::keyspace::entry::KeyEntry;
 /// under way.
 const OP_SLOT_IMPORT: u8 = 0xF3;
 const OP_SLOT_INFO: u8 = 0xF4;
-const OP_FUNCTION2: u8 = 0xF5;
+/// A function library's code (`RDB_OPCODE_FUNCTION2`; also in FUNCTION DUMP payloads).
+pub const OP_FUNCTION2: u8 = 0xF5;
 const OP_MODULE_AUX: u8 = 0xF7;
 const OP_IDLE: u8 = 0xF8;
 const OP_FREQ: u8 = 0xF9;
