@@ -422,3 +422,15 @@ fn a_transaction_larger_than_the_query_buffer_limit_closes_the_client() {
     let mut other = Client::connect(s.port);
     assert_eq!(info_int(&mut other, "stats", "client_query_buffer_limit_disconnections"), 1);
 }
+
+/// An EXEC refused before it runs (wrong arity, not authenticated) is an EXECABORT, in a
+/// transaction or not, as Valkey answers.
+#[test]
+fn a_refused_exec_aborts_even_without_multi() {
+    same_as_valkey(&["EXEC x", "EXEC", "MULTI", "SET a 1", "EXEC x", "EXEC", "GET a"]);
+    common::diff::same_as_valkey_with(
+        2,
+        &["--requirepass", "pw"],
+        &["EXEC", "MULTI", "AUTH pw", "EXEC", "MULTI", "EXEC"],
+    );
+}

@@ -69,6 +69,10 @@ fn protocol_errors_reply_exact_text_and_close_only_that_connection() {
     expect_protocol_error(b"*1\r\n+foo\r\n", "ERR Protocol error: expected '$', got '+'");
     expect_protocol_error(b"SET \"abc\r\n", "ERR Protocol error: unbalanced quotes in request");
     expect_protocol_error(b"*1\r\n$-5\r\n", "ERR Protocol error: invalid bulk length");
+    // Valkey 9 checks every line ending of a multibulk.
+    for input in [&b"*1\rX$4\r\nPING\r\n"[..], b"*1\r\n$4\rXPING\r\n", b"*1\r\n$4\r\nPINGXY"] {
+        expect_protocol_error(input, "ERR Protocol error: invalid CRLF in request");
+    }
 }
 
 #[test]

@@ -1007,3 +1007,38 @@ fn every_write_propagates_as_valkey_propagates_it() {
     assert!(differ.is_empty(), "{differ:#?}");
     assert_eq!(got, want);
 }
+
+/// A script the primary sends (an old primary's EVAL) keeps a replica busy like any other,
+/// but SCRIPT KILL cannot stop it: a replica must apply what its primary applied.
+#[test]
+fn a_busy_script_from_the_primary_cannot_be_killed() {
+    let empty = start(&[]);
+    let mut s = Client::connect(empty.port);
+    s.send(&[b"SYNC"]);
+    let rdb = read_payload(&mut s);
+    let mut seen = Vec::new();
+    for replica in [start(&[]), start_valkey(&[])] {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let mut r = Client::connect(replica.port);
+        assert_eq!(r.cmd(&["CONFIG", "SET", "busy-reply-threshold", "50"]), Val::ok());
+        assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &port.to_string()]), Val::ok());
+        let mut p = fake_primary(&listener, &rdb);
+        wait_until(10, "master_link_status:up", || {
+            info_field(&mut r, "replication", "master_link_status") == "up"
+        });
+        // Spins for 700 ms by the clock, then writes.
+        let script = "local function now() local t = server.call('time') \
+                        return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000 end \
+                      local s = now() while now() - s < 700 do end \
+                      server.call('set', 'k', 'v')";
+        p.send(&[b"EVAL", script.as_bytes(), b"0"]);
+        std::thread::sleep(Duration::from_millis(300));
+        let mut c = Client::connect(replica.port);
+        let busy = (c.cmd(&["PING"]), c.cmd(&["SCRIPT", "KILL"]));
+        wait_until(10, "the script's write", || r.cmd(&["GET", "k"]) == Val::bulk("v"));
+        seen.push(busy);
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert!(matches!(&seen[0].1, Val::Err(e) if e.starts_with("UNKILLABLE ")), "{seen:?}");
+}

@@ -1631,3 +1631,169 @@ fn slowlog_entries_of_a_script() {
     let (ours, theirs) = (entries(&mut p.a), entries(&mut p.b));
     p.assert_equal("SLOWLOG GET after EVAL", ours, theirs);
 }
+
+/// The library of the busy tests: functions that spin until killed, or for a while.
+const SPIN_LIB: &str = "#!lua name=spin\n\
+    server.register_function('spin', function(k, a) local i = 0 while true do i = i + 1 end end)\n\
+    server.register_function{function_name = 'spinro', flags = {'no-writes'}, \
+      callback = function(k, a) local i = 0 while true do i = i + 1 end end}";
+
+/// An EVAL script that writes, then spins for about `ms` milliseconds and returns 'done'.
+fn write_then_spin(ms: u32) -> String {
+    format!(
+        "server.call('set', 'w', '1') \
+         local function now() local t = server.call('time') \
+           return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000 end \
+         local s = now() while now() - s < {ms} do end return 'done'"
+    )
+}
+
+/// Sends `args` on a new connection and gives the server time to start running it, so
+/// that commands sent afterwards on other connections reach it while it runs.
+fn start_slow(port: u16, args: &[&str]) -> Client {
+    let mut c = Client::connect(port);
+    let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+    c.send(&a);
+    std::thread::sleep(Duration::from_millis(250));
+    c
+}
+
+/// What a client sees while scripts run past busy-reply-threshold: BUSY replies with the
+/// text for scripts or for functions, the allow-busy commands served (SELECT, CLIENT
+/// SETNAME, FUNCTION STATS with the running function), MULTI and EXEC aborted, SHUTDOWN
+/// refused without NOSAVE, SCRIPT KILL and FUNCTION KILL (each refusing the other's kind,
+/// and a script that wrote), the killed caller's error (also when the script catches it
+/// with pcall), commands pipelined behind the script run after it, and the command
+/// statistics of it all.
+fn busy_transcript(port: u16) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut c = Client::connect(port);
+    let mut note = |what: &str, reply: Vec<u8>| {
+        let text = String::from_utf8_lossy(&reply).into_owned();
+        // FUNCTION STATS shows how long the function has run.
+        let text = match text.find("duration_ms\r\n:") {
+            Some(at) => format!("{}duration_ms N", &text[..at]),
+            None => text,
+        };
+        out.push(format!("{what}: {text:?}"));
+    };
+    assert_eq!(c.cmd(&["CONFIG", "SET", "busy-reply-threshold", "50"]), Val::ok());
+    assert_eq!(c.cmd(&["FUNCTION", "LOAD", SPIN_LIB]), Val::bulk("spin"));
+    let spin = "local i = 0 while true do i = i + 1 end";
+
+    let mut a = start_slow(port, &["EVAL", spin, "0"]);
+    for cmd in [
+        &["PING"][..],
+        &["GET", "k"],
+        &["SELECT", "1"],
+        &["CLIENT", "SETNAME", "other"],
+        &["FUNCTION", "STATS"],
+        &["FUNCTION", "KILL"],
+        &["EXEC"],
+        &["MULTI"],
+        &["SET", "x", "1"],
+        &["EXEC"],
+        &["SHUTDOWN"],
+        &["SCRIPT", "KILL"],
+    ] {
+        note(&cmd.join(" "), c.cmd_raw(cmd));
+    }
+    note("caller of the killed script", a.read_raw());
+    note("PING after", c.cmd_raw(&["PING"]));
+    note("SCRIPT KILL after", c.cmd_raw(&["SCRIPT", "KILL"]));
+
+    let mut a = start_slow(port, &["FCALL", "spin", "1", "key"]);
+    for cmd in [&["PING"][..], &["SCRIPT", "KILL"], &["FUNCTION", "STATS"], &["FUNCTION", "KILL"]] {
+        note(&cmd.join(" "), c.cmd_raw(cmd));
+    }
+    note("caller of the killed function", a.read_raw());
+    let mut a = start_slow(port, &["FCALL_RO", "spinro", "0"]);
+    note("FUNCTION KILL of a read-only function", c.cmd_raw(&["FUNCTION", "KILL"]));
+    note("its caller", a.read_raw());
+
+    let catching =
+        "local i = 0 while true do pcall(function() while true do i = i + 1 end end) end";
+    let mut a = start_slow(port, &["EVAL", catching, "0"]);
+    note("SCRIPT KILL of a script that catches errors", c.cmd_raw(&["SCRIPT", "KILL"]));
+    note("its caller", a.read_raw());
+
+    // Commands behind the script on its own connection run after it.
+    let mut a = Client::connect(port);
+    let mut pipeline = Client::encode(&[b"EVAL", spin.as_bytes(), b"0"]);
+    pipeline.extend(Client::encode(&[b"SET", b"after", b"1"]));
+    a.send_raw(&pipeline);
+    std::thread::sleep(Duration::from_millis(250));
+    note("GET after, busy", c.cmd_raw(&["GET", "after"]));
+    note("SCRIPT KILL", c.cmd_raw(&["SCRIPT", "KILL"]));
+    note("caller", a.read_raw());
+    note("caller's next command", a.read_raw());
+    note("GET after", c.cmd_raw(&["GET", "after"]));
+
+    // A script that wrote cannot be killed; it ends by itself.
+    let script = write_then_spin(600);
+    let mut a = start_slow(port, &["EVAL", &script, "0"]);
+    note("SCRIPT KILL after a write", c.cmd_raw(&["SCRIPT", "KILL"]));
+    note("FUNCTION KILL after a write", c.cmd_raw(&["FUNCTION", "KILL"]));
+    note("PING", c.cmd_raw(&["PING"]));
+    note("its caller", a.read_raw());
+    note("GET w", c.cmd_raw(&["GET", "w"]));
+
+    // The counts of the commands above (TIME's depend on the speed of the script).
+    let stats = c.cmd(&["INFO", "commandstats"]).as_str();
+    let mut counts: Vec<String> = stats
+        .lines()
+        .filter(|l| l.starts_with("cmdstat_") && !l.starts_with("cmdstat_config"))
+        .filter(|l| !l.starts_with("cmdstat_time:"))
+        .map(|line| {
+            let (name, fields) = line.split_once(':').expect("name:fields");
+            let counts: Vec<&str> = fields.split(',').filter(|f| !f.starts_with("usec")).collect();
+            format!("{name} {}", counts.join(","))
+        })
+        .collect();
+    counts.sort();
+    out.append(&mut counts);
+    out.push(c.cmd(&["INFO", "errorstats"]).as_str());
+    out
+}
+
+#[test]
+fn busy_scripts_serve_others_as_valkey() {
+    let (ours, theirs) = std::thread::scope(|s| {
+        let ours = s.spawn(|| busy_transcript(common::start(&[]).port));
+        let theirs = s.spawn(|| busy_transcript(common::start_valkey(&[]).port));
+        (ours.join().expect("ours"), theirs.join().expect("theirs"))
+    });
+    let diffs: Vec<String> = ours
+        .iter()
+        .zip(&theirs)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| format!("   ours:   {a}\n   theirs: {b}"))
+        .collect();
+    assert!(diffs.is_empty() && ours.len() == theirs.len(), "differences:\n{}", diffs.join("\n"));
+}
+
+/// SHUTDOWN NOSAVE stops the server while a script keeps it busy: the server exits at
+/// once (status 0), and the script's writes are in no file.
+#[test]
+fn shutdown_nosave_ends_a_busy_script() {
+    let servers = [
+        ("ferrokey", common::start(&["--appendonly", "yes"])),
+        ("valkey", common::start_valkey(&["--appendonly", "yes"])),
+    ];
+    for (name, mut server) in servers {
+        let mut c = Client::connect(server.port);
+        assert_eq!(c.cmd(&["CONFIG", "SET", "busy-reply-threshold", "50"]), Val::ok());
+        assert_eq!(c.cmd(&["SET", "before", "1"]), Val::ok());
+        let spin = "server.call('set', 'during', '1') local i = 0 while true do i = i + 1 end";
+        let mut a = start_slow(server.port, &["EVAL", spin, "0"]);
+        assert!(matches!(c.cmd(&["SHUTDOWN"]), Val::Err(e) if e.starts_with("BUSY ")));
+        c.send(&[b"SHUTDOWN", b"NOSAVE"]);
+        assert!(c.is_closed() && a.is_closed());
+        let status = server.child.wait().expect("exit status");
+        assert!(status.success(), "{status:?}");
+        let aof = aof_commands(&server);
+        assert!(aof.iter().any(|c| c[..] == ["SET", "before", "1"]), "{name}: {aof:?}");
+        let during = aof.iter().any(|c| c.get(1).is_some_and(|k| k == "during"));
+        assert!(!during, "{name}: {aof:?}");
+    }
+}

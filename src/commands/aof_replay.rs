@@ -2,6 +2,8 @@
 //! start-up, through their handlers, as Valkey's loader does with its fake client. It lives
 //! here, with the handlers; persistence only calls it (`persist::aof::startup::Replay`).
 
+use bytes::Bytes;
+
 use crate::commands::run_handler;
 use crate::config::PropagationErrorBehavior;
 use crate::keyspace::db::Db;
@@ -28,7 +30,7 @@ pub struct Replayer<'a> {
 
 /// What runs a prepared script for a client (`runtime::script::run`); returns whether its
 /// reply is an error.
-pub type ScriptRunner = fn(&mut ServerState, usize, &mut Slot, &Request, i64) -> bool;
+pub type ScriptRunner = fn(&mut ServerState, usize, &mut Slot, &Request, &[Bytes], i64) -> bool;
 
 impl Replayer<'_> {
     pub fn new(srv: &mut ServerState, now_ms: i64, run_script: ScriptRunner) -> Replayer<'_> {
@@ -83,7 +85,7 @@ impl Replay for Replayer<'_> {
             run_handler(handler, srv, &mut slot.client, &mut slot.out, argv, now_ms, usize::MAX);
         if let Some(req) = slot.client.script.take() {
             if ran.is_ok() {
-                (self.run_script)(srv, usize::MAX, slot, &req, now_ms);
+                (self.run_script)(srv, usize::MAX, slot, &req, argv, now_ms);
             }
             ran = Ok(());
         }

@@ -330,10 +330,28 @@ fn function_restore(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn function_stats(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    let run = ctx.srv.script_run.as_ref();
+    if let Some(run) = run.filter(|r| r.eval) {
+        return Err(CmdError::Script(run.busy_error()));
+    }
     let out = &mut *ctx.out;
     out.map(2);
     out.bulk(b"running_script");
-    out.null();
+    match run {
+        None => out.null(),
+        Some(run) => {
+            out.map(3);
+            out.bulk(b"name");
+            out.bulk(run.argv.get(1).map_or(&b""[..], |n| &n[..]));
+            out.bulk(b"command");
+            out.array(run.argv.len());
+            for a in &run.argv {
+                out.bulk(a);
+            }
+            out.bulk(b"duration_ms");
+            out.int(run.duration_ms() as i64);
+        }
+    }
     out.bulk(b"engines");
     out.map(1);
     out.bulk(b"LUA");
@@ -345,8 +363,8 @@ fn function_stats(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn function_kill(_ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    Err(CmdError::Script(ScriptError::NotBusy))
+fn function_kill(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    super::script_cmd::kill(ctx, false)
 }
 
 const FUNCTION_HELP: &[&str] = &[

@@ -214,10 +214,18 @@ fn script_flush(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-fn script_kill(_ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    // Scripts run to completion inside the event loop: none is running when a command is
-    // served.
-    Err(CmdError::Script(ScriptError::NotBusy))
+fn script_kill(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    kill(ctx, true)
+}
+
+/// `SCRIPT KILL` (`eval`) and `FUNCTION KILL`: a command can only be served while a script
+/// runs when the script keeps the server busy (`server::script_run`); the script stops at
+/// its next instruction check.
+pub(crate) fn kill(ctx: &mut ServerCtx, eval: bool) -> CmdResult {
+    let run = ctx.srv.script_run.as_mut().ok_or(CmdError::Script(ScriptError::NotBusy))?;
+    run.kill(eval).map_err(CmdError::Script)?;
+    ctx.out.ok();
+    Ok(())
 }
 
 fn script_show(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {

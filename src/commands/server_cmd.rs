@@ -140,12 +140,24 @@ fn shutdown(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
         ctx.out.ok();
         return Ok(());
     }
+    // While a script keeps the server busy, only SHUTDOWN NOSAVE, and at once.
+    let busy = ctx.srv.busy_error();
+    if let Some(e) = busy.clone().filter(|_| opts.mode != ShutdownMode::NoSave) {
+        return Err(CmdError::Script(e));
+    }
     if shutdown::waiting(ctx.srv) {
         // Valkey refuses a second SHUTDOWN while one waits for replicas.
         return Err(CmdError::ShutdownFailed);
     }
+    if busy.is_some() {
+        // What the busy script has written so far goes in no file: in Valkey its writes
+        // reach the AOF after it ends.
+        if let Some(mark) = ctx.srv.script_run.as_ref().map(|r| r.aof_mark) {
+            ctx.srv.feed.buf.truncate(mark);
+        }
+    }
     // Inside MULTI the caller cannot block: no wait.
-    let now = opts.now || ctx.client.in_exec;
+    let now = opts.now || ctx.client.in_exec || busy.is_some();
     let client = (!now).then_some(ctx.slot);
     let exits = shutdown::begin(ctx.srv, opts.mode, opts.on_save_error, now, client, now_ms)
         .map_err(|_| CmdError::ShutdownFailed)?;

@@ -58,6 +58,8 @@ pub enum ProtoError {
     InvalidBulkLength,
     UnauthenticatedMultibulkLength,
     UnauthenticatedBulkLength,
+    /// A bulk's payload not followed by "\r\n".
+    InvalidCrlf,
 }
 
 impl ProtoError {
@@ -74,6 +76,7 @@ impl ProtoError {
             ProtoError::InvalidBulkLength => "invalid bulk length",
             ProtoError::UnauthenticatedMultibulkLength => "unauthenticated multibulk length",
             ProtoError::UnauthenticatedBulkLength => "unauthenticated bulk length",
+            ProtoError::InvalidCrlf => "invalid CRLF in request",
         };
         format!("ERR Protocol error: {text}").into_bytes()
     }
@@ -225,6 +228,9 @@ impl Parser {
                 (parse_i64_strict(&buf[1..cr]), cr)
             }
         };
+        if buf[cr + 1] != b'\n' {
+            return Err(ProtoError::InvalidCrlf);
+        }
         let count = count
             .filter(|&count| count <= i64::from(i32::MAX))
             .ok_or(ProtoError::InvalidMultibulkLength)?;
@@ -257,11 +263,14 @@ impl Parser {
                     None => return Ok(None),
                 },
             };
-            // The payload and the two bytes after it, which Valkey skips without checking
-            // that they are "\r\n".
-            if buf.len() - self.pos < bulk_len.saturating_add(2) {
+            // The payload and the "\r\n" after it (Valkey 9 checks those two bytes).
+            let end = self.pos.saturating_add(bulk_len);
+            let Some(&[cr, lf]) = buf.get(end..end.saturating_add(2)) else {
                 self.bulk_len = Some(bulk_len);
                 return Ok(None);
+            };
+            if cr != b'\r' || lf != b'\n' {
+                return Err(ProtoError::InvalidCrlf);
             }
             self.arg_spans.push((self.pos, bulk_len));
             self.pos += bulk_len + 2;
@@ -293,6 +302,9 @@ impl Parser {
                 (parse_i64_strict(&buf[self.pos + 1..cr]), cr)
             }
         };
+        if buf[cr + 1] != b'\n' {
+            return Err(ProtoError::InvalidCrlf);
+        }
         let len = len
             .and_then(|len| usize::try_from(len).ok())
             .filter(|&len| len <= limits.bulk_len_max)
@@ -305,7 +317,7 @@ impl Parser {
     }
 
     /// Finds the `\r` that ends the header line starting at `pos`, once the byte after it
-    /// (taken to be `\n`, unchecked, as Valkey does) has arrived too. Like Valkey, the search
+    /// (which the caller checks is `\n`, as Valkey 9 does) has arrived too. Like Valkey, the search
     /// runs over the whole pending buffer and `too_big` is returned only when no `\r` is found
     /// and more than 64 KiB are pending.
     fn header_line_end(
@@ -752,8 +764,19 @@ mod tests {
     }
 
     #[test]
-    fn line_endings_after_lengths_are_not_checked_as_in_valkey() {
-        assert_eq!(parse_all(b"*1\rX$3\r\nfooXY", &AUTHED), (vec![argv(&[b"foo"])], None));
+    fn line_endings_are_checked_as_in_valkey_9() {
+        for raw in [
+            &b"*1\rX$3\r\nfoo\r\n"[..],
+            b"*1\r\n$3\rXfoo\r\n",
+            b"*1\r\n$3\r\nfooXY",
+            b"*1\r\n$3\r\nfoo\rX",
+        ] {
+            assert_eq!(parse_all(raw, &AUTHED), (vec![], Some(ProtoError::InvalidCrlf)), "{raw:?}");
+        }
+        assert_eq!(
+            ProtoError::InvalidCrlf.message(),
+            b"ERR Protocol error: invalid CRLF in request".to_vec()
+        );
     }
 
     #[test]

@@ -21,9 +21,12 @@
 //!
 //! A client whose command is held back by CLIENT PAUSE keeps that command and the ones after
 //! it, in order, for a later turn; a client being closed has its remaining commands dropped.
+//!
+//! While a batch runs, the event loop's `Net` is lent to `runtime::busy`, so that a script
+//! running past `busy-reply-threshold` can serve the other clients.
 
 use crate::runtime::dispatch::{self, Flow};
-use crate::runtime::io_slots::IoSlots;
+use crate::runtime::event_loop::Net;
 use crate::runtime::parsed::Parsed;
 use crate::server::obuf;
 use crate::server::state::ServerState;
@@ -45,10 +48,20 @@ pub struct Batcher {
     requeue: Vec<(usize, Parsed)>,
 }
 
+/// What became of a command given to [`execute_one`].
+pub enum Ran {
+    /// The client may run its next command.
+    Next,
+    /// The client must run nothing more this turn (it blocked, or is closing).
+    Stop,
+    /// Held back by CLIENT PAUSE: the command goes back to the front of its client's queue.
+    Held(Parsed),
+}
+
 impl Batcher {
     /// Execute the pending commands of `tokens`' clients. Returns nothing; clients left with
     /// pending commands (fairness cap, pause) are found by the caller from their queues.
-    pub fn run(&mut self, srv: &mut ServerState, conns: &mut IoSlots, tokens: &[usize]) {
+    pub(crate) fn run(&mut self, srv: &mut ServerState, net: &mut Net, tokens: &[usize]) {
         let batch_max = srv.config.prefetch_batch_max_size as usize;
         let flush_at = batch_max.max(1);
         self.stopped.clear();
@@ -56,47 +69,60 @@ impl Batcher {
             if self.stopped.contains(&t) || srv.blocking.is_blocked(t) {
                 continue;
             }
-            let Some(io) = conns.get_mut(t) else { continue };
+            let Some(io) = net.conns.get_mut(t) else { continue };
             let n = io.pending.len().min(CMDS_PER_TURN_MAX);
             for _ in 0..n {
                 if srv.clients.get_mut(t).is_none() {
                     break;
                 }
-                let Some(cmd) = conns.get_mut(t).and_then(|io| io.pending.pop_front()) else {
+                let Some(cmd) = net.conns.get_mut(t).and_then(|io| io.pending.pop_front()) else {
                     break;
                 };
                 self.batch.push((t, cmd));
                 if self.batch.len() >= flush_at {
-                    self.flush(srv, conns, batch_max > 0);
+                    self.flush(srv, net, batch_max > 0);
                     if self.stopped.contains(&t) {
                         break;
                     }
                 }
             }
         }
-        self.flush(srv, conns, batch_max > 0);
+        self.flush(srv, net, batch_max > 0);
     }
 
-    fn flush(&mut self, srv: &mut ServerState, conns: &mut IoSlots, prefetch: bool) {
+    /// Runs the batch. Meanwhile the event loop's `Net` is lent to `runtime::busy` (a
+    /// script that runs long serves other clients through it), with the batch's clients
+    /// listed in `in_flight`: they are left alone until their commands have run.
+    fn flush(&mut self, srv: &mut ServerState, net: &mut Net, prefetch: bool) {
         if self.batch.is_empty() {
             return;
         }
         if prefetch {
             self.prefetch(srv);
         }
+        net.in_flight.extend(self.batch.iter().map(|(t, _)| *t));
         let mut batch = std::mem::take(&mut self.batch);
-        for (t, cmd) in batch.drain(..) {
-            if self.stopped.contains(&t) {
-                self.requeue.push((t, cmd));
-                continue;
-            }
-            if !self.execute_one(srv, t, cmd) {
-                self.stopped.push(t);
+        {
+            let _lent = crate::runtime::busy::Lent::new(net);
+            for (t, cmd) in batch.drain(..) {
+                if self.stopped.contains(&t) {
+                    self.requeue.push((t, cmd));
+                    continue;
+                }
+                match execute_one(srv, t, cmd) {
+                    Ran::Next => {}
+                    Ran::Stop => self.stopped.push(t),
+                    Ran::Held(cmd) => {
+                        self.requeue.push((t, cmd));
+                        self.stopped.push(t);
+                    }
+                }
             }
         }
+        net.in_flight.clear();
         // Put held-back commands back at the front of their queues, in order.
         for (t, cmd) in self.requeue.drain(..).rev() {
-            if let (Some(slot), Some(io)) = (srv.clients.get_mut(t), conns.get_mut(t)) {
+            if let (Some(slot), Some(io)) = (srv.clients.get_mut(t), net.conns.get_mut(t)) {
                 if !slot.client.close_after_reply && !slot.client.close_asap {
                     io.pending.push_front(cmd);
                 }
@@ -104,39 +130,6 @@ impl Batcher {
         }
         // Keep the (now empty) vector's allocation for the next batch.
         self.batch = batch;
-    }
-
-    /// Run one command; false when the client must not run more commands this turn.
-    fn execute_one(&mut self, srv: &mut ServerState, t: usize, cmd: Parsed) -> bool {
-        let Some(mut slot) = srv.clients.lend(t) else {
-            return false;
-        };
-        let mut go_on = true;
-        let now = now_ms();
-        if slot.client.close_after_reply || slot.client.close_asap {
-            go_on = false;
-        } else {
-            let hashed = cmd.hashed();
-            let flow =
-                dispatch::execute_looked_up(srv, t, &mut slot, cmd.cmd, &cmd.argv, hashed, now);
-            if flow == Flow::Paused {
-                self.requeue.push((t, cmd));
-                go_on = false;
-            } else if flow == Flow::Blocked {
-                go_on = false;
-            }
-        }
-        // What the command sent its own client (its outbox) follows its reply from here on.
-        let slot = srv.clients.put_back(t, slot);
-        if go_on && obuf::output_over_limit(&srv.config, &mut slot.client, slot.out.len(), now) {
-            let disconnections = &mut srv.stats.client_outbuf_limit_disconnections;
-            obuf::close_for_limit(t, &mut slot.client, &mut srv.to_close, disconnections);
-            go_on = false;
-        } else if slot.client.close_after_reply {
-            go_on = false;
-        }
-        srv.to_write.push(t);
-        go_on
     }
 
     /// Steps 1 to 3 of the module documentation for the current batch.
@@ -166,6 +159,41 @@ impl Batcher {
         srv.stats.prefetch_batches += 1;
         srv.stats.prefetch_keys += self.hashes.len() as u64;
     }
+}
+
+/// Runs one command of the client `t`, then holds it to its output limit and queues its
+/// reply for writing.
+#[inline(always)]
+pub fn execute_one(srv: &mut ServerState, t: usize, cmd: Parsed) -> Ran {
+    let Some(mut slot) = srv.clients.lend(t) else {
+        return Ran::Stop;
+    };
+    let mut ran = Ran::Next;
+    let now = now_ms();
+    if slot.client.close_after_reply || slot.client.close_asap {
+        ran = Ran::Stop;
+    } else {
+        let hashed = cmd.hashed();
+        let flow = dispatch::execute_looked_up(srv, t, &mut slot, cmd.cmd, &cmd.argv, hashed, now);
+        if flow == Flow::Paused {
+            ran = Ran::Held(cmd);
+        } else if flow == Flow::Blocked {
+            ran = Ran::Stop;
+        }
+    }
+    // What the command sent its own client (its outbox) follows its reply from here on.
+    let slot = srv.clients.put_back(t, slot);
+    if matches!(ran, Ran::Next) {
+        if obuf::output_over_limit(&srv.config, &mut slot.client, slot.out.len(), now) {
+            let disconnections = &mut srv.stats.client_outbuf_limit_disconnections;
+            obuf::close_for_limit(t, &mut slot.client, &mut srv.to_close, disconnections);
+            ran = Ran::Stop;
+        } else if slot.client.close_after_reply {
+            ran = Ran::Stop;
+        }
+    }
+    srv.to_write.push(t);
+    ran
 }
 
 /// Keys beyond what parsing hashed (MSET with many pairs): hash and prefetch them here.

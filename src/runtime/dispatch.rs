@@ -145,7 +145,9 @@ pub fn execute_looked_up(
     }
     // maxmemory (server::evict): evict before every command while a limit is set; when
     // nothing more can be evicted, refuse the commands that may grow memory.
-    if srv.config.maxmemory_bytes != 0 {
+    // (Not while a script keeps the server busy, as in Valkey: its allow-busy commands
+    // run as they are.)
+    if srv.config.maxmemory_bytes != 0 && srv.busy_error().is_none() {
         use crate::server::evict;
         let outcome = evict::perform_evictions(srv, now_ms);
         srv.pre_command_oom = outcome == evict::Outcome::Failed;
@@ -223,6 +225,17 @@ pub fn execute_looked_up(
         finish_reply_mode(slot, reply_mark);
         return Flow::Continue;
     }
+    // A script past busy-reply-threshold (`server::script_run`): only the commands
+    // flagged allow-busy run meanwhile.
+    if let Some(e) = srv.busy_error() {
+        if cmd.flags & flag::ALLOW_BUSY == 0 {
+            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::Script(e));
+            reply_error(srv, slot, &e);
+            finish_reply_mode(slot, reply_mark);
+            return Flow::Continue;
+        }
+    }
     // The primary's stream is never paused (CLIENT PAUSE, FAILOVER).
     if srv.pause.any() && !from_primary {
         // EXEC is a write when one of its queued commands is.
@@ -291,7 +304,7 @@ pub fn call(
         if !srv.monitors.is_empty() && !slot.client.unblocking {
             feed_monitors(srv, token, slot, argv, now_ms);
         }
-        script_failed = crate::runtime::script::run(srv, token, slot, &req, now_ms);
+        script_failed = crate::runtime::script::run(srv, token, slot, &req, argv, now_ms);
     }
     let duration_us = started.elapsed().as_micros() as u64;
 
@@ -364,7 +377,11 @@ pub fn call(
             Flow::Blocked
         }
         _ => {
-            if srv.blocking.has_ready() && !slot.client.unblocking && !slot.client.in_exec {
+            if srv.blocking.has_ready()
+                && !slot.client.unblocking
+                && !slot.client.in_exec
+                && srv.busy_error().is_none()
+            {
                 // After the outermost command only (serving runs commands itself). This
                 // client is lent out of the table meanwhile (what the served clients send it
                 // waits in its outbox); it is not blocked, so no waiter needs it.

@@ -16,7 +16,7 @@ use crate::io_threads::{Pool, Worker};
 use crate::resp::parse::ParseLimits;
 use crate::resp::parse::ProtoError;
 use crate::resp::reply::{Proto, Reply};
-use crate::runtime::batch::{Batcher, CMDS_PER_TURN_MAX};
+use crate::runtime::batch::{Batcher, Ran, CMDS_PER_TURN_MAX};
 use crate::runtime::conn::{Conn, ReadOutcome, Sock, IOBUF_LEN};
 use crate::runtime::cron;
 use crate::runtime::io_slots::{IoSlot, IoSlots};
@@ -34,6 +34,8 @@ use crate::util::clock::now_ms;
 const PRIMARY_READS_PER_EVENT: usize = 64;
 /// Events handled per poll.
 const EVENTS_MAX: usize = 1024;
+/// Events handled per turn served while a script keeps the server busy.
+const BUSY_EVENTS_MAX: usize = 256;
 
 /// How long a busy loop may hold the replicas' small stream writes back (see
 /// [`EventLoop::order_replica_writes`]).
@@ -45,15 +47,24 @@ const REPLICA_HOLD_BYTES: usize = 8192;
 const PENDING_CMDS_MAX: usize = CMDS_PER_TURN_MAX;
 
 pub struct EventLoop {
-    poll: Poll,
     pub srv: ServerState,
-    scratch: Vec<u8>,
+    net: Net,
     next_cron_ms: i64,
+    batcher: Batcher,
+}
+
+/// Everything of the event loop but the server state: the poll, the connections and the
+/// lists of clients in each stage of a turn. Kept apart from [`ServerState`] so that while
+/// a batch runs (and borrows the server state), a script that takes long can still serve
+/// other clients through it (`runtime::busy`).
+pub(crate) struct Net {
+    poll: Poll,
+    scratch: Vec<u8>,
     /// Clients to read again next turn without waiting for an event: their socket was not
     /// drained (fairness cap, or their parsed-command queue was full).
     again: Vec<usize>,
     /// Replicas whose small stream output waits for the next turn (see
-    /// [`EventLoop::order_replica_writes`]).
+    /// [`Net::order_replica_writes`]).
     held_replicas: Vec<usize>,
     /// This turn brought events (a busy loop), so the next turn comes at once.
     turn_busy: bool,
@@ -63,11 +74,15 @@ pub struct EventLoop {
     ready: Vec<usize>,
     /// Clients with commands held back by CLIENT PAUSE.
     paused: Vec<usize>,
-    batcher: Batcher,
     /// The I/O threads (io-threads > 1).
     io: Option<Pool<IoJob, IoDone>>,
     /// Each client's connection and parsed commands, by token.
-    conns: IoSlots,
+    pub(crate) conns: IoSlots,
+    /// Clients with commands in the batch now running (`runtime::batch`): while a script
+    /// keeps the server busy they are left alone (their commands run in order, after it).
+    pub(crate) in_flight: Vec<usize>,
+    /// Clients left unread while a script kept the server busy: read next turn.
+    pub(crate) deferred: Vec<usize>,
 }
 
 impl EventLoop {
@@ -89,21 +104,21 @@ impl EventLoop {
                 crate::replication::replica::set_primary(&mut srv, host, port, now_ms());
             }
         }
-        Ok(EventLoop {
+        let net = Net {
             poll,
-            srv,
             scratch: vec![0; IOBUF_LEN],
-            next_cron_ms: 0,
             again: Vec::new(),
             held_replicas: Vec::new(),
             turn_busy: false,
             last_replica_write: Instant::now(),
             ready: Vec::new(),
             paused: Vec::new(),
-            batcher: Batcher::default(),
             io,
             conns: IoSlots::default(),
-        })
+            in_flight: Vec::new(),
+            deferred: Vec::new(),
+        };
+        Ok(EventLoop { srv, net, next_cron_ms: 0, batcher: Batcher::default() })
     }
 
     /// Run until SHUTDOWN.
@@ -112,93 +127,266 @@ impl EventLoop {
         let mut readable: Vec<usize> = Vec::new();
         let mut writable: Vec<usize> = Vec::new();
         loop {
-            cron::before_sleep_expire(&mut self.srv, now_ms());
+            let (srv, net) = (&mut self.srv, &mut self.net);
+            cron::before_sleep_expire(srv, now_ms());
             // Invalidations of keys changed by time events (BCAST announcements too) go out
             // next turn without sleeping first (they are queued for writing).
-            crate::server::tracking::before_sleep(&mut self.srv);
+            crate::server::tracking::before_sleep(srv);
             crate::memory::publish();
             let now = now_ms();
-            let wake_ms = match self.srv.blocking.next_timeout() {
+            let wake_ms = match srv.blocking.next_timeout() {
                 Some(t) => t.min(self.next_cron_ms),
                 None => self.next_cron_ms,
             };
             let timeout_ms =
-                if self.has_pending_work() { 0 } else { (wake_ms - now).clamp(0, 1000) as u64 };
-            match self.poll.poll(&mut events, Some(Duration::from_millis(timeout_ms))) {
+                if net.has_pending_work(srv) { 0 } else { (wake_ms - now).clamp(0, 1000) as u64 };
+            match net.poll.poll(&mut events, Some(Duration::from_millis(timeout_ms))) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
             readable.clear();
             writable.clear();
-            readable.append(&mut self.again);
-            self.turn_busy = !events.is_empty() || !readable.is_empty();
-            for ev in events.iter() {
-                let Token(t) = ev.token();
-                if let Some(which) = crate::runtime::listener::of(&self.srv).which(t) {
-                    self.accept_all(which);
-                    continue;
-                }
-                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                    readable.push(t);
-                }
-                if ev.is_writable() {
-                    writable.push(t);
-                }
-            }
+            readable.append(&mut net.again);
+            net.turn_busy = !events.is_empty() || !readable.is_empty();
+            net.sort_events(srv, &events, &mut readable, &mut writable);
             for &t in &writable {
-                self.write_client(t);
+                net.write_client(srv, t);
             }
-            self.read_clients(&readable);
-            self.resume_paused();
+            net.read_clients(srv, &readable);
+            net.resume_paused(srv);
             // WAITs first: their time-out answers the replicas that acknowledged.
-            crate::replication::primary::serve_waiters(&mut self.srv, now_ms());
-            crate::server::unblock::expire_timeouts(&mut self.srv, now_ms());
-            self.ready.append(&mut self.srv.unblocked);
+            crate::replication::primary::serve_waiters(srv, now_ms());
+            crate::server::unblock::expire_timeouts(srv, now_ms());
+            net.ready.append(&mut srv.unblocked);
             self.execute_ready();
-            self.ready.append(&mut self.srv.unblocked);
-            crate::server::tracking::before_sleep(&mut self.srv);
-            crate::replication::primary::before_replies(&mut self.srv, now_ms());
-            if let Some(a) = crate::replication::replica::poll(&mut self.srv, now_ms()) {
-                self.attach_primary(a);
+            let (srv, net) = (&mut self.srv, &mut self.net);
+            net.ready.append(&mut srv.unblocked);
+            crate::server::tracking::before_sleep(srv);
+            crate::replication::primary::before_replies(srv, now_ms());
+            if let Some(a) = crate::replication::replica::poll(srv, now_ms()) {
+                net.attach_primary(srv, a);
             }
-            crate::persist::aof::before_replies(&mut crate::persist::store(&mut self.srv));
-            self.flush_writes();
-            self.close_pending();
+            crate::persist::aof::before_replies(&mut crate::persist::store(srv));
+            net.flush_writes(srv);
+            net.close_pending(srv);
             let now = now_ms();
             if now >= self.next_cron_ms {
-                cron::run(&mut self.srv, now);
+                cron::run(srv, now);
                 // What the time events fed (expired keys' removals, pings) reaches the
                 // replicas this turn.
-                crate::replication::primary::before_replies(&mut self.srv, now);
-                self.next_cron_ms = now + 1000 / self.srv.hz.max(1) as i64;
-                self.close_pending();
+                crate::replication::primary::before_replies(srv, now);
+                self.next_cron_ms = now + 1000 / srv.hz.max(1) as i64;
+                net.close_pending(srv);
             }
-            if let Some(_mode) = self.srv.shutdown {
+            if let Some(_mode) = srv.shutdown {
                 // SHUTDOWN has stopped the RDB child and made the final save
                 // (`persist::save::prepare_shutdown`), where a failure could still be
                 // answered; the AOF's last writes reach the disk here.
-                crate::persist::aof::on_shutdown(&mut crate::persist::store(&mut self.srv));
-                self.flush_writes();
+                crate::persist::aof::on_shutdown(&mut crate::persist::store(srv));
+                net.flush_writes(srv);
                 return Ok(());
             }
         }
     }
 
-    fn has_pending_work(&self) -> bool {
+    /// Execute every ready client's pending commands in batches, then answer protocol
+    /// errors whose preceding commands have all run, and keep leftovers for the next turn.
+    fn execute_ready(&mut self) {
+        let (srv, net) = (&mut self.srv, &mut self.net);
+        if net.ready.is_empty() {
+            return;
+        }
+        let mut ready = std::mem::take(&mut net.ready);
+        ready.sort_unstable();
+        ready.dedup();
+        // On a replica the primary's stream runs first: what clients read in this batch is
+        // as up to date as what has arrived.
+        if let Some(p) = crate::replication::replica::primary_token(srv) {
+            if let Some(i) = ready.iter().position(|&t| t == p) {
+                ready[..=i].rotate_right(1);
+            }
+        }
+        self.batcher.run(srv, net, &ready);
+        // Clients left unread while a script kept the server busy.
+        net.again.append(&mut net.deferred);
+        for &t in &ready {
+            if srv.blocking.is_blocked(t) {
+                continue; // Its queued commands wait until it is served or times out.
+            }
+            let Some(slot) = srv.clients.get_mut(t) else { continue };
+            let Some(io) = net.conns.get_mut(t) else { continue };
+            if io.pending.is_empty() {
+                if io.proto_error.is_some() {
+                    net.answer_protocol_error(srv, t);
+                }
+                // The queue drained: parse what may be left in the query buffer (it was
+                // full), from the next turn's read.
+                continue;
+            }
+            if slot.client.close_after_reply || slot.client.close_asap {
+                io.pending.clear();
+            } else if srv.pause.any() {
+                net.paused.push(t);
+            } else {
+                net.ready.push(t);
+            }
+        }
+        ready.clear();
+        if !net.paused.is_empty() {
+            net.paused.sort_unstable();
+            net.paused.dedup();
+            srv.pause.held_clients = net.paused.len();
+        }
+        if net.ready.is_empty() {
+            net.ready = ready;
+        }
+    }
+}
+
+impl Net {
+    /// One turn of the event loop while a script keeps the server busy (see
+    /// `runtime::busy`): new connections are accepted, and the clients that have nothing in
+    /// the running batch are read and answered (dispatch runs the allow-busy commands and
+    /// answers BUSY to the others). Clients with commands in the batch, blocked and paused
+    /// clients and the primary's stream are read after the batch.
+    pub(crate) fn serve_busy(&mut self, srv: &mut ServerState) {
+        let mut events = Events::with_capacity(BUSY_EVENTS_MAX);
+        match self.poll.poll(&mut events, Some(Duration::ZERO)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+        let mut readable = std::mem::take(&mut self.again);
+        let mut writable = Vec::new();
+        self.sort_events(srv, &events, &mut readable, &mut writable);
+        let primary = crate::replication::replica::primary_token(srv);
+        let (in_flight, paused, deferred) = (&self.in_flight, &self.paused, &mut self.deferred);
+        readable.retain(|&t| {
+            let later = in_flight.contains(&t)
+                || paused.contains(&t)
+                || srv.blocking.is_blocked(t)
+                || Some(t) == primary;
+            if later {
+                deferred.push(t);
+            }
+            !later
+        });
+        for &t in &writable {
+            self.write_client(srv, t);
+        }
+        self.read_clients(srv, &readable);
+        let ready = std::mem::take(&mut self.ready);
+        for &t in &ready {
+            self.run_pending(srv, t);
+        }
+        if !self.paused.is_empty() {
+            self.paused.sort_unstable();
+            self.paused.dedup();
+            srv.pause.held_clients = self.paused.len();
+        }
+        if srv.shutdown.is_some() {
+            // SHUTDOWN NOSAVE (which left the script's writes out of the AOF's feed).
+            crate::persist::aof::on_shutdown(&mut crate::persist::store(srv));
+            crate::runtime::busy::exit_now(srv);
+        }
+        // Replies and closes of the batch's clients wait for the batch.
+        let in_flight = &self.in_flight;
+        let mut later_writes = Vec::new();
+        srv.to_write.retain(|t| {
+            let later = in_flight.contains(t);
+            if later {
+                later_writes.push(*t);
+            }
+            !later
+        });
+        let mut later_closes = Vec::new();
+        srv.to_close.retain(|t| {
+            let later = in_flight.contains(t);
+            if later {
+                later_closes.push(*t);
+            }
+            !later
+        });
+        self.flush_writes(srv);
+        self.close_pending(srv);
+        srv.to_write.append(&mut later_writes);
+        srv.to_close.append(&mut later_closes);
+    }
+
+    /// Runs every parsed command of client `t` (while busy: see [`Net::serve_busy`]).
+    fn run_pending(&mut self, srv: &mut ServerState, t: usize) {
+        loop {
+            let Some(io) = self.conns.get_mut(t) else { return };
+            let Some(cmd) = io.pending.pop_front() else {
+                if io.proto_error.is_some() {
+                    self.answer_protocol_error(srv, t);
+                }
+                return;
+            };
+            match crate::runtime::batch::execute_one(srv, t, cmd) {
+                Ran::Next => {}
+                Ran::Stop => {
+                    let closing = srv
+                        .clients
+                        .get(t)
+                        .is_some_and(|s| s.client.close_after_reply || s.client.close_asap);
+                    if closing {
+                        if let Some(io) = self.conns.get_mut(t) {
+                            io.pending.clear();
+                        }
+                    }
+                    return;
+                }
+                Ran::Held(cmd) => {
+                    if let Some(io) = self.conns.get_mut(t) {
+                        io.pending.push_front(cmd);
+                    }
+                    self.paused.push(t);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Sorts a poll's events: new connections are accepted at once, clients' sockets go to
+    /// `readable` and `writable`.
+    fn sort_events(
+        &mut self,
+        srv: &mut ServerState,
+        events: &Events,
+        readable: &mut Vec<usize>,
+        writable: &mut Vec<usize>,
+    ) {
+        for ev in events.iter() {
+            let Token(t) = ev.token();
+            if let Some(which) = crate::runtime::listener::of(srv).which(t) {
+                self.accept_all(srv, which);
+                continue;
+            }
+            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                readable.push(t);
+            }
+            if ev.is_writable() {
+                writable.push(t);
+            }
+        }
+    }
+
+    fn has_pending_work(&self, srv: &ServerState) -> bool {
         // Output queued by a time event (a keyspace notification of an expired key) is
         // written next turn without sleeping first.
         !self.again.is_empty()
             || !self.ready.is_empty()
-            || !self.srv.to_write.is_empty()
+            || !srv.to_write.is_empty()
             || !self.held_replicas.is_empty()
     }
 
-    fn accept_all(&mut self, which: usize) {
+    fn accept_all(&mut self, srv: &mut ServerState, which: usize) {
         loop {
             let now = now_ms();
-            match crate::runtime::listener::of(&self.srv).accept(which) {
-                Ok(Some(acc)) => self.add_client(acc, now),
+            match crate::runtime::listener::of(&*srv).accept(which) {
+                Ok(Some(acc)) => self.add_client(srv, acc, now),
                 Ok(None) => break,
                 Err(e) => {
                     warn!("Accepting client connection: {e}");
@@ -208,8 +396,8 @@ impl EventLoop {
         }
     }
 
-    fn add_client(&mut self, acc: Accepted, now: i64) {
-        let srv = &mut self.srv;
+    fn add_client(&mut self, srv: &mut ServerState, acc: Accepted, now: i64) {
+        let srv = &mut *srv;
         // As Valkey: a refused connection counts in rejected_connections only.
         let refusal = if srv.clients.count >= srv.config.maxclients as usize {
             Some("-ERR max number of clients reached\r\n")
@@ -239,21 +427,26 @@ impl EventLoop {
         }
         let mut client = Client::new(0, acc.addr, acc.laddr, acc.fd, acc.unix, now);
         client.authenticated = srv.config.requirepass.is_empty();
-        self.register(Conn::new(sock), client);
+        self.register(srv, Conn::new(sock), client);
     }
 
     /// Puts a new client in the table under the next client id, and its connection under
     /// mio; its token, or None (logged) when mio refused it.
-    fn register(&mut self, mut conn: Conn, mut client: Client) -> Option<usize> {
-        client.id = self.srv.next_client_id;
-        self.srv.next_client_id += 1;
+    fn register(
+        &mut self,
+        srv: &mut ServerState,
+        mut conn: Conn,
+        mut client: Client,
+    ) -> Option<usize> {
+        client.id = srv.next_client_id;
+        srv.next_client_id += 1;
         let slot = Box::new(Slot::new(client, Reply::new(Proto::Resp2)));
-        let token = self.srv.clients.insert(slot);
+        let token = srv.clients.insert(slot);
         if let Err(e) =
             self.poll.registry().register(conn.sock.source(), Token(token), Interest::READABLE)
         {
             warn!("Registering client: {e}");
-            self.srv.clients.remove(token);
+            srv.clients.remove(token);
             return None;
         }
         self.conns.insert(token, IoSlot::new(conn));
@@ -263,7 +456,7 @@ impl EventLoop {
     /// Registers the socket of our primary, after its handshake, as the primary's client:
     /// the stream it sends runs as its commands; bytes read past the snapshot are parsed
     /// first.
-    fn attach_primary(&mut self, a: crate::replication::replica::Attach) {
+    fn attach_primary(&mut self, srv: &mut ServerState, a: crate::replication::replica::Attach) {
         use std::os::fd::AsRawFd;
         if let Err(e) = a.stream.set_nonblocking(true) {
             warn!("Primary link: {e}");
@@ -279,45 +472,45 @@ impl EventLoop {
         let mut conn = Conn::new(Sock::Tcp(mio::net::TcpStream::from_std(a.stream)));
         conn.reads_per_event = PRIMARY_READS_PER_EVENT;
         conn.qbuf.extend_from_slice(&a.leftover);
-        let Some(token) = self.register(conn, client) else { return };
-        crate::replication::replica::attached(&mut self.srv, token);
+        let Some(token) = self.register(srv, conn, client) else { return };
+        crate::replication::replica::attached(&mut *srv, token);
         self.again.push(token);
     }
 
     /// Read and parse every readable client: on the I/O threads when there are some and
     /// more than one client to serve, else here.
-    fn read_clients(&mut self, tokens: &[usize]) {
+    fn read_clients(&mut self, srv: &mut ServerState, tokens: &[usize]) {
         if self.io.is_some() && tokens.len() > 1 {
-            self.read_clients_threaded(tokens);
+            self.read_clients_threaded(srv, tokens);
         } else {
             for &t in tokens {
-                self.read_client(t);
+                self.read_client(srv, t);
             }
         }
     }
 
-    fn read_limits(&self, slot: &Slot) -> (usize, ParseLimits) {
-        let qlimit = (self.srv.config.client_query_buffer_limit as usize).max(1);
+    fn read_limits(srv: &ServerState, slot: &Slot) -> (usize, ParseLimits) {
+        let qlimit = (srv.config.client_query_buffer_limit as usize).max(1);
         let plimits = ParseLimits {
-            bulk_len_max: self.srv.config.proto_max_bulk_len as usize,
+            bulk_len_max: srv.config.proto_max_bulk_len as usize,
             authenticated: slot.client.authenticated,
         };
         (qlimit, plimits)
     }
 
-    fn read_client(&mut self, token: usize) {
-        let Some(slot) = self.srv.clients.lend(token) else {
+    fn read_client(&mut self, srv: &mut ServerState, token: usize) {
+        let Some(slot) = srv.clients.lend(token) else {
             return;
         };
         let Some(io) = self.conns.get_mut(token) else {
-            self.srv.clients.put_back(token, slot);
+            srv.clients.put_back(token, slot);
             return;
         };
         let Some(mut conn) = io.conn.take() else {
-            self.srv.clients.put_back(token, slot);
+            srv.clients.put_back(token, slot);
             return;
         };
-        let (qlimit, plimits) = self.read_limits(&slot);
+        let (qlimit, plimits) = Net::read_limits(srv, &slot);
         let io = self.conns.get_mut(token).expect("checked above");
         let room = PENDING_CMDS_MAX.saturating_sub(io.pending.len());
         let outcome = read_some(&mut conn, &mut self.scratch, qlimit, room);
@@ -326,20 +519,20 @@ impl EventLoop {
             let room = PENDING_CMDS_MAX.saturating_sub(io.pending.len());
             capped = parse_into(&mut conn, &plimits, room, &mut io.pending, &mut io.proto_error);
         }
-        self.finish_read(token, slot, conn, outcome, capped);
+        self.finish_read(srv, token, slot, conn, outcome, capped);
     }
 
     /// Hand every readable connection to the I/O threads, then take the results back.
-    fn read_clients_threaded(&mut self, tokens: &[usize]) {
+    fn read_clients_threaded(&mut self, srv: &mut ServerState, tokens: &[usize]) {
         let mut sent = 0;
         for &t in tokens {
-            if self.srv.clients.get_mut(t).is_none() {
+            if srv.clients.get_mut(t).is_none() {
                 continue;
             }
             let Some(io) = self.conns.get_mut(t) else { continue };
             let Some(conn) = io.conn.take() else { continue };
             let room = PENDING_CMDS_MAX.saturating_sub(io.pending.len());
-            let (qlimit, plimits) = self.read_limits(self.srv.clients.get(t).expect("present"));
+            let (qlimit, plimits) = Net::read_limits(srv, srv.clients.get(t).expect("present"));
             let io = self.io.as_mut().expect("threaded path");
             io.submit(IoJob::Read { token: t, conn, qlimit, plimits, room });
             sent += 1;
@@ -349,8 +542,8 @@ impl EventLoop {
             let Some(IoDone::Read { token, conn, outcome, cmds, error, capped }) = io.recv() else {
                 unreachable!("only read jobs are in flight");
             };
-            self.srv.stats.io_threaded_reads += 1;
-            let Some(slot) = self.srv.clients.lend(token) else {
+            srv.stats.io_threaded_reads += 1;
+            let Some(slot) = srv.clients.lend(token) else {
                 continue;
             };
             let io = self.conns.get_mut(token).expect("an I/O slot per client");
@@ -358,7 +551,7 @@ impl EventLoop {
             if io.proto_error.is_none() {
                 io.proto_error = error;
             }
-            self.finish_read(token, slot, conn, outcome, capped);
+            self.finish_read(srv, token, slot, conn, outcome, capped);
         }
     }
 
@@ -366,22 +559,23 @@ impl EventLoop {
     /// and put the connection back (or close it).
     fn finish_read(
         &mut self,
+        srv: &mut ServerState,
         token: usize,
         mut slot: Box<Slot>,
         conn: Conn,
         outcome: io::Result<ReadOutcome>,
         capped: bool,
     ) {
-        let qlimit = (self.srv.config.client_query_buffer_limit as usize).max(1);
+        let qlimit = (srv.config.client_query_buffer_limit as usize).max(1);
         let mut closed = false;
         let mut again = capped;
         match outcome {
             Ok(ReadOutcome::Data { n, more }) => {
-                self.account_input(&mut slot, n);
+                self.account_input(srv, &mut slot, n);
                 again |= more;
             }
             Ok(ReadOutcome::Closed(n)) => {
-                self.account_input(&mut slot, n);
+                self.account_input(srv, &mut slot, n);
                 closed = true;
             }
             Err(_) => closed = true,
@@ -396,80 +590,30 @@ impl EventLoop {
                     "Closing client that reached max query buffer length: id={} addr={}",
                     slot.client.id, slot.client.addr
                 );
-                self.srv.stats.client_qbuf_limit_disconnections += 1;
+                srv.stats.client_qbuf_limit_disconnections += 1;
                 closed = true;
             }
         }
         slot.client.qbuf_len = conn.qbuf.len();
         slot.client.qbuf_cap = conn.qbuf.capacity();
         io.conn = Some(conn);
-        self.srv.clients.put_back(token, slot);
+        srv.clients.put_back(token, slot);
         if closed {
-            self.close_client(token);
+            self.close_client(srv, token);
         } else if again {
             self.again.push(token);
         }
     }
 
-    fn account_input(&mut self, slot: &mut Slot, n: usize) {
-        self.srv.stats.net_input_bytes += n as u64;
+    fn account_input(&mut self, srv: &mut ServerState, slot: &mut Slot, n: usize) {
+        srv.stats.net_input_bytes += n as u64;
         slot.client.tot_net_in += n as u64;
-    }
-
-    /// Execute every ready client's pending commands in batches, then answer protocol
-    /// errors whose preceding commands have all run, and keep leftovers for the next turn.
-    fn execute_ready(&mut self) {
-        if self.ready.is_empty() {
-            return;
-        }
-        let mut ready = std::mem::take(&mut self.ready);
-        ready.sort_unstable();
-        ready.dedup();
-        // On a replica the primary's stream runs first: what clients read in this batch is
-        // as up to date as what has arrived.
-        if let Some(p) = crate::replication::replica::primary_token(&self.srv) {
-            if let Some(i) = ready.iter().position(|&t| t == p) {
-                ready[..=i].rotate_right(1);
-            }
-        }
-        self.batcher.run(&mut self.srv, &mut self.conns, &ready);
-        for &t in &ready {
-            if self.srv.blocking.is_blocked(t) {
-                continue; // Its queued commands wait until it is served or times out.
-            }
-            let Some(slot) = self.srv.clients.get_mut(t) else { continue };
-            let Some(io) = self.conns.get_mut(t) else { continue };
-            if io.pending.is_empty() {
-                if io.proto_error.is_some() {
-                    self.answer_protocol_error(t);
-                }
-                // The queue drained: parse what may be left in the query buffer (it was
-                // full), from the next turn's read.
-                continue;
-            }
-            if slot.client.close_after_reply || slot.client.close_asap {
-                io.pending.clear();
-            } else if self.srv.pause.any() {
-                self.paused.push(t);
-            } else {
-                self.ready.push(t);
-            }
-        }
-        ready.clear();
-        if !self.paused.is_empty() {
-            self.paused.sort_unstable();
-            self.paused.dedup();
-            self.srv.pause.held_clients = self.paused.len();
-        }
-        if self.ready.is_empty() {
-            self.ready = ready;
-        }
     }
 
     /// Reply the client's protocol error (its earlier commands have all run) and close it
     /// once the reply is written.
-    fn answer_protocol_error(&mut self, t: usize) {
-        let Some(mut slot) = self.srv.clients.lend(t) else { return };
+    fn answer_protocol_error(&mut self, srv: &mut ServerState, t: usize) {
+        let Some(mut slot) = srv.clients.lend(t) else { return };
         let error = self.conns.get_mut(t).and_then(|io| io.proto_error.take());
         if let Some(e) = error {
             let msg = e.message();
@@ -479,28 +623,28 @@ impl EventLoop {
                 slot.client.id,
                 slot.client.addr
             );
-            crate::server::calls::reply_error_text(&mut self.srv, &mut slot, &msg);
+            crate::server::calls::reply_error_text(&mut *srv, &mut slot, &msg);
             slot.client.close_after_reply = true;
-            self.srv.to_write.push(t);
+            srv.to_write.push(t);
         }
-        self.srv.clients.put_back(t, slot);
+        srv.clients.put_back(t, slot);
     }
 
     /// When CLIENT PAUSE has ended, run the commands it held back.
-    fn resume_paused(&mut self) {
+    fn resume_paused(&mut self, srv: &mut ServerState) {
         if self.paused.is_empty() {
             return;
         }
-        if self.srv.pause.holds(now_ms()) {
+        if srv.pause.holds(now_ms()) {
             return;
         }
         self.ready.append(&mut self.paused);
-        self.srv.pause.held_clients = 0;
+        srv.pause.held_clients = 0;
     }
 
-    fn write_client(&mut self, token: usize) {
-        if self.srv.clients.get_mut(token).is_some() {
-            self.srv.to_write.push(token);
+    fn write_client(&mut self, srv: &mut ServerState, token: usize) {
+        if srv.clients.get_mut(token).is_some() {
+            srv.to_write.push(token);
         }
     }
 
@@ -519,15 +663,15 @@ impl EventLoop {
     /// counted in packets (BBR's on loopback is a handful) with small ones, after which the
     /// kernel holds the stream back until acknowledgements come: the replica falls behind by
     /// milliseconds at the tail. Measured in the README (issue 16).
-    fn order_replica_writes(&mut self, tokens: &mut Vec<usize>) {
-        let Some(r) = crate::replication::peek(&*self.srv.repl) else { return };
+    fn order_replica_writes(&mut self, srv: &mut ServerState, tokens: &mut Vec<usize>) {
+        let Some(r) = crate::replication::peek(&srv.repl) else { return };
         if r.replicas.is_empty() {
             return;
         }
         let hold = self.turn_busy
             && r.waiters.is_empty()
             && self.last_replica_write.elapsed() < Duration::from_micros(REPLICA_HOLD_US);
-        let (clients, held) = (&self.srv.clients, &mut self.held_replicas);
+        let (clients, held) = (&srv.clients, &mut self.held_replicas);
         let mut writes = false;
         tokens.retain(|&t| {
             if r.replica(t).is_none() {
@@ -551,15 +695,15 @@ impl EventLoop {
 
     /// Write every client's pending replies: one write attempt per client per turn, on the
     /// I/O threads when there are some and more than one client to write to.
-    fn flush_writes(&mut self) {
-        let mut tokens = std::mem::take(&mut self.srv.to_write);
+    fn flush_writes(&mut self, srv: &mut ServerState) {
+        let mut tokens = std::mem::take(&mut srv.to_write);
         tokens.append(&mut self.held_replicas);
         tokens.sort_unstable();
         tokens.dedup();
-        self.order_replica_writes(&mut tokens);
+        self.order_replica_writes(srv, &mut tokens);
         let conns = &self.conns;
         tokens.retain(|&t| {
-            self.srv.clients.get_mut(t).is_some_and(|s| {
+            srv.clients.get_mut(t).is_some_and(|s| {
                 conns.get(t).is_some_and(|io| io.conn.is_some())
                     && !s.client.close_asap
                     && !s.held
@@ -568,7 +712,7 @@ impl EventLoop {
         });
         // A file to send ahead of the replies (a replica's RDB) is read and written here.
         tokens.retain(|&t| {
-            let slot = self.srv.clients.get_mut(t).expect("retained above");
+            let slot = srv.clients.get_mut(t).expect("retained above");
             if slot.preamble.is_none() {
                 return true;
             }
@@ -585,13 +729,13 @@ impl EventLoop {
                     };
                 }
             }
-            self.finish_write(t, result);
+            self.finish_write(srv, t, result);
             false
         });
         if self.io.is_some() && tokens.len() > 1 {
             let mut sent = 0;
             for &t in &tokens {
-                let slot = self.srv.clients.get_mut(t).expect("retained above");
+                let slot = srv.clients.get_mut(t).expect("retained above");
                 let conn = self.conns.get_mut(t).and_then(|io| io.conn.take());
                 let conn = conn.expect("retained above");
                 let out = std::mem::take(&mut slot.out);
@@ -604,37 +748,37 @@ impl EventLoop {
                 let Some(IoDone::Write { token, conn, out, sent, result }) = io.recv() else {
                     unreachable!("only write jobs are in flight");
                 };
-                self.srv.stats.io_threaded_writes += 1;
-                let slot = self.srv.clients.get_mut(token).expect("slots stay while writing");
+                srv.stats.io_threaded_writes += 1;
+                let slot = srv.clients.get_mut(token).expect("slots stay while writing");
                 slot.out = out;
                 slot.sent = sent;
                 self.conns.get_mut(token).expect("an I/O slot per client").conn = Some(conn);
-                self.finish_write(token, result);
+                self.finish_write(srv, token, result);
             }
         } else {
             for &t in &tokens {
-                let slot = self.srv.clients.get_mut(t).expect("retained above");
+                let slot = srv.clients.get_mut(t).expect("retained above");
                 let io = self.conns.get_mut(t).expect("retained above");
                 let conn = io.conn.as_mut().expect("retained above");
                 let result = conn.write_pending(&slot.out, &mut slot.sent);
-                self.finish_write(t, result);
+                self.finish_write(srv, t, result);
             }
         }
         tokens.clear();
         // Clients whose write yielded (finish_write queued them again) go first next turn.
-        let again = std::mem::replace(&mut self.srv.to_write, tokens);
-        self.srv.to_write.extend(again);
+        let again = std::mem::replace(&mut srv.to_write, tokens);
+        srv.to_write.extend(again);
     }
 
     /// After a write attempt: account, reset a drained buffer, follow writability.
-    fn finish_write(&mut self, t: usize, result: io::Result<usize>) {
-        let slot = self.srv.clients.get_mut(t).expect("written client is present");
+    fn finish_write(&mut self, srv: &mut ServerState, t: usize, result: io::Result<usize>) {
+        let slot = srv.clients.get_mut(t).expect("written client is present");
         let conn = self.conns.get_mut(t).and_then(|io| io.conn.as_mut());
         let conn = conn.expect("written connection is back");
         let mut close = false;
         match result {
             Ok(n) => {
-                self.srv.stats.net_output_bytes += n as u64;
+                srv.stats.net_output_bytes += n as u64;
                 slot.client.tot_net_out += n as u64;
             }
             Err(_) => close = true,
@@ -654,7 +798,7 @@ impl EventLoop {
         if !done && !close && conn.write_yielded {
             // The socket is still writable, so no event will say so: retry next turn (the
             // loop does not sleep while writes are queued).
-            self.srv.to_write.push(t);
+            srv.to_write.push(t);
         }
         // `Slot::want_write` says whether WRITABLE interest is registered (CLIENT LIST shows
         // it too).
@@ -669,27 +813,27 @@ impl EventLoop {
             let _ = self.poll.registry().reregister(conn.sock.source(), Token(t), interest);
         }
         if close {
-            self.srv.to_close.push(t);
+            srv.to_close.push(t);
         }
     }
 
-    fn close_pending(&mut self) {
-        while let Some(t) = self.srv.to_close.pop() {
-            self.close_client(t);
+    fn close_pending(&mut self, srv: &mut ServerState) {
+        while let Some(t) = srv.to_close.pop() {
+            self.close_client(srv, t);
         }
     }
 
-    fn close_client(&mut self, token: usize) {
-        let Some(mut slot) = self.srv.clients.remove(token) else { return };
+    fn close_client(&mut self, srv: &mut ServerState, token: usize) {
+        let Some(mut slot) = srv.clients.remove(token) else { return };
         if let Some(mut conn) = self.conns.remove(token).and_then(|io| io.conn) {
             let _ = self.poll.registry().deregister(conn.sock.source());
         }
-        self.srv.monitors.retain(|&m| m != token);
-        self.srv.blocking.unblock(token);
-        crate::server::multi::client_closed(&mut self.srv, token, &mut slot.client);
-        self.srv.pubsub.remove_client(token, &mut slot.client.subs);
-        crate::server::tracking::client_closed(&mut self.srv, &mut slot.client);
-        crate::replication::primary::client_closed(&mut self.srv, token, now_ms());
+        srv.monitors.retain(|&m| m != token);
+        srv.blocking.unblock(token);
+        crate::server::multi::client_closed(&mut *srv, token, &mut slot.client);
+        srv.pubsub.remove_client(token, &mut slot.client.subs);
+        crate::server::tracking::client_closed(&mut *srv, &mut slot.client);
+        crate::replication::primary::client_closed(&mut *srv, token, now_ms());
     }
 }
 

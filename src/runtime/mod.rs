@@ -5,6 +5,7 @@
 
 pub mod banner;
 pub mod batch;
+pub mod busy;
 pub mod conn;
 pub mod cron;
 pub mod daemon;

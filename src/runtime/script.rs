@@ -24,6 +24,7 @@ use crate::resp::reply::{Proto, Reply};
 use crate::runtime::dispatch;
 use crate::scripting::{self, Call, Host, Request};
 use crate::server::client::Client;
+use crate::server::script_run::ScriptRun;
 use crate::server::state::{ServerState, Slot};
 
 /// The script client's id until its first run (it is in no client table); each run gives it
@@ -51,6 +52,8 @@ struct ScriptHost<'a> {
     /// script), not before the script.
     oom_per_command: bool,
     reply: Vec<u8>,
+    /// The command running the script.
+    argv: &'a [Bytes],
 }
 
 impl ScriptHost<'_> {
@@ -78,10 +81,19 @@ impl ScriptHost<'_> {
         if self.read_only && (cmd.is_write() || may_replicate) {
             return Some(CmdError::Script(ScriptError::WriteFromReadOnly));
         }
-        if cmd.is_write() && self.srv.is_replica && self.srv.config.replication.replica_read_only {
+        // Once the script has written, the checks on the server's state no longer refuse
+        // its writes (it cannot be stopped half-way), as in Valkey; nor are the primary's.
+        let run = self.srv.script_run.as_ref();
+        let unchecked = run.is_some_and(|r| r.wrote || r.from_primary);
+        if cmd.is_write()
+            && !unchecked
+            && self.srv.is_replica
+            && self.srv.config.replication.replica_read_only
+        {
             return Some(CmdError::ReadOnlyReplica);
         }
         if self.oom_per_command
+            && !unchecked
             && self.srv.config.maxmemory_bytes != 0
             && cmd.flags & flag::DENYOOM != 0
             && self.srv.pre_command_oom
@@ -121,6 +133,11 @@ impl Host for ScriptHost<'_> {
                 return &self.reply;
             }
         };
+        if cmd.is_write() {
+            if let Some(run) = self.srv.script_run.as_mut() {
+                run.wrote = true;
+            }
+        }
         self.slot.out.clear();
         self.slot.out.proto = if resp3 { Proto::Resp3 } else { Proto::Resp2 };
         let flow = dispatch::call(
@@ -163,6 +180,55 @@ impl Host for ScriptHost<'_> {
     fn log(&mut self, level: u8, msg: &[u8]) {
         scripting::log_line(level, msg);
     }
+
+    fn interrupts(&self) -> bool {
+        self.srv.config.busy_reply_threshold_ms > 0
+    }
+
+    fn interrupt(&mut self) -> bool {
+        let threshold = self.srv.config.busy_reply_threshold_ms;
+        let Some(run) = self.srv.script_run.as_mut() else { return false };
+        if run.killed {
+            return killed(run);
+        }
+        if !run.timed_out {
+            let elapsed = run.duration_ms();
+            if elapsed < threshold {
+                return false;
+            }
+            run.timed_out = true;
+            run.argv = self.argv.to_vec();
+            let kill = if run.eval { "SCRIPT KILL" } else { "FUNCTION KILL" };
+            tracing::warn!(
+                "Slow script detected: still in execution after {elapsed} milliseconds. You \
+                 can try killing the script using the {kill} command. Script name is: {}.",
+                script_name(run)
+            );
+        }
+        crate::runtime::busy::serve(self.srv);
+        self.srv.script_run.as_ref().is_some_and(|r| r.killed && killed(r))
+    }
+}
+
+/// Logs that the script is being stopped, as Valkey logs it each time; true.
+fn killed(run: &ScriptRun) -> bool {
+    let kill = if run.eval { "SCRIPT KILL" } else { "FUNCTION KILL" };
+    tracing::info!("Script killed by user with {kill}.");
+    true
+}
+
+/// A script's name in the log: the function's, or the SHA1 of an EVAL script's body.
+fn script_name(run: &ScriptRun) -> String {
+    let Some(arg) = run.argv.get(1) else { return String::new() };
+    if !run.eval {
+        return String::from_utf8_lossy(arg).into_owned();
+    }
+    if run.argv[0].eq_ignore_ascii_case(b"evalsha")
+        || run.argv[0].eq_ignore_ascii_case(b"evalsha_ro")
+    {
+        return String::from_utf8_lossy(arg).to_ascii_lowercase();
+    }
+    crate::util::sha1::hex(&crate::util::sha1::sha1(arg))
 }
 
 /// Runs the script `req` for the client in `slot` and writes its reply; returns whether
@@ -172,6 +238,7 @@ pub fn run(
     token: usize,
     slot: &mut Slot,
     req: &Request,
+    argv: &[Bytes],
     now_ms: i64,
 ) -> bool {
     let vm = if req.is_function { srv.functions.vm.clone() } else { srv.scripts.vm.clone() };
@@ -183,11 +250,14 @@ pub fn run(
     // The slow log names the caller for the commands of its script.
     script_slot.client.addr.clone_from(&slot.client.addr);
     script_slot.client.name.clone_from(&slot.client.name);
+    let aof_mark = srv.feed.buf.len();
     let wrap = !srv.feed.wrapping();
     if wrap {
         srv.feed.exec_begin();
     }
     let errors_before = srv.stats.total_error_replies;
+    let from_primary = slot.client.kind == crate::server::client::ClientKind::Primary;
+    srv.script_run = Some(ScriptRun::new(!req.is_function, from_primary, aof_mark));
     let outcome = {
         let mut host = ScriptHost {
             srv,
@@ -197,11 +267,13 @@ pub fn run(
             read_only: req.read_only,
             oom_per_command: req.flags.eval_compat,
             reply: Vec::new(),
+            argv,
         };
         let call = if req.is_function { Call::Function(&req.func) } else { Call::Eval(&req.func) };
         scripting::run(&vm, call, &req.keys, &req.args, &mut host, &mut slot.out)
     };
     srv.feed.muted = 0;
+    let errors_of_others = srv.script_run.take().map_or(0, |r| r.errors_of_others);
     if wrap {
         srv.feed.exec_end();
     }
@@ -222,5 +294,5 @@ pub fn run(
         }
     }
     // Valkey's rule: a call that produced any error reply (its commands' included) failed.
-    srv.stats.total_error_replies != errors_before
+    srv.stats.total_error_replies - errors_of_others != errors_before
 }

@@ -34,6 +34,7 @@ pub mod convert;
 pub mod eval;
 pub mod fastcall;
 pub mod functions;
+pub mod interrupt;
 
 pub mod lib_bit;
 pub mod lib_cjson;
@@ -62,6 +63,13 @@ pub trait Host {
     fn acl_check(&mut self, argv: &[Bytes]) -> Option<bool>;
     /// `server.log(level, msg)`.
     fn log(&mut self, level: u8, msg: &[u8]);
+    /// Whether the run is to be interrupted now and then ([`interrupt`]): when
+    /// `busy-reply-threshold` is set.
+    fn interrupts(&self) -> bool;
+    /// Called every [`interrupt::HOOK_INSTRUCTIONS`] instructions of a run that
+    /// [`Host::interrupts`]: the host may serve other clients; true stops the script (it
+    /// was killed).
+    fn interrupt(&mut self) -> bool;
 }
 
 /// The state of the script now running, reachable from the `server.*` functions.
@@ -69,6 +77,8 @@ pub struct RunCtx<'a> {
     pub host: &'a mut dyn Host,
     /// `server.setresp(3)` was called: replies of `server.call` come as RESP3 values.
     pub resp3: bool,
+    /// A function runs (else an EVAL script): the kill error names FUNCTION KILL.
+    pub is_function: bool,
 }
 
 thread_local! {
@@ -132,6 +142,8 @@ pub struct Vm {
     /// Lua's own `xpcall`.
     xpcall: Function,
     calls: std::rc::Rc<Cell<u32>>,
+    /// The interpreter's main state, where scripts run (for the hook of `interrupt`).
+    main: *mut mlua::ffi::lua_State,
 }
 
 /// Valkey steps the collector every this many script calls.
@@ -154,7 +166,12 @@ impl Vm {
             .set_name(sandbox::INTERNAL_CHUNK)
             .eval()?;
         let xpcall = sandbox::backing(&lua)?.raw_get("xpcall")?;
-        Ok(Vm { lua, handler, protect, fcall, xpcall, calls: Default::default() })
+        let mut main = std::ptr::null_mut();
+        // SAFETY: the closure only records the state it runs on: outside any callback,
+        // mlua runs it (and every call of a script) on the interpreter's main state, which
+        // lives as long as `lua`.
+        unsafe { lua.exec_raw::<()>((), |l| main = l)? };
+        Ok(Vm { lua, handler, protect, fcall, xpcall, calls: Default::default(), main })
     }
 
     /// Bytes the interpreter holds.
@@ -266,7 +283,10 @@ fn run_inner(
 ) -> mlua::Result<(bool, Value, bool)> {
     let lua = &vm.lua;
     let (keys_t, args_t) = keys_and_args(lua, keys, args)?;
-    let mut ctx = RunCtx { host, resp3: false };
+    let is_function = matches!(call, Call::Function(_));
+    // SAFETY: `vm.main` is the main state of `vm.lua`, which outlives the guard.
+    let _armed = host.interrupts().then(|| unsafe { interrupt::Armed::new(vm.main) });
+    let mut ctx = RunCtx { host, resp3: false, is_function };
     let (ok, value): (bool, Value) = {
         let _published = Published::new(&mut ctx);
         match call {

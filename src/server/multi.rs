@@ -118,14 +118,17 @@ pub fn rejected<H: Copy>(
     cmd: Option<&Command<H>>,
     e: CmdError,
 ) -> CmdError {
-    if client.multi.is_none() {
-        return e;
-    }
+    // EXEC refused is EXECABORT, in a transaction or not (as Valkey's `rejectCommand`).
     if cmd.is_some_and(|c| c.name == "exec") {
-        discard(srv, token, client);
+        if client.multi.is_some() {
+            discard(srv, token, client);
+        }
         let text = e.to_string();
         let why = text.strip_prefix("ERR ").unwrap_or(&text);
         return CmdError::Multi(MultiError::ExecAbortBecause(why.to_string()));
+    }
+    if client.multi.is_none() {
+        return e;
     }
     if let Some(t) = client.multi.as_deref_mut() {
         t.aborted = true;

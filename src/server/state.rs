@@ -522,9 +522,17 @@ pub struct ServerState {
     pub pre_command_oom: bool,
     /// The client scripts run their commands as (`runtime::script`), kept between runs.
     pub script_client: Option<Box<Slot>>,
+    /// The script running now (see `server::script_run`); None between scripts.
+    pub script_run: Option<crate::server::script_run::ScriptRun>,
 }
 
 impl ServerState {
+    /// While a script keeps the server busy (past `busy-reply-threshold`), the error the
+    /// commands not flagged allow-busy get.
+    pub fn busy_error(&self) -> Option<crate::spec::error::ScriptError> {
+        self.script_run.as_ref().filter(|r| r.timed_out).map(|r| r.busy_error())
+    }
+
     pub fn new(config: Config, config_file: Option<PathBuf>, now_ms: i64) -> ServerState {
         let dbs = (0..config.databases.max(1)).map(|_| Db::new()).collect();
         let hz = config.hz;
@@ -579,6 +587,7 @@ impl ServerState {
                 .expect("the Lua interpreter starts"),
             pre_command_oom: false,
             script_client: None,
+            script_run: None,
         };
         srv.refresh_removal_log();
         srv

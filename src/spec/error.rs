@@ -693,6 +693,14 @@ pub enum ScriptError {
     WriteFromReadOnly,
     /// `-NOTBUSY No scripts in execution right now.`
     NotBusy,
+    /// A command refused while an EVAL script keeps the server busy.
+    BusyEval,
+    /// A command refused while a function keeps the server busy.
+    BusyFunction,
+    /// SCRIPT KILL or FUNCTION KILL of a script that has written.
+    UnkillableWrote,
+    /// SCRIPT KILL or FUNCTION KILL of a script the primary sent.
+    UnkillableFromPrimary,
 }
 
 impl fmt::Display for ScriptError {
@@ -714,6 +722,23 @@ impl fmt::Display for ScriptError {
                 "ERR Write commands are not allowed from read-only scripts."
             }
             ScriptError::NotBusy => "NOTBUSY No scripts in execution right now.",
+            ScriptError::BusyEval => {
+                "BUSY Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN \
+                 NOSAVE."
+            }
+            ScriptError::BusyFunction => {
+                "BUSY Valkey is busy running a script. You can only call FUNCTION KILL or \
+                 SHUTDOWN NOSAVE."
+            }
+            ScriptError::UnkillableWrote => {
+                "UNKILLABLE Sorry the script already executed write commands against the \
+                 dataset. You can either wait the script termination or kill the server in a \
+                 hard way using the SHUTDOWN NOSAVE command."
+            }
+            ScriptError::UnkillableFromPrimary => {
+                "UNKILLABLE The busy script was sent by a master instance in the context of \
+                 replication and cannot be killed."
+            }
         })
     }
 }
