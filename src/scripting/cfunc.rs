@@ -22,7 +22,7 @@
 //! Lua frame (Lua 5.1 runs C functions without a tail call) and the position it reports is
 //! the script's line, as in Valkey. The protected call costs a `setjmp` per call.
 //!
-//! This is one of the two places with `unsafe` code in the scripting engine: the C closure
+//! This is one of the places with `unsafe` code in the scripting engine: the C closure
 //! works on the raw `lua_State` with Lua's C API, as mlua's own trampolines do.
 
 use std::os::raw::c_int;

@@ -16,8 +16,8 @@
 //! rather than returning null (mlua's), new tables have no metamethods, and each level of
 //! a reply checks the stack room it needs first.
 //!
-//! This is the second of the two places with `unsafe` code in the scripting engine (the
-//! other is `cfunc`).
+//! This is one of the places with `unsafe` code in the scripting engine (the others are
+//! `cfunc`, `interrupt`, and the main state's pointer taken in `Vm::with_api`).
 
 use std::os::raw::{c_char, c_int};
 

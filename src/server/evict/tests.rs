@@ -57,9 +57,12 @@ fn allkeys_lru_evicts_the_longest_idle_keys() {
     assert_eq!(evicted.len(), 200);
     let mean = evicted.iter().sum::<usize>() / evicted.len();
     // Random choice would average 1000; the pool, fed 5 samples per eviction, keeps the
-    // mean around 300-400 (measured over 100 runs: 298-413, the newest evicted key 1477).
+    // mean around 300-400 (measured over 100 runs: 298-413). The newest key evicted varies
+    // with the process's hash seed: over 700 runs at most 1504 (median 513), and once in a
+    // CI run above 1600. Random choice would evict one of the 200 newest keys with
+    // probability 1 - 0.9^200, all but certain; the pool almost never does.
     assert!(mean < 500, "evicted keys should be the idle ones, mean index {mean}");
-    assert!(evicted.iter().all(|&i| i < 1600), "one of the newest keys was evicted");
+    assert!(evicted.iter().all(|&i| i < 1800), "one of the newest keys was evicted");
     assert_eq!(dbs[0].stats.evicted_keys, evicted.len() as u64);
 }
 
