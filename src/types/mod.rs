@@ -6,5 +6,6 @@ pub mod intset;
 pub mod list;
 pub mod listpack;
 pub mod set;
+pub mod stream;
 pub mod string;
 pub mod zset;

@@ -1,0 +1,3 @@
+//! Streams (issue 18): under construction. Entry ids for now.
+
+pub mod id;
