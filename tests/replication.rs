@@ -848,6 +848,16 @@ fn primary_killed_during_a_full_sync(mode: &str) {
     wait_until(10, "the full sync to start", || {
         info_int(&mut p, "replication", "connected_slaves") == 1
     });
+    // The transfer under way (bytes read), or already over: killed before its first byte,
+    // the primary would leave even flush-before-load's old data in place.
+    wait_until(10, "the snapshot's first bytes", || {
+        let info = r.cmd(&["INFO", "replication"]).as_str();
+        info.contains("master_link_status:up")
+            || info.lines().any(|l| {
+                l.strip_prefix("master_sync_read_bytes:")
+                    .is_some_and(|n| n.parse::<i64>().is_ok_and(|n| n > 0))
+            })
+    });
     primary.child.kill().unwrap();
     primary.child.wait().unwrap();
     wait_until(10, "the link down", || {
