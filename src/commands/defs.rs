@@ -5,7 +5,7 @@
 use crate::commands::table::Command;
 use crate::commands::{
     aof_cmd, client_cmd, command, config_cmd, connection, dump, function_cmd, hash, info, keyspace,
-    list, persist_cmd, pubsub, repl_cmd, script_cmd, server_cmd, set, sort, string, zset,
+    list, persist_cmd, pubsub, repl_cmd, script_cmd, server_cmd, set, sort, stream, string, zset,
 };
 
 pub static FAMILIES: &[&[Command]] = &[
@@ -14,6 +14,7 @@ pub static FAMILIES: &[&[Command]] = &[
     list::COMMANDS,
     set::COMMANDS,
     zset::COMMANDS,
+    stream::COMMANDS,
     sort::COMMANDS,
     keyspace::COMMANDS,
     dump::COMMANDS,

@@ -33,6 +33,7 @@ pub mod script_cmd;
 pub mod server_cmd;
 pub mod set;
 pub mod sort;
+pub mod stream;
 pub mod string;
 pub mod tracking_cmd;
 pub mod zset;
@@ -95,6 +96,9 @@ pub struct Ctx<'a> {
     /// start-up, and on a replica (its primary decides when keys expire), as Valkey's
     /// `checkAlreadyExpired`.
     pub keep_past_expiry: bool,
+    /// The command comes from our primary or from the AOF (Valkey's `mustObeyClient`):
+    /// what it says was already decided (stream trims apply no work limit).
+    pub obeyed: bool,
     /// The server's generator, for random choices (SPOP, SRANDMEMBER, RANDOMKEY...).
     pub rng: &'a mut Rng,
     /// The propagation feed, for [`Ctx::propagate_as`].
@@ -141,7 +145,21 @@ pub fn with_ctx<R>(
 ) -> R {
     let ServerState { dbs, config, loading, is_replica, rng, feed, to_close, .. } = srv;
     let keep_past_expiry = *loading || *is_replica;
-    f(&mut Ctx { dbs, config, client, out, now_ms, slot, keep_past_expiry, rng, feed, to_close })
+    // While loading, only the AOF runs commands.
+    let obeyed = *loading || client.kind == crate::server::client::ClientKind::Primary;
+    f(&mut Ctx {
+        dbs,
+        config,
+        client,
+        out,
+        now_ms,
+        slot,
+        keep_past_expiry,
+        obeyed,
+        rng,
+        feed,
+        to_close,
+    })
 }
 
 impl Ctx<'_> {

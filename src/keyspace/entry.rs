@@ -15,7 +15,8 @@
 //!            4   key length is a u32 after the expire fields (key_len byte unused)
 //!            5   "raw" string: OBJECT ENCODING reports raw (APPEND, SETRANGE, or too long
 //!                for Valkey's embstr with this key and TTL when built; see `encoding`)
-//!            6-7 aggregate kind (hash, list, set, zset) when the encoding is 3
+//!            5-7 instead, when the encoding is 3: the aggregate kind (hash, list, set,
+//!                zset, stream; a string flag has no meaning for an aggregate)
 //! ```
 //!
 //! - **Inline string** (up to [`INLINE_VALUE_MAX`] bytes): the bytes follow the key; `val_len`
@@ -24,7 +25,7 @@
 //! - **Heap string**: an 8-byte pointer after the key to a [`HeapStr`]: `[len: u64][cap: u64]
 //!   [bytes]`, one allocation with spare room for edits (layout and growth in `heap_str`).
 //! - **Aggregate**: an 8-byte pointer after the key to the boxed hash, list, set or sorted set
-//!   (`types::agg`); its kind is in tag bits 6-7, so no per-object type word is needed.
+//!   (`types::agg`); its kind is in tag bits 5-7, so no per-object type word is needed.
 //!
 //! Multi-byte fields are read and written unaligned (the entry is a byte array; x86-64 and
 //! aarch64 load unaligned words at full speed).
@@ -87,7 +88,9 @@ const F_EXPIRE_LONG: u8 = 1 << 3;
 const F_KEY_LONG: u8 = 1 << 4;
 const F_RAW: u8 = 1 << 5;
 const ENC_AGG: u8 = 3;
-const KIND_SHIFT: u8 = 6;
+const KIND_SHIFT: u8 = 5;
+/// The kind's bits, once shifted down.
+const KIND_MASK: u8 = 0b111;
 /// Expire times below this fit in 6 bytes.
 const SHORT_EXPIRE_LIMIT: i64 = 1 << 48;
 
@@ -449,7 +452,7 @@ impl KeyEntry {
             return None;
         }
         let vo = self.shape().value_offset();
-        Some((Kind::from_bits(tag >> KIND_SHIFT), self.heap_ptr(vo).as_ptr()))
+        Some((Kind::from_bits((tag >> KIND_SHIFT) & KIND_MASK), self.heap_ptr(vo).as_ptr()))
     }
 
     /// The aggregate this entry holds, if any.
@@ -473,7 +476,7 @@ impl KeyEntry {
     fn take_agg(&mut self) -> Option<Agg> {
         let (kind, ptr) = self.agg_raw()?;
         let vo = self.shape().value_offset();
-        let tag = (self.tag() & !(ENC_MASK | (3 << KIND_SHIFT))) | ENC_INT;
+        let tag = (self.tag() & !(ENC_MASK | (KIND_MASK << KIND_SHIFT))) | ENC_INT;
         self.write(0, &[tag]);
         self.write(vo, &0i64.to_le_bytes());
         // SAFETY: the pointer came from `Agg::into_raw` of this kind; the entry no longer
@@ -507,7 +510,8 @@ impl KeyEntry {
     /// would not have fitted an embstr; under a new key (RENAME, COPY) it is also set when
     /// the value does not fit with that key.
     pub fn rebuilt(&mut self, key: &[u8], at: Option<i64>) -> KeyEntry {
-        let (lru, raw) = (self.lru(), self.tag() & F_RAW != 0);
+        // The raw flag is a string's (an aggregate's kind uses that bit).
+        let (lru, raw) = (self.lru(), self.is_str() && self.tag() & F_RAW != 0);
         let same_key = self.key() == key;
         let mut n = match (self.take_agg(), self.take_heap()) {
             (Some(a), _) => KeyEntry::new(key, NewValue::Agg(a), at, lru),
@@ -516,7 +520,7 @@ impl KeyEntry {
         };
         if raw {
             n.set_raw();
-        } else if same_key {
+        } else if same_key && n.is_str() {
             let t = n.tag() & !F_RAW;
             n.write(0, &[t]);
         }
@@ -667,6 +671,7 @@ impl KeyEntry {
 
     /// Mark a string as `raw` for OBJECT ENCODING (it was modified in place).
     pub fn set_raw(&mut self) {
+        assert!(self.is_str(), "only a string can be raw");
         let t = self.tag() | F_RAW;
         self.write(0, &[t]);
     }

@@ -13,6 +13,7 @@ use std::fmt;
 use crate::types::hash::HashObj;
 use crate::types::list::ListObj;
 use crate::types::set::SetObj;
+use crate::types::stream::StreamObj;
 use crate::types::zset::ZSetObj;
 
 // Every key of an aggregate type pays for its object's box, so the object itself must stay
@@ -35,7 +36,7 @@ const _: () = assert!(
     "ZSetObj must be at most 16 bytes: box the large encoding (every zset key pays for it)"
 );
 
-/// Which aggregate type an entry points to (two tag bits in the entry).
+/// Which aggregate type an entry points to (three tag bits in the entry).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
@@ -43,16 +44,19 @@ pub enum Kind {
     List = 1,
     Set = 2,
     ZSet = 3,
+    Stream = 4,
 }
 
 impl Kind {
-    /// The kind stored in two tag bits.
+    /// The kind stored in the entry's tag bits.
     pub fn from_bits(bits: u8) -> Kind {
-        match bits & 3 {
+        match bits {
             0 => Kind::Hash,
             1 => Kind::List,
             2 => Kind::Set,
-            _ => Kind::ZSet,
+            3 => Kind::ZSet,
+            4 => Kind::Stream,
+            _ => panic!("corrupt aggregate kind {bits}"),
         }
     }
 
@@ -63,6 +67,7 @@ impl Kind {
             Kind::List => "list",
             Kind::Set => "set",
             Kind::ZSet => "zset",
+            Kind::Stream => "stream",
         }
     }
 }
@@ -124,6 +129,7 @@ typed!(HashObj, Hash);
 typed!(ListObj, List);
 typed!(SetObj, Set);
 typed!(ZSetObj, ZSet);
+typed!(StreamObj, Stream);
 
 /// An owned aggregate.
 #[derive(Clone)]
@@ -132,6 +138,7 @@ pub enum Agg {
     List(Box<ListObj>),
     Set(Box<SetObj>),
     ZSet(Box<ZSetObj>),
+    Stream(Box<StreamObj>),
 }
 
 /// A borrowed aggregate.
@@ -141,6 +148,7 @@ pub enum AggRef<'a> {
     List(&'a ListObj),
     Set(&'a SetObj),
     ZSet(&'a ZSetObj),
+    Stream(&'a StreamObj),
 }
 
 /// A mutably borrowed aggregate.
@@ -149,6 +157,7 @@ pub enum AggMut<'a> {
     List(&'a mut ListObj),
     Set(&'a mut SetObj),
     ZSet(&'a mut ZSetObj),
+    Stream(&'a mut StreamObj),
 }
 
 /// Calls `$f` on the typed object inside any of the three enums.
@@ -159,6 +168,7 @@ macro_rules! each {
             Self::List($x) => $f,
             Self::Set($x) => $f,
             Self::ZSet($x) => $f,
+            Self::Stream($x) => $f,
         }
     };
 }
@@ -170,6 +180,7 @@ impl Agg {
             Agg::List(_) => Kind::List,
             Agg::Set(_) => Kind::Set,
             Agg::ZSet(_) => Kind::ZSet,
+            Agg::Stream(_) => Kind::Stream,
         }
     }
 
@@ -179,6 +190,7 @@ impl Agg {
             Agg::List(x) => AggRef::List(x),
             Agg::Set(x) => AggRef::Set(x),
             Agg::ZSet(x) => AggRef::ZSet(x),
+            Agg::Stream(x) => AggRef::Stream(x),
         }
     }
 
@@ -200,6 +212,7 @@ impl Agg {
                 Kind::List => Agg::List(Box::from_raw(ptr.cast())),
                 Kind::Set => Agg::Set(Box::from_raw(ptr.cast())),
                 Kind::ZSet => Agg::ZSet(Box::from_raw(ptr.cast())),
+                Kind::Stream => Agg::Stream(Box::from_raw(ptr.cast())),
             }
         }
     }
@@ -219,6 +232,7 @@ impl<'a> AggRef<'a> {
                 Kind::List => AggRef::List(&*ptr.cast()),
                 Kind::Set => AggRef::Set(&*ptr.cast()),
                 Kind::ZSet => AggRef::ZSet(&*ptr.cast()),
+                Kind::Stream => AggRef::Stream(&*ptr.cast()),
             }
         }
     }
@@ -229,6 +243,7 @@ impl<'a> AggRef<'a> {
             AggRef::List(_) => Kind::List,
             AggRef::Set(_) => Kind::Set,
             AggRef::ZSet(_) => Kind::ZSet,
+            AggRef::Stream(_) => Kind::Stream,
         }
     }
 
@@ -237,7 +252,7 @@ impl<'a> AggRef<'a> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        each!(self, x => x.is_empty())
     }
 
     pub fn encoding(&self) -> &'static str {
@@ -251,6 +266,7 @@ impl<'a> AggRef<'a> {
             AggRef::List(_) => std::mem::size_of::<ListObj>(),
             AggRef::Set(_) => std::mem::size_of::<SetObj>(),
             AggRef::ZSet(_) => std::mem::size_of::<ZSetObj>(),
+            AggRef::Stream(_) => std::mem::size_of::<StreamObj>(),
         };
         crate::memory::size_class(boxed) + each!(self, x => x.alloc_bytes())
     }
@@ -265,6 +281,7 @@ impl<'a> AggRef<'a> {
             AggRef::List(x) => Agg::List(Box::new((*x).clone())),
             AggRef::Set(x) => Agg::Set(Box::new((*x).clone())),
             AggRef::ZSet(x) => Agg::ZSet(Box::new((*x).clone())),
+            AggRef::Stream(x) => Agg::Stream(Box::new((*x).clone())),
         }
     }
 }
@@ -282,6 +299,7 @@ impl<'a> AggMut<'a> {
                 Kind::List => AggMut::List(&mut *ptr.cast()),
                 Kind::Set => AggMut::Set(&mut *ptr.cast()),
                 Kind::ZSet => AggMut::ZSet(&mut *ptr.cast()),
+                Kind::Stream => AggMut::Stream(&mut *ptr.cast()),
             }
         }
     }

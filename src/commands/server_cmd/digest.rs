@@ -68,6 +68,7 @@ fn type_code(v: &ValueRef<'_>) -> u32 {
         ValueRef::Agg(AggRef::Set(_)) => 2,
         ValueRef::Agg(AggRef::ZSet(_)) => 3,
         ValueRef::Agg(AggRef::Hash(_)) => 4,
+        ValueRef::Agg(AggRef::Stream(_)) => 6,
     }
 }
 
@@ -85,6 +86,17 @@ fn value(d: &mut Digest, e: &KeyEntry) {
                 mix(&mut pair, &f.to_vec());
                 mix(&mut pair, &v.to_vec());
                 xor(d, &pair);
+            }
+        }
+        ValueRef::Agg(AggRef::Stream(s)) => {
+            use crate::types::stream::StreamId;
+            for e in s.stream.range(StreamId::MIN, StreamId::MAX, false) {
+                let id = e.id();
+                mix(d, format!("{}.{}", id.ms, id.seq).as_bytes());
+                for (f, v) in e.fields() {
+                    mix(d, &f.to_vec());
+                    mix(d, &v.to_vec());
+                }
             }
         }
         ValueRef::Agg(AggRef::ZSet(z)) => z.for_each(|m, score| {

@@ -69,7 +69,42 @@ fn key_commands(buf: &mut Vec<u8>, key: &[u8], v: ValueRef<'_>) {
             });
             batched_by(buf, b"ZADD", key, items.into_iter(), 2)
         }
+        ValueRef::Agg(AggRef::Stream(st)) => stream_commands(buf, key, st),
     }
+}
+
+/// A stream as Valkey rewrites it: an XADD per entry (an empty stream: `XADD key MAXLEN 0
+/// 0-1 x y`), then XSETID with the last id, the entries added and the max deleted id.
+fn stream_commands(buf: &mut Vec<u8>, key: &[u8], st: &crate::types::stream::StreamObj) {
+    use crate::types::stream::StreamId;
+    let s = &st.stream;
+    if s.is_empty() {
+        append_command(buf, &[&b"XADD"[..], key, b"MAXLEN", b"0", b"0-1", b"x", b"y"]);
+    }
+    for e in s.range(StreamId::MIN, StreamId::MAX, false) {
+        let mut argv: Vec<Vec<u8>> = vec![b"XADD".to_vec(), key.to_vec()];
+        argv.push(e.id().to_string().into_bytes());
+        for (f, v) in e.fields() {
+            argv.push(f.to_vec());
+            argv.push(v.to_vec());
+        }
+        append_command(buf, &argv);
+    }
+    let m = s.meta();
+    append_command(
+        buf,
+        &[
+            b"XSETID".to_vec(),
+            key.to_vec(),
+            m.last_id.to_string().into_bytes(),
+            b"ENTRIESADDED".to_vec(),
+            m.entries_added.to_string().into_bytes(),
+            b"MAXDELETEDID".to_vec(),
+            m.max_deleted_id.to_string().into_bytes(),
+        ],
+    );
+    // No group can exist before the group commands (a file with groups is refused).
+    debug_assert!(st.groups().is_none_or(|g| g.is_empty()));
 }
 
 fn batched(buf: &mut Vec<u8>, cmd: &[u8], key: &[u8], items: impl Iterator<Item = Vec<u8>>) {

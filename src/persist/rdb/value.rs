@@ -14,11 +14,20 @@
 //! | hash, hashtable                | 4 HASH                 | count, field/value pairs        |
 //! | sorted set, listpack           | 17 ZSET_LISTPACK       | the listpack bytes as a string  |
 //! | sorted set, skiplist           | 5 ZSET_2               | count, member + binary double   |
+//! | stream                         | 19 STREAM_LISTPACKS_2  | node count, per node its master |
+//! |                                |                        | id (16 bytes) and listpack as   |
+//! |                                |                        | strings; length, last, first    |
+//! |                                |                        | and max deleted ids, entries    |
+//! |                                |                        | added; the consumer groups      |
 //!
 //! A listpack set is written as a plain set: type 20 (SET_LISTPACK) would force RDB 11,
 //! which redis-server 7.0 refuses.
 //!
-//! Read: those types, plus 20 (SET_LISTPACK), 3 (ZSET, scores as strings) and the encodings
+//! A stream is written as type 19, the one RDB 10 has (type 21 adds each consumer's active
+//! time and needs RDB 11).
+//!
+//! Read: those types, plus 20 (SET_LISTPACK), 3 (ZSET, scores as strings), streams of types
+//! 15 and 21 (groups refused for now: they come with the group commands), and the encodings
 //! older versions wrote (types 1, 9, 10, 12, 13, 14: see `legacy`). Every value read is
 //! rebuilt through the type's own insertion API under the configured limits, so a value
 //! lands in the encoding its size calls for and duplicates or malformed data are refused
@@ -37,6 +46,7 @@ use crate::types::intset::Intset;
 use crate::types::list::{End as ListEnd, ListObj, NodeLimit};
 use crate::types::listpack::{Listpack, LpEntry};
 use crate::types::set::{SetLimits, SetObj};
+use crate::types::stream::{Stream, StreamId, StreamMeta, StreamObj};
 use crate::types::string::{StrRef, StrValue};
 use crate::types::zset::{self, ZSetObj};
 
@@ -50,6 +60,11 @@ pub const TYPE_HASH_LISTPACK: u8 = 16;
 pub const TYPE_ZSET_LISTPACK: u8 = 17;
 pub const TYPE_LIST_QUICKLIST_2: u8 = 18;
 pub const TYPE_SET_LISTPACK: u8 = 20;
+/// Streams: Redis 5's, 7.0's (first and max deleted ids, entries added, groups' entries
+/// read) and 7.2's (consumers' active time).
+pub const TYPE_STREAM_LISTPACKS: u8 = 15;
+pub const TYPE_STREAM_LISTPACKS_2: u8 = 19;
+pub const TYPE_STREAM_LISTPACKS_3: u8 = 21;
 /// Valkey 9's hash with per-field expire times: fields, values and expire times (ms, -1 for
 /// none).
 pub const TYPE_HASH_2: u8 = 22;
@@ -142,7 +157,71 @@ pub fn write_keyed_value<W: Write>(
                 result
             }
         },
+        ValueRef::Agg(AggRef::Stream(st)) => {
+            head(w, TYPE_STREAM_LISTPACKS_2, key)?;
+            write_stream(w, st)
+        }
     }
+}
+
+/// A stream's payload (type 19).
+fn write_stream<W: Write>(w: &mut RdbWriter<W>, st: &StreamObj) -> io::Result<()> {
+    let s = &st.stream;
+    w.length(s.node_count() as u64)?;
+    for (master, lp) in s.nodes() {
+        w.string(&master.to_be_bytes())?;
+        w.string(lp.as_bytes())?;
+    }
+    let m = s.meta();
+    w.length(m.length)?;
+    for id in [m.last_id, m.first_id, m.max_deleted_id] {
+        w.length(id.ms)?;
+        w.length(id.seq)?;
+    }
+    w.length(m.entries_added)?;
+    // No group can exist before the group commands (a file with groups is refused).
+    debug_assert!(st.groups().is_none_or(|g| g.is_empty()));
+    w.length(0)
+}
+
+/// A stream's payload (types 15, 19 and 21), its nodes checked as Valkey checks them.
+fn read_stream<R: Read>(r: &mut RdbReader<R>, ty: u8) -> Result<StreamObj, RdbError> {
+    let count = r.length()?;
+    let mut nodes = Vec::new();
+    for _ in 0..count {
+        let key = r.string()?;
+        let key: [u8; 16] = key
+            .try_into()
+            .map_err(|_| corrupt("Stream node key entry is not the size of a stream ID"))?;
+        let lp = read_listpack(r)?;
+        if lp.is_empty() {
+            return Err(corrupt("Empty listpack inside stream"));
+        }
+        nodes.push((StreamId::from_be_bytes(key), lp));
+    }
+    let length = r.length()?;
+    let last_id = StreamId::new(r.length()?, r.length()?);
+    let (first_id, max_deleted_id, entries_added, known_first) = if ty == TYPE_STREAM_LISTPACKS {
+        (StreamId::MIN, StreamId::MIN, length, false)
+    } else {
+        let first = StreamId::new(r.length()?, r.length()?);
+        let max_deleted = StreamId::new(r.length()?, r.length()?);
+        (first, max_deleted, r.length()?, true)
+    };
+    let meta = StreamMeta { length, last_id, first_id, max_deleted_id, entries_added };
+    let mut stream =
+        Stream::from_parts(nodes, meta).map_err(|e| corrupt(format!("bad stream: {e}")))?;
+    if !known_first {
+        stream.set_first_id(stream.first_live_id().unwrap_or(StreamId::MIN));
+    }
+    if r.length()? != 0 {
+        return Err(corrupt(
+            "Stream consumer groups are not supported yet: a stream with groups can't be loaded",
+        ));
+    }
+    let mut obj = StreamObj::new();
+    obj.stream = stream;
+    Ok(obj)
 }
 
 /// A value's type byte and, for a file's key record, the key.
@@ -312,6 +391,9 @@ pub fn read_value_or_empty<R: Read>(
                 pairs.push((entry_bytes(p[0]), score));
             }
             Value::Agg(build_zset(pairs, lim)?.wrap())
+        }
+        TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 | TYPE_STREAM_LISTPACKS_3 => {
+            Value::Agg(read_stream(r, ty)?.wrap())
         }
         other => return Err(corrupt(format!("unsupported object type {other}"))),
     }))
