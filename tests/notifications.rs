@@ -596,6 +596,7 @@ const SET2: &[&[&str]] = &[&["SADD", "s1", "a", "b"], &["SADD", "s2", "b", "c"]]
 const ZSET2: &[&[&str]] = &[&["ZADD", "z1", "1", "a", "2", "b"], &["ZADD", "z2", "1", "b"]];
 const STR: &[&[&str]] = &[&["SET", "k", "10"]];
 const HASH: &[&[&str]] = &[&["HSET", "k", "f", "1"]];
+const STREAM: &[&[&str]] = &[&["XADD", "k", "1-1", "a", "1"], &["XADD", "k", "2-1", "b", "2"]];
 
 fn write_cases() -> Vec<WriteCase> {
     vec![
@@ -678,6 +679,10 @@ fn write_cases() -> Vec<WriteCase> {
         case(ZSET, &["ZREMRANGEBYRANK", "k", "0", "0"]),
         case(ZSET, &["ZREMRANGEBYSCORE", "k", "1", "1"]),
         case(ZSET2, &["ZUNIONSTORE", "k", "2", "z1", "z2"]),
+        case(&[], &["XADD", "k", "*", "f", "v"]),
+        case(STREAM, &["XDEL", "k", "1-1"]),
+        case(STREAM, &["XSETID", "k", "5-5"]),
+        case(STREAM, &["XTRIM", "k", "MAXLEN", "1"]),
     ]
 }
 

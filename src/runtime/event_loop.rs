@@ -291,23 +291,8 @@ impl Net {
             crate::runtime::busy::exit_now(srv);
         }
         // Replies and closes of the batch's clients wait for the batch.
-        let in_flight = &self.in_flight;
-        let mut later_writes = Vec::new();
-        srv.to_write.retain(|t| {
-            let later = in_flight.contains(t);
-            if later {
-                later_writes.push(*t);
-            }
-            !later
-        });
-        let mut later_closes = Vec::new();
-        srv.to_close.retain(|t| {
-            let later = in_flight.contains(t);
-            if later {
-                later_closes.push(*t);
-            }
-            !later
-        });
+        let mut later_writes = set_aside(&mut srv.to_write, &self.in_flight);
+        let mut later_closes = set_aside(&mut srv.to_close, &self.in_flight);
         self.flush_writes(srv);
         self.close_pending(srv);
         srv.to_write.append(&mut later_writes);
@@ -835,6 +820,19 @@ impl Net {
         crate::server::tracking::client_closed(&mut *srv, &mut slot.client);
         crate::replication::primary::client_closed(&mut *srv, token, now_ms());
     }
+}
+
+/// Takes the tokens of `of` out of `list` and returns them.
+fn set_aside(list: &mut Vec<usize>, of: &[usize]) -> Vec<usize> {
+    let mut aside = Vec::new();
+    list.retain(|t| {
+        let later = of.contains(t);
+        if later {
+            aside.push(*t);
+        }
+        !later
+    });
+    aside
 }
 
 /// Parse what the connection's query buffer holds into `pending`, at most `room` commands.

@@ -225,6 +225,16 @@ pub fn fill_rest(c: &mut Client, port: u16, p: &str) {
     assert_eq!(w(c, &["ZREMRANGEBYLEX", &k("r:z3"), "[a", "[b"]), int(2));
     assert_eq!(w(c, &["ZREMRANGEBYRANK", &k("r:z3"), "0", "0"]), int(1));
     assert_eq!(w(c, &["ZREMRANGEBYSCORE", &k("r:z3"), "2", "+inf"]), int(1));
+    // Streams: generated ids and approximate trims are logged as what they did.
+    for i in 0..30 {
+        w(c, &["XADD", &k("r:x"), "MAXLEN", "~", "12", "*", "i", &i.to_string()]);
+    }
+    w(c, &["XADD", &k("r:x"), "9999999999999-*", "f", "v"]);
+    let first =
+        w(c, &["XRANGE", &k("r:x"), "-", "+", "COUNT", "1"]).as_array()[0].as_array()[0].as_str();
+    assert_eq!(w(c, &["XDEL", &k("r:x"), &first]), int(1));
+    w(c, &["XTRIM", &k("r:x"), "MINID", "~", "9999999999999"]);
+    w(c, &["XSETID", &k("r:x"), "10000000000000-0", "ENTRIESADDED", "100"]);
     // Blocking forms served by a later push.
     let r = served(c, port, &["BRPOP", &k("r:bl"), "5"], &["RPUSH", &k("r:bl"), "x1", "x2"]);
     assert_eq!(r, Val::Array(vec![bulk(&k("r:bl")), bulk("x2")]));

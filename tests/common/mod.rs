@@ -503,6 +503,7 @@ pub fn contents(c: &mut Client, key: &str) -> Val {
         "set" => sorted(c.cmd(&["SMEMBERS", key])),
         "list" => c.cmd(&["LRANGE", key, "0", "-1"]),
         "zset" => scores_as_numbers(c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"])),
+        "stream" => c.cmd(&["XRANGE", key, "-", "+"]),
         other => panic!("{key}: type {other}"),
     }
 }

@@ -2,9 +2,10 @@
 //! sequence then defaults to what the command says: 0 for a start, the maximum for an end),
 //! `-` and `+` (the smallest and greatest ids, refused where the form is *strict*), and
 //! `<ms>-*` (XADD: the sequence is to be chosen). Each part is an unsigned 64-bit decimal as
-//! Valkey's `string2ull` reads it (`strtoull`'s leniency included: leading blanks and a
-//! sign).
+//! Valkey's `string2ull` reads it, as a scan cursor is (`args::parse_cursor`: `strtoull`'s
+//! leniency included, leading blanks and a sign).
 
+use crate::commands::args::parse_cursor;
 use crate::commands::CmdError;
 use crate::types::stream::StreamId;
 
@@ -48,37 +49,14 @@ fn parse(a: &[u8], missing_seq: u64, strict: bool) -> Result<IdArg, CmdError> {
         Some(dash) => (&a[..dash], Some(&a[dash + 1..])),
         None => (a, None),
     };
-    let ms = string2ull(ms).ok_or_else(invalid)?;
+    let ms = parse_cursor(ms).ok_or_else(invalid)?;
     Ok(match seq {
         Some(b"*") => IdArg { id: StreamId::new(ms, 0), seq_given: false },
         Some(seq) => {
-            IdArg { id: StreamId::new(ms, string2ull(seq).ok_or_else(invalid)?), seq_given: true }
+            IdArg { id: StreamId::new(ms, parse_cursor(seq).ok_or_else(invalid)?), seq_given: true }
         }
         None => IdArg { id: StreamId::new(ms, missing_seq), seq_given: true },
     })
-}
-
-/// Valkey's `string2ull`: a canonical integer that is not negative, else what `strtoull`
-/// accepts whole (leading blanks, a sign, digits; a minus wraps around; overflow refused).
-fn string2ull(s: &[u8]) -> Option<u64> {
-    if let Some(n) = crate::types::string::parse_i64(s) {
-        return u64::try_from(n).ok();
-    }
-    let mut i =
-        s.iter().position(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))?;
-    let negative = s[i] == b'-';
-    if s[i] == b'-' || s[i] == b'+' {
-        i += 1;
-    }
-    let digits = &s[i..];
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let mut n: u64 = 0;
-    for &d in digits {
-        n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-    }
-    Some(if negative { n.wrapping_neg() } else { n })
 }
 
 #[cfg(test)]

@@ -318,6 +318,17 @@ impl Stream {
         Range::new(&self.nodes, start, end, rev)
     }
 
+    /// The counters consumer groups read (see [`group::StreamInfo`]).
+    pub fn info(&self) -> group::StreamInfo {
+        group::StreamInfo {
+            length: self.length,
+            first_id: self.first_id,
+            last_id: self.last_id,
+            max_deleted_entry_id: self.max_deleted_id,
+            entries_added: self.entries_added,
+        }
+    }
+
     /// Whether a live entry has this id.
     pub fn contains(&self, id: StreamId) -> bool {
         self.range(id, id, false).next().is_some()

@@ -26,6 +26,12 @@ impl StreamObj {
         self.groups.as_deref()
     }
 
+    /// The entries and the groups apart, for group operations that ask whether an entry
+    /// still exists.
+    pub fn parts_mut(&mut self) -> (&Stream, Option<&mut ConsumerGroups>) {
+        (&self.stream, self.groups.as_deref_mut())
+    }
+
     /// The consumer groups, made when needed.
     pub fn groups_mut(&mut self) -> &mut ConsumerGroups {
         self.groups.get_or_insert_with(Default::default)
