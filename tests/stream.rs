@@ -4,6 +4,8 @@
 //! DUMP payloads both ways, and the AOF rewrite.
 
 mod common;
+#[path = "stream/groups.rs"]
+mod groups;
 
 use common::diff::{same_as_valkey_with, Pair};
 use common::{start, start_redis, start_valkey, Client, Server, Val};

@@ -235,6 +235,20 @@ pub fn fill_rest(c: &mut Client, port: u16, p: &str) {
     assert_eq!(w(c, &["XDEL", &k("r:x"), &first]), int(1));
     w(c, &["XTRIM", &k("r:x"), "MINID", "~", "9999999999999"]);
     w(c, &["XSETID", &k("r:x"), "10000000000000-0", "ENTRIESADDED", "100"]);
+    // Consumer groups: deliveries are logged as XCLAIM and XGROUP SETID.
+    let x = k("r:xg");
+    w(c, &["XGROUP", "CREATE", &x, "g", "$", "MKSTREAM"]);
+    for i in 1..=4 {
+        w(c, &["XADD", &x, &format!("{i}-1"), "f", "v"]);
+    }
+    w(c, &["XREADGROUP", "GROUP", "g", "c1", "COUNT", "3", "STREAMS", &x, ">"]);
+    w(c, &["XREADGROUP", "GROUP", "g", "c2", "NOACK", "STREAMS", &x, ">"]);
+    assert_eq!(w(c, &["XACK", &x, "g", "1-1"]), int(1));
+    w(c, &["XCLAIM", &x, "g", "c3", "0", "2-1"]);
+    w(c, &["XDEL", &x, "3-1"]);
+    w(c, &["XAUTOCLAIM", &x, "g", "c4", "0", "0"]);
+    w(c, &["XGROUP", "CREATECONSUMER", &x, "g", "c5"]);
+    w(c, &["XGROUP", "SETID", &x, "g", "2-1"]);
     // Blocking forms served by a later push.
     let r = served(c, port, &["BRPOP", &k("r:bl"), "5"], &["RPUSH", &k("r:bl"), "x1", "x2"]);
     assert_eq!(r, Val::Array(vec![bulk(&k("r:bl")), bulk("x2")]));

@@ -227,7 +227,10 @@ pub fn contents_of(c: &mut Client, key: &[u8]) -> Val {
         "set" => sorted(c.cmd_b(&[b"SMEMBERS", key])),
         "list" => c.cmd_b(&[b"LRANGE", key, b"0", b"-1"]),
         "zset" => common::scores_as_numbers(c.cmd_b(&[b"ZRANGE", key, b"0", b"-1", b"WITHSCORES"])),
-        "stream" => c.cmd_b(&[b"XRANGE", key, b"-", b"+"]),
+        "stream" => Val::Array(vec![
+            c.cmd_b(&[b"XRANGE", key, b"-", b"+"]),
+            c.cmd_b(&[b"XINFO", b"GROUPS", key]),
+        ]),
         other => panic!("{:?}: type {other}", Key(key.to_vec())),
     }
 }
