@@ -142,6 +142,19 @@ const GROUP_COMMANDS: &[&str] = &[
     "XPENDING s g - + x",
     "XPENDING s g - + 10 nobody",
     "XINFO STREAM s FULL X 0",
+    "DEL s",
+    "XGROUP CREATE s g $ MKSTREAM",
+    "XREAD STREAMS s +",
+    "XADD s 5-5 a 1",
+    "XREAD STREAMS s +",
+    "XADD s 6-0 b 1",
+    "XREAD STREAMS s +",
+    "XDEL s 6-0",
+    "XREAD STREAMS s +",
+    "XREAD COUNT 5 STREAMS s +",
+    "XDEL s 5-5",
+    "XREAD STREAMS s +",
+    "XREAD BLOCK 10 STREAMS s +",
 ];
 
 /// Lines whose replies hold times: idle times and unix times are zeroed before comparing.

@@ -134,7 +134,7 @@ fn parse_options<'a>(ctx: &Ctx, argv: &'a [Bytes], group: bool) -> Result<Option
             o.count = usize::try_from(n).unwrap_or(0);
         } else if opt.eq_ignore_ascii_case(b"streams") && more > 0 {
             let n = argv.len() - i - 1;
-            if n % 2 != 0 {
+            if !n.is_multiple_of(2) {
                 let (name, symbol) = if group { ("xreadgroup", '>') } else { ("xread", '$') };
                 return Err(err(&format!(
                     "Unbalanced '{name}' list of streams: for each stream key an ID or '{symbol}' must be specified."
@@ -197,8 +197,9 @@ fn resolve(ctx: &mut Ctx, argv: &[Bytes], o: &Options<'_>) -> Result<Vec<From>, 
             b"$" if grouped => return Err(err(&format!("The $ {MEANINGLESS} $ ID would just return an empty result set."))),
             b"+" if grouped => return Err(err(&format!("The + {MEANINGLESS} + ID would just return an empty result set."))),
             b"$" => From::After(last_id),
-            b"+" if s.is_none() => From::After(StreamId::MIN),
-            b"+" => From::After(last_id.prev().ok_or_else(|| err("the stream last element ID is 0-0"))?),
+            // The last entry: after the id before the last one made (an empty stream that
+            // never had one serves nothing, as in Valkey 9.1).
+            b"+" => From::After(last_id.prev().unwrap_or(StreamId::MIN)),
             b">" if grouped => From::New,
             b">" => {
                 return Err(err(
