@@ -199,6 +199,19 @@ impl Ctx<'_> {
         self.dbs[self.client.db].changed(key, dirty, class, event);
     }
 
+    /// A change to the consumer groups of the stream at `key` (XGROUP, XREADGROUP, XACK,
+    /// XCLAIM, XAUTOCLAIM): see [`Db::group_changed`]. Valkey fails no WATCH and tells no
+    /// tracking client for these, and raises an event only for some (`xgroup-*`).
+    pub fn group_changed(
+        &mut self,
+        key: &[u8],
+        dirty: u64,
+        event: Option<&'static str>,
+        wake: bool,
+    ) {
+        self.dbs[self.client.db].group_changed(key, dirty, event, wake, false);
+    }
+
     /// As [`Ctx::changed`], for a key of database `db` (COPY ... DB, MOVE).
     pub fn changed_in(
         &mut self,

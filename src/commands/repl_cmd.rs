@@ -202,6 +202,7 @@ fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
         keys: Vec::new(),
         timeout_at_ms: deadline_ms,
         on_timeout: TimeoutReply::NullArray,
+        argv: None,
     });
     let w = Waiter { token: ctx.slot, offset, numreplicas: wanted as usize, deadline_ms };
     primary::wait_for(ctx.srv, w);

@@ -167,6 +167,7 @@ fn shutdown(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
             keys: Vec::new(),
             timeout_at_ms: None,
             on_timeout: TimeoutReply::NullArray,
+            argv: None,
         });
     }
     Ok(())

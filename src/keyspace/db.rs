@@ -43,6 +43,11 @@ pub enum KeyEvent {
     Expired,
     /// maxmemory eviction.
     Evicted,
+    /// A change to a stream's consumer groups (XGROUP, XREADGROUP, XACK, XCLAIM...): Valkey
+    /// publishes its event, if any, and wakes blocked readers only where told to, and fails
+    /// WATCH and tells tracking clients only when the key itself was made (XGROUP CREATE
+    /// MKSTREAM): a group change alone does neither.
+    Group { event: Option<&'static str>, wake: bool, modified: bool },
     /// Not a removal: the key was just created (Valkey's `new` event, raised by `dbAdd`).
     /// Logged while `log_created` is set.
     Created,
@@ -540,6 +545,26 @@ impl Db {
         self.pending.changes += 1;
         if self.log_changes {
             self.events.push(key, KeyEvent::Changed { class, event });
+        }
+    }
+
+    /// A change to the consumer groups of the stream at `key` (see [`KeyEvent::Group`]):
+    /// counted as [`Db::changed`] counts (save points, propagation), with the stream event
+    /// `event` if Valkey raises one, waking readers blocked on the key if `wake`, as a
+    /// change of the key itself for WATCH and tracking if `modified`.
+    #[inline]
+    pub fn group_changed(
+        &mut self,
+        key: &[u8],
+        dirty: u64,
+        event: Option<&'static str>,
+        wake: bool,
+        modified: bool,
+    ) {
+        self.pending.dirty += dirty;
+        self.pending.changes += 1;
+        if self.log_changes && (event.is_some() || wake || modified) {
+            self.events.push(key, KeyEvent::Group { event, wake, modified });
         }
     }
 

@@ -369,7 +369,7 @@ pub fn call(
                 keys: req.keys,
                 timeout_at_ms: req.timeout_at_ms,
                 on_timeout: req.on_timeout,
-                argv: argv.to_vec(),
+                argv: req.argv.unwrap_or_else(|| argv.to_vec()),
             };
             srv.blocking.block(token, blocked);
             slot.client.blocked = true;

@@ -15,17 +15,25 @@ use crate::server::blocking::Blocked;
 use crate::server::state::ServerState;
 use crate::types::agg::Kind;
 
-/// The aggregate kind a blocking command pops from.
+/// The aggregate kind a blocking command reads from.
 fn wanted_kind(argv: &[Bytes]) -> Kind {
     if argv[0].len() >= 2 && argv[0][..2].eq_ignore_ascii_case(b"bz") {
         Kind::ZSet
+    } else if argv[0].first().is_some_and(|c| c.eq_ignore_ascii_case(&b'x')) {
+        Kind::Stream
     } else {
         Kind::List
     }
 }
 
-/// Whether `key` of `db` now holds something the blocked command can take.
+/// Whether the blocked command should run again now that `key` of `db` was signaled: the
+/// key holds a value of the type it reads; for XREADGROUP, whatever happened to the key (a
+/// deleted or replaced stream, or a destroyed group, is answered with an error, as Valkey
+/// does).
 fn can_serve(srv: &mut ServerState, db: usize, key: &[u8], b: &Blocked, now_ms: i64) -> bool {
+    if b.argv[0].eq_ignore_ascii_case(b"xreadgroup") {
+        return true;
+    }
     let kind = wanted_kind(&b.argv);
     srv.dbs[db].object(key, now_ms).and_then(|e| e.agg()).is_some_and(|a| a.kind() == kind)
 }
@@ -38,8 +46,10 @@ pub fn serve_ready(srv: &mut ServerState, now_ms: i64) {
         for (db, key) in srv.blocking.take_ready() {
             for t in srv.blocking.waiters(db, &key) {
                 let Some(b) = srv.blocking.get(t) else { continue };
+                // Each waiter is asked (a stream serves every XREAD waiting after an older
+                // id, whatever the first one waits for).
                 if b.db != db || !can_serve(srv, db, &key, &b.clone(), now_ms) {
-                    break;
+                    continue;
                 }
                 let b = srv.blocking.unblock(t).expect("waiter is blocked");
                 run_again(srv, t, &b, now_ms);

@@ -33,6 +33,9 @@ pub struct BlockRequest {
     /// Unix time in ms at which to give up; None waits forever (timeout 0).
     pub timeout_at_ms: Option<i64>,
     pub on_timeout: TimeoutReply,
+    /// The command to run again when a key is ready, if not the one that blocked (XREAD
+    /// replaces its `$` ids by what they stood for).
+    pub argv: Option<Vec<Bytes>>,
 }
 
 /// A parked client.

@@ -220,6 +220,18 @@ impl ServerState {
                     (KeyspaceEvents::EXPIRED, "expired")
                 }
             }
+            KeyEvent::Group { event, wake, modified } => {
+                if wake {
+                    self.blocking.signal(db, key);
+                }
+                if modified {
+                    self.key_modified(db, key);
+                }
+                match event {
+                    Some(event) => (KeyspaceEvents::STREAM, event),
+                    None => return,
+                }
+            }
             // Notes for notifications only.
             KeyEvent::Created => (KeyspaceEvents::NEW, "new"),
             KeyEvent::Missed => (KeyspaceEvents::KEY_MISS, "keymiss"),

@@ -25,7 +25,7 @@ use crate::types::list::{End, ListObj};
 fn block_or_reply(ctx: &mut Ctx, keys: &[Bytes], timeout_at_ms: Option<i64>, now: TimeoutReply) {
     if ctx.can_block() {
         let on_timeout = TimeoutReply::NullArray;
-        ctx.block(BlockRequest { keys: keys.to_vec(), timeout_at_ms, on_timeout });
+        ctx.block(BlockRequest { keys: keys.to_vec(), timeout_at_ms, on_timeout, argv: None });
         return;
     }
     match now {

@@ -23,14 +23,27 @@ fn invalid() -> CmdError {
     CmdError::Other("ERR Invalid stream ID specified as stream command argument".into())
 }
 
-/// An id where `-` and `+` are allowed.
+/// An id where `-` and `+` are allowed (`<ms>-*` is not).
 pub fn parse_id(a: &[u8], missing_seq: u64) -> Result<IdArg, CmdError> {
-    parse(a, missing_seq, false)
+    parse(a, missing_seq, false).and_then(full)
 }
 
-/// An id where `-` and `+` are refused.
+/// An id where `-`, `+` and `<ms>-*` are refused.
 pub fn parse_strict_id(a: &[u8], missing_seq: u64) -> Result<IdArg, CmdError> {
-    parse(a, missing_seq, true)
+    parse(a, missing_seq, true).and_then(full)
+}
+
+/// XADD's id: as [`parse_strict_id`], and `<ms>-*` is allowed.
+pub fn parse_add_id(a: &[u8]) -> Result<IdArg, CmdError> {
+    parse(a, 0, true)
+}
+
+fn full(arg: IdArg) -> Result<IdArg, CmdError> {
+    if arg.seq_given {
+        Ok(arg)
+    } else {
+        Err(invalid())
+    }
 }
 
 fn parse(a: &[u8], missing_seq: u64, strict: bool) -> Result<IdArg, CmdError> {
@@ -74,7 +87,9 @@ mod tests {
         assert_eq!(parse_id(b"-", 0).unwrap().id, StreamId::MIN);
         assert_eq!(parse_id(b"+", 0).unwrap().id, StreamId::MAX);
         assert!(parse_strict_id(b"+", 0).is_err());
-        assert_eq!(parse_strict_id(b"7-*", 0).unwrap(), IdArg { id: id(7, 0), seq_given: false });
+        assert_eq!(parse_add_id(b"7-*").unwrap(), IdArg { id: id(7, 0), seq_given: false });
+        assert!(parse_strict_id(b"7-*", 0).is_err());
+        assert!(parse_id(b"7-*", 0).is_err());
         assert_eq!(parse_id(b"18446744073709551615-0", 0).unwrap().id, id(u64::MAX, 0));
         for bad in [&b"x"[..], b"1-", b"-1", b"1-x", b"18446744073709551616", b"1-2-3", b""] {
             assert!(parse_id(bad, 0).is_err(), "{bad:?}");

@@ -6,10 +6,17 @@
 //! depends on node boundaries, and on LIMIT) as the exact trim it amounted to (`MAXLEN =
 //! <length left>` or `MINID = <first id left>`).
 //!
-//! Consumer groups (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM), XREAD, XINFO
-//! and blocking reads are not built yet; their names answer as unknown commands.
+//! The consumer group commands are in `group_cmd`, XREAD and XREADGROUP in `read`, XINFO in
+//! `info`.
 
+mod group_cmd;
 mod id;
+mod info;
+mod read;
+
+pub use group_cmd::COMMANDS as GROUP_COMMANDS;
+pub use info::COMMANDS as INFO_COMMANDS;
+pub use read::COMMANDS as READ_COMMANDS;
 
 use bytes::Bytes;
 
@@ -23,7 +30,7 @@ use crate::resp::reply::Reply;
 use crate::types::stream::{
     EntryRef, NodeLimits, StreamId, StreamObj, TrimSpec, TrimStrategy, NODE_BYTES_MAX,
 };
-use id::{parse_id, parse_strict_id, IdArg};
+use id::{parse_add_id, parse_id, parse_strict_id, IdArg};
 
 const RW_UPDATE: &[KeySpec] = &[range(RW | UPDATE, 1, 0, 1)];
 const RW_DELETE: &[KeySpec] = &[range(RW | DELETE, 1, 0, 1)];
@@ -113,7 +120,7 @@ fn node_limits(ctx: &Ctx) -> NodeLimits {
     }
 }
 
-fn err(text: &str) -> CmdError {
+pub(super) fn err(text: &str) -> CmdError {
     CmdError::Other(format!("ERR {text}"))
 }
 
@@ -250,7 +257,7 @@ fn xadd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (trim, id_at, nomkstream) = parse_options(ctx, argv, true)?;
     let fields_at = id_at + 1;
     let id_arg = match argv.get(id_at) {
-        Some(a) if &a[..] != b"*" => Some(parse_strict_id(a, 0)?),
+        Some(a) if &a[..] != b"*" => Some(parse_add_id(a)?),
         _ => None,
     };
     if argv.len() < fields_at + 2 || (argv.len() - fields_at) % 2 == 1 {
@@ -331,7 +338,7 @@ fn xrevrange(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 /// An interval bound: `-`, `+`, an id (a missing sequence is `missing_seq`), or `(id`
 /// exclusive.
-fn interval_bound(a: &[u8], missing_seq: u64) -> Result<(StreamId, bool), CmdError> {
+pub(super) fn interval_bound(a: &[u8], missing_seq: u64) -> Result<(StreamId, bool), CmdError> {
     if a.len() > 1 && a[0] == b'(' {
         return Ok((parse_strict_id(&a[1..], missing_seq)?.id, true));
     }
@@ -381,7 +388,7 @@ fn range_command(ctx: &mut Ctx, argv: &[Bytes], rev: bool) -> CmdResult {
 }
 
 /// `[id, [field, value, ...]]`.
-fn reply_entry(out: &mut Reply, e: &EntryRef<'_>) {
+pub(super) fn reply_entry(out: &mut Reply, e: &EntryRef<'_>) {
     out.array(2);
     out.bulk(e.id().to_string().as_bytes());
     out.array(e.len() * 2);

@@ -184,6 +184,7 @@ fn block_or_serve(
         keys: keys.to_vec(),
         timeout_at_ms,
         on_timeout: TimeoutReply::NullArray,
+        argv: None,
     });
     Ok(())
 }

@@ -458,6 +458,11 @@ impl ConsumerGroup {
         self.consumers.by_name.values().map(|&slot| self.consumers.get(slot))
     }
 
+    /// The pending entry of `id`, with its consumer's name.
+    pub fn pending_entry(&self, id: StreamId) -> Option<PendingEntry<'_>> {
+        self.pel.get(&id).map(|nack| self.entry(id, nack))
+    }
+
     /// The group PEL in id order (XINFO STREAM FULL).
     pub fn pending(&self) -> impl Iterator<Item = PendingEntry<'_>> + '_ {
         self.pel.iter().map(|(&id, nack)| self.entry(id, nack))

@@ -7,7 +7,7 @@
 //! the other types never applies here ([`AggType::is_empty`] is false).
 
 use crate::types::agg::{AggType, Kind};
-use crate::types::stream::group::ConsumerGroups;
+use crate::types::stream::group::{ConsumerGroup, ConsumerGroups};
 use crate::types::stream::Stream;
 
 #[derive(Clone, Debug, Default)]
@@ -30,6 +30,11 @@ impl StreamObj {
     /// still exists.
     pub fn parts_mut(&mut self) -> (&Stream, Option<&mut ConsumerGroups>) {
         (&self.stream, self.groups.as_deref_mut())
+    }
+
+    /// The group of that name, if any.
+    pub fn group_mut(&mut self, name: &[u8]) -> Option<&mut ConsumerGroup> {
+        self.groups.as_deref_mut()?.get_mut(name)
     }
 
     /// The consumer groups, made when needed.
