@@ -4,6 +4,8 @@
 //! `SET`, or `RPUSH` / `SADD` / `ZADD` / `HSET` with at most 64 elements each (Valkey's
 //! `AOF_REWRITE_ITEMS_PER_CMD`, so no single command is huge), then `PEXPIREAT` for a key
 //! with an expire time. Scores are written as `%.17g`, which reads back to the same double.
+//! A stream is rebuilt with XADD and XSETID, its consumer groups with XGROUP and XCLAIM
+//! (Valkey's `rewriteStreamObject`).
 
 use std::io::{self, Write};
 
@@ -11,6 +13,8 @@ use crate::keyspace::db::{Db, ObjView};
 use crate::keyspace::value::ValueRef;
 use crate::resp::reply::format_double;
 use crate::types::agg::AggRef;
+use crate::types::stream::group::ConsumerGroup;
+use crate::types::stream::{StreamId, StreamObj};
 use crate::types::string::StrRef;
 
 use crate::server::propagate::append_command;
@@ -73,10 +77,10 @@ fn key_commands(buf: &mut Vec<u8>, key: &[u8], v: ValueRef<'_>) {
     }
 }
 
-/// A stream as Valkey rewrites it: an XADD per entry (an empty stream: `XADD key MAXLEN 0
-/// 0-1 x y`), then XSETID with the last id, the entries added and the max deleted id.
-fn stream_commands(buf: &mut Vec<u8>, key: &[u8], st: &crate::types::stream::StreamObj) {
-    use crate::types::stream::StreamId;
+/// A stream as Valkey's `rewriteStreamObject` writes it: an XADD per entry (an empty stream:
+/// `XADD key MAXLEN 0 0-1 x y`), then XSETID with the last id, the entries added and the max
+/// deleted id, then its consumer groups (see [`group_commands`]).
+fn stream_commands(buf: &mut Vec<u8>, key: &[u8], st: &StreamObj) {
     let s = &st.stream;
     if s.is_empty() {
         append_command(buf, &[&b"XADD"[..], key, b"MAXLEN", b"0", b"0-1", b"x", b"y"]);
@@ -103,8 +107,71 @@ fn stream_commands(buf: &mut Vec<u8>, key: &[u8], st: &crate::types::stream::Str
             m.max_deleted_id.to_string().into_bytes(),
         ],
     );
-    // No group can exist before the group commands (a file with groups is refused).
-    debug_assert!(st.groups().is_none_or(|g| g.is_empty()));
+    if let Some(groups) = st.groups() {
+        for (name, group) in groups.iter() {
+            group_commands(buf, key, name, group);
+        }
+    }
+}
+
+/// One consumer group, as Valkey rewrites it:
+///
+/// ```text
+///   XGROUP CREATE key group last-id ENTRIESREAD n        n = -1 when unknown
+///   per consumer, in name order:
+///     no pending entry:  XGROUP CREATECONSUMER key group consumer
+///     else, per pending id in id order:
+///       XCLAIM key group consumer 0 id TIME delivery-ms RETRYCOUNT count JUSTID FORCE
+/// ```
+///
+/// XCLAIM with FORCE creates the consumer and the NACK; JUSTID keeps the count RETRYCOUNT
+/// set. What the replay cannot restore, as in Valkey: seen and active times (the replay's
+/// now), a delivery time in the future (XCLAIM takes now instead), and NACKs of entries no
+/// longer in the stream (XCLAIM drops them).
+fn group_commands(buf: &mut Vec<u8>, key: &[u8], name: &[u8], group: &ConsumerGroup) {
+    let entries_read = group.entries_read().map_or_else(|| "-1".to_string(), |n| n.to_string());
+    let last_id = group.last_id().to_string();
+    append_command(
+        buf,
+        &[
+            &b"XGROUP"[..],
+            b"CREATE",
+            key,
+            name,
+            last_id.as_bytes(),
+            b"ENTRIESREAD",
+            entries_read.as_bytes(),
+        ],
+    );
+    for consumer in group.consumers() {
+        if consumer.pending_len() == 0 {
+            append_command(buf, &[&b"XGROUP"[..], b"CREATECONSUMER", key, name, consumer.name()]);
+            continue;
+        }
+        for id in consumer.pending_ids() {
+            let nack = group.nack(id).expect("a consumer's pending id is in the group PEL");
+            // Valkey writes the count as a signed 64-bit number; past i64::MAX (which no
+            // command makes) it would wrap, and XCLAIM would ignore it: clamped instead.
+            let count = nack.delivery_count.min(i64::MAX as u64).to_string();
+            append_command(
+                buf,
+                &[
+                    &b"XCLAIM"[..],
+                    key,
+                    name,
+                    consumer.name(),
+                    b"0",
+                    id.to_string().as_bytes(),
+                    b"TIME",
+                    nack.delivery_time_ms.to_string().as_bytes(),
+                    b"RETRYCOUNT",
+                    count.as_bytes(),
+                    b"JUSTID",
+                    b"FORCE",
+                ],
+            );
+        }
+    }
 }
 
 fn batched(buf: &mut Vec<u8>, cmd: &[u8], key: &[u8], items: impl Iterator<Item = Vec<u8>>) {
@@ -131,3 +198,7 @@ fn batched_by(
         append_command(buf, &argv);
     }
 }
+
+#[cfg(test)]
+#[path = "emit_tests.rs"]
+mod tests;

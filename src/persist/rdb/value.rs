@@ -24,10 +24,10 @@
 //! which redis-server 7.0 refuses.
 //!
 //! A stream is written as type 19, the one RDB 10 has (type 21 adds each consumer's active
-//! time and needs RDB 11).
+//! time and needs RDB 11); its payload, consumer groups included, is `stream`'s.
 //!
 //! Read: those types, plus 20 (SET_LISTPACK), 3 (ZSET, scores as strings), streams of types
-//! 15 and 21 (groups refused for now: they come with the group commands), and the encodings
+//! 15 and 21, and the encodings
 //! older versions wrote (types 1, 9, 10, 12, 13, 14: see `legacy`). Every value read is
 //! rebuilt through the type's own insertion API under the configured limits, so a value
 //! lands in the encoding its size calls for and duplicates or malformed data are refused
@@ -38,6 +38,7 @@ use std::io::{self, Read, Write};
 
 use super::encoding::{corrupt, RdbError, RdbReader, RdbWriter};
 use super::legacy;
+use super::stream;
 use crate::config::Config;
 use crate::keyspace::value::{Value, ValueRef};
 use crate::types::agg::{AggRef, AggType, Typed};
@@ -46,7 +47,6 @@ use crate::types::intset::Intset;
 use crate::types::list::{End as ListEnd, ListObj, NodeLimit};
 use crate::types::listpack::{Listpack, LpEntry};
 use crate::types::set::{SetLimits, SetObj};
-use crate::types::stream::{Stream, StreamId, StreamMeta, StreamObj};
 use crate::types::string::{StrRef, StrValue};
 use crate::types::zset::{self, ZSetObj};
 
@@ -159,69 +159,9 @@ pub fn write_keyed_value<W: Write>(
         },
         ValueRef::Agg(AggRef::Stream(st)) => {
             head(w, TYPE_STREAM_LISTPACKS_2, key)?;
-            write_stream(w, st)
+            stream::write_stream(w, st)
         }
     }
-}
-
-/// A stream's payload (type 19).
-fn write_stream<W: Write>(w: &mut RdbWriter<W>, st: &StreamObj) -> io::Result<()> {
-    let s = &st.stream;
-    w.length(s.node_count() as u64)?;
-    for (master, lp) in s.nodes() {
-        w.string(&master.to_be_bytes())?;
-        w.string(lp.as_bytes())?;
-    }
-    let m = s.meta();
-    w.length(m.length)?;
-    for id in [m.last_id, m.first_id, m.max_deleted_id] {
-        w.length(id.ms)?;
-        w.length(id.seq)?;
-    }
-    w.length(m.entries_added)?;
-    // No group can exist before the group commands (a file with groups is refused).
-    debug_assert!(st.groups().is_none_or(|g| g.is_empty()));
-    w.length(0)
-}
-
-/// A stream's payload (types 15, 19 and 21), its nodes checked as Valkey checks them.
-fn read_stream<R: Read>(r: &mut RdbReader<R>, ty: u8) -> Result<StreamObj, RdbError> {
-    let count = r.length()?;
-    let mut nodes = Vec::new();
-    for _ in 0..count {
-        let key = r.string()?;
-        let key: [u8; 16] = key
-            .try_into()
-            .map_err(|_| corrupt("Stream node key entry is not the size of a stream ID"))?;
-        let lp = read_listpack(r)?;
-        if lp.is_empty() {
-            return Err(corrupt("Empty listpack inside stream"));
-        }
-        nodes.push((StreamId::from_be_bytes(key), lp));
-    }
-    let length = r.length()?;
-    let last_id = StreamId::new(r.length()?, r.length()?);
-    let (first_id, max_deleted_id, entries_added, known_first) = if ty == TYPE_STREAM_LISTPACKS {
-        (StreamId::MIN, StreamId::MIN, length, false)
-    } else {
-        let first = StreamId::new(r.length()?, r.length()?);
-        let max_deleted = StreamId::new(r.length()?, r.length()?);
-        (first, max_deleted, r.length()?, true)
-    };
-    let meta = StreamMeta { length, last_id, first_id, max_deleted_id, entries_added };
-    let mut stream =
-        Stream::from_parts(nodes, meta).map_err(|e| corrupt(format!("bad stream: {e}")))?;
-    if !known_first {
-        stream.set_first_id(stream.first_live_id().unwrap_or(StreamId::MIN));
-    }
-    if r.length()? != 0 {
-        return Err(corrupt(
-            "Stream consumer groups are not supported yet: a stream with groups can't be loaded",
-        ));
-    }
-    let mut obj = StreamObj::new();
-    obj.stream = stream;
-    Ok(obj)
 }
 
 /// A value's type byte and, for a file's key record, the key.
@@ -393,13 +333,13 @@ pub fn read_value_or_empty<R: Read>(
             Value::Agg(build_zset(pairs, lim)?.wrap())
         }
         TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 | TYPE_STREAM_LISTPACKS_3 => {
-            Value::Agg(read_stream(r, ty)?.wrap())
+            Value::Agg(stream::read_stream(r, ty)?.wrap())
         }
         other => return Err(corrupt(format!("unsupported object type {other}"))),
     }))
 }
 
-fn read_listpack<R: Read>(r: &mut RdbReader<R>) -> Result<Listpack, RdbError> {
+pub(super) fn read_listpack<R: Read>(r: &mut RdbReader<R>) -> Result<Listpack, RdbError> {
     Listpack::from_bytes(&r.string()?).map_err(|e| corrupt(format!("bad listpack: {e:?}")))
 }
 
