@@ -527,6 +527,45 @@ fn sort_commands() {
     ]);
 }
 
+/// Streams: the entry commands, and the consumer group ones, which raise `xgroup-*` events
+/// only (and `xgroup-createconsumer` wherever a consumer is made); XACK and claims raise none.
+#[test]
+fn stream_commands() {
+    same_events(&[
+        "XADD s 1-1 a 1",
+        "XADD s 2-1 b 2",
+        "XADD s MAXLEN 1 3-1 c 3",
+        "XADD nos NOMKSTREAM * a 1",
+        "XDEL s 3-1",
+        "XDEL s 9-9",
+        "XADD s 4-1 d 4",
+        "XADD s 5-1 e 5",
+        "XTRIM s MAXLEN 1",
+        "XTRIM s MAXLEN 1",
+        "XSETID s 9-9",
+        "XGROUP CREATE s g 0",
+        "XGROUP CREATE s g 0",
+        "XGROUP CREATE new g 0 MKSTREAM",
+        "XGROUP SETID s g 0",
+        "XGROUP CREATECONSUMER s g c0",
+        "XGROUP CREATECONSUMER s g c0",
+        "XREADGROUP GROUP g c1 STREAMS s >",
+        "XREADGROUP GROUP g c1 STREAMS s >",
+        "XREADGROUP GROUP g c2 NOACK STREAMS s 0",
+        "XACK s g 5-1",
+        "XADD s 6-1 f 6",
+        "XREADGROUP GROUP g c1 STREAMS s >",
+        "XCLAIM s g c3 0 6-1",
+        "XAUTOCLAIM s g c4 0 0",
+        "XGROUP DELCONSUMER s g c4",
+        "XGROUP DELCONSUMER s g nobody",
+        "XGROUP DESTROY s g",
+        "XGROUP DESTROY s g",
+        "XREAD STREAMS s 0",
+        "DEL s",
+    ]);
+}
+
 /// A client blocked on a list is served after the push that wakes it: the pusher's events,
 /// then the pop (and the deletion of the emptied list).
 #[test]

@@ -6,6 +6,8 @@
 mod common;
 #[path = "stream/groups.rs"]
 mod groups;
+#[path = "stream/persist.rs"]
+mod persist;
 
 use common::diff::{same_as_valkey_with, Pair};
 use common::{start, start_redis, start_valkey, Client, Server, Val};

@@ -8,9 +8,7 @@
 //! counts) where the times cannot match (two servers filled at different moments, an AOF
 //! replay). DEBUG DIGEST-VALUE covers the entries only: Valkey mixes no group into it.
 
-mod common;
-
-use common::{start, start_redis, start_valkey, Client, Server, Val};
+use crate::common::{self, start, start_redis, start_valkey, Client, Server, Val};
 
 const DEBUG: [&str; 2] = ["--enable-debug-command", "yes"];
 
