@@ -5,7 +5,8 @@
 //! or a replaced value, and the forms replicas receive (a ferrokey primary feeding a
 //! ferrokey and a Valkey replica).
 
-use crate::common::diff::Pair;
+use super::wait_for;
+use crate::common::diff::{words, Pair};
 use crate::common::{self, start, start_valkey, Client, Val};
 
 /// Replies without times: byte for byte Valkey's.
@@ -155,6 +156,16 @@ const GROUP_COMMANDS: &[&str] = &[
     "XDEL s 5-5",
     "XREAD STREAMS s +",
     "XREAD BLOCK 10 STREAMS s +",
+    // No blocking inside a script: the null reply at once.
+    "EVAL return(server.call('XREAD','BLOCK','0','STREAMS','s','$')) 0",
+    "EVAL return(server.call('XREADGROUP','GROUP','g','c9','BLOCK','0','STREAMS','s','>')) 0",
+    // Groups go with the value.
+    "COPY s s2",
+    "XINFO GROUPS s2",
+    "RENAME s2 s3",
+    "XINFO GROUPS s3",
+    "TYPE s3",
+    "OBJECT ENCODING s3",
 ];
 
 /// Lines whose replies hold times: idle times and unix times are zeroed before comparing.
@@ -275,33 +286,9 @@ fn blocked_readers(port: u16) -> Vec<Val> {
     // Two consumers waiting: one entry each, in arrival order.
     b.cmd(&["DEL", "s"]);
     b.cmd(&["XGROUP", "CREATE", "s", "grp", "$", "MKSTREAM"]);
-    c.send(&[
-        b"XREADGROUP",
-        b"GROUP",
-        b"grp",
-        b"c1",
-        b"BLOCK",
-        b"0",
-        b"COUNT",
-        b"1",
-        b"STREAMS",
-        b"s",
-        b">",
-    ]);
+    c.send(&words("XREADGROUP GROUP grp c1 BLOCK 0 COUNT 1 STREAMS s >"));
     pause();
-    a.send(&[
-        b"XREADGROUP",
-        b"GROUP",
-        b"grp",
-        b"c2",
-        b"BLOCK",
-        b"0",
-        b"COUNT",
-        b"1",
-        b"STREAMS",
-        b"s",
-        b">",
-    ]);
+    a.send(&words("XREADGROUP GROUP grp c2 BLOCK 0 COUNT 1 STREAMS s >"));
     pause();
     b.cmd(&["XADD", "s", "5-1", "a", "1"]);
     out.push(c.read());
@@ -317,14 +304,6 @@ fn blocked_readers_are_served_as_valkey_serves_them() {
     let ours = start(&[]);
     let theirs = start_valkey(&[]);
     assert_eq!(blocked_readers(ours.port), blocked_readers(theirs.port));
-}
-
-fn wait_for(mut cond: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !cond() {
-        assert!(std::time::Instant::now() < deadline, "timed out");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
 }
 
 /// The group state a replica must share with its primary (no consumer times: a replica

@@ -8,9 +8,8 @@
 //! counts) where the times cannot match (two servers filled at different moments, an AOF
 //! replay). DEBUG DIGEST-VALUE covers the entries only: Valkey mixes no group into it.
 
+use super::{restart_with, wait_for, DEBUG};
 use crate::common::{self, start, start_redis, start_valkey, Client, Server, Val};
-
-const DEBUG: [&str; 2] = ["--enable-debug-command", "yes"];
 
 /// `s`: 10 entries; `g1` with alice (1-1 acked away: 3-1 pending), bob (1-1 claimed with a
 /// fixed time and count, 4-1, and 5-1 whose entry is then deleted), carol (nothing pending,
@@ -127,19 +126,6 @@ fn digest_value(c: &mut Client, key: &str) -> Val {
     c.cmd(&["DEBUG", "DIGEST-VALUE", key])
 }
 
-/// A server started on a copy of `file`, its client, and the directory it saves into.
-fn restart_with(
-    file: &std::path::Path,
-    starter: fn(&[&str]) -> Server,
-) -> (Server, Client, std::path::PathBuf) {
-    let dir = common::unique_dir("stream-groups-rdb");
-    std::fs::copy(file, dir.join("dump.rdb")).expect("copy dump.rdb");
-    let dir_arg = dir.to_str().expect("utf-8").to_string();
-    let server = starter(&["--dir", &dir_arg, DEBUG[0], DEBUG[1]]);
-    let c = Client::connect(server.port);
-    (server, c, dir)
-}
-
 /// ferrokey's file (type 19) loads in Valkey 9.1 and Redis 7.0 with every group, NACK and
 /// consumer, times included (active times become seen times, as type 19 has none); their
 /// files load back here unchanged.
@@ -217,14 +203,6 @@ fn dump_payloads_with_groups_restore_both_ways() {
         let mine = format!("{key}-valkey");
         assert_eq!(c.cmd_b(&[b"RESTORE", mine.as_bytes(), b"0", &theirs]), Val::ok());
         assert_eq!(render(&full(&mut c, &mine)), render(&full(&mut v, key)), "{key}");
-    }
-}
-
-fn wait_for(mut cond: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !cond() {
-        assert!(std::time::Instant::now() < deadline, "timed out");
-        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
