@@ -6,7 +6,11 @@
 //! Expire times are compared only where they cannot race: large TTLs read with TTL (whole
 //! seconds), absolute times read with EXPIRETIME / PEXPIRETIME.
 
+#[path = "strings/bitmap.rs"]
+mod bitmap;
 mod common;
+#[path = "strings/hll.rs"]
+mod hll;
 
 use common::diff::{same_as_valkey, same_as_valkey_with, Pair};
 use common::{bulk, err, int, start, Client, Val};

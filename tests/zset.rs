@@ -5,6 +5,8 @@
 //! after 7.0 (ZRANK WITHSCORE, the timeout range check) is tested against ferrokey alone.
 
 mod common;
+#[path = "zset/geo.rs"]
+mod geo;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

@@ -4,16 +4,20 @@
 
 use crate::commands::table::Command;
 use crate::commands::{
-    aof_cmd, client_cmd, command, config_cmd, connection, dump, function_cmd, hash, info, keyspace,
-    list, persist_cmd, pubsub, repl_cmd, script_cmd, server_cmd, set, sort, stream, string, zset,
+    aof_cmd, bitmap, client_cmd, command, config_cmd, connection, dump, function_cmd, geo, hash,
+    hll, info, keyspace, list, persist_cmd, pubsub, repl_cmd, script_cmd, server_cmd, set, sort,
+    stream, string, zset,
 };
 
 pub static FAMILIES: &[&[Command]] = &[
     string::COMMANDS,
+    bitmap::COMMANDS,
+    hll::COMMANDS,
     hash::COMMANDS,
     list::COMMANDS,
     set::COMMANDS,
     zset::COMMANDS,
+    geo::COMMANDS,
     stream::COMMANDS,
     stream::GROUP_COMMANDS,
     stream::READ_COMMANDS,

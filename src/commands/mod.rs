@@ -13,6 +13,7 @@
 pub mod aof_cmd;
 pub mod aof_replay;
 pub mod args;
+pub mod bitmap;
 pub mod client_cmd;
 pub mod command;
 pub mod config_cmd;
@@ -20,7 +21,9 @@ pub mod connection;
 pub mod defs;
 pub mod dump;
 pub mod function_cmd;
+pub mod geo;
 pub mod hash;
+pub mod hll;
 pub mod info;
 pub mod keyspace;
 pub mod list;

@@ -2,6 +2,7 @@
 
 pub mod agg;
 pub mod hash;
+pub mod hll;
 pub mod intset;
 pub mod list;
 pub mod listpack;

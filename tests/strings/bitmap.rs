@@ -1,0 +1,1 @@
+//! Bitmaps and BITFIELD against a real Valkey 9.1 (issue 19).

@@ -1,0 +1,1 @@
+//! HyperLogLog against a real Valkey 9.1 (issue 19).

@@ -1,0 +1,1 @@
+//! Geospatial commands against a real Valkey 9.1 (issue 19).
