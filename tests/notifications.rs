@@ -657,6 +657,8 @@ const fn group_case(
 fn write_cases() -> Vec<WriteCase> {
     vec![
         case(STR, &["APPEND", "k", "x"]),
+        case(STR, &["BITFIELD", "k", "SET", "u8", "0", "255"]),
+        case(STR, &["BITOP", "NOT", "k", "k"]),
         case(LIST, &["BLMOVE", "k", "k2", "LEFT", "RIGHT", "0"]),
         case(LIST, &["BLMPOP", "0", "1", "k", "LEFT"]),
         case(LIST, &["BLPOP", "k", "0"]),
@@ -711,6 +713,7 @@ fn write_cases() -> Vec<WriteCase> {
         case(&[], &["SADD", "k", "x"]),
         case(SET2, &["SDIFFSTORE", "k", "s1", "s2"]),
         case(&[], &["SET", "k", "v"]),
+        case(STR, &["SETBIT", "k", "1", "1"]),
         case(&[], &["SETEX", "k", "100", "v"]),
         case(&[], &["SETNX", "k", "v"]),
         case(STR, &["SETRANGE", "k", "1", "x"]),

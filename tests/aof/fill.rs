@@ -225,6 +225,10 @@ pub fn fill_rest(c: &mut Client, port: u16, p: &str) {
     assert_eq!(w(c, &["ZREMRANGEBYLEX", &k("r:z3"), "[a", "[b"]), int(2));
     assert_eq!(w(c, &["ZREMRANGEBYRANK", &k("r:z3"), "0", "0"]), int(1));
     assert_eq!(w(c, &["ZREMRANGEBYSCORE", &k("r:z3"), "2", "+inf"]), int(1));
+    // Bitmaps.
+    assert_eq!(w(c, &["SETBIT", &k("r:bits"), "77", "1"]), int(0));
+    w(c, &["BITFIELD", &k("r:bits"), "SET", "u8", "#2", "200", "INCRBY", "i5", "3", "-7"]);
+    assert_eq!(w(c, &["BITOP", "XOR", &k("r:bitop"), &k("r:bits"), &k("r:ctr")]), int(10));
     // Streams: generated ids and approximate trims are logged as what they did.
     for i in 0..30 {
         w(c, &["XADD", &k("r:x"), "MAXLEN", "~", "12", "*", "i", &i.to_string()]);
