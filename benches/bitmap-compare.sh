@@ -7,10 +7,12 @@
 # a and b with the same random bytes for every server (redis-cli -x SET), then runs
 #   redis-benchmark -n N -c 1 BITCOUNT a          (N: 20000 at 1 MiB, 300 at 64 MiB)
 #   redis-benchmark -n N -c 1 BITOP AND d a b     (N: 5000 at 1 MiB, 60 at 64 MiB)
-# with the load pinned to CPU 1 (LOAD_CPU). CPU per call = the server's utime + stime (all
-# of its threads, from /proc/PID/stat, in clock ticks) over the run, divided by N: so what
-# BITOP's destination costs to free counts too, wherever the server frees it. Each N gives
-# at least about a second of server CPU, so the 10 ms clock tick is under 1%.
+# with the load pinned to CPU 1 (LOAD_CPU); a PING row (20000 calls) first gives the cost of
+# a request that does nothing, to subtract (on a VM most of it is the kernel's cross-CPU
+# wake-up, in stime). CPU per call = the server's utime + stime (all of its threads, from
+# /proc/PID/stat, in clock ticks) over the run, divided by N: so what BITOP's destination
+# costs to free counts too, wherever the server frees it. Each N gives about a second of
+# server CPU or more, so the 10 ms clock tick is about 1% or less.
 # Memory: 2 x 64 MiB values and BITOP's 64 MiB result per server, one server at a time.
 set -euo pipefail
 SERVER_CPU=${SERVER_CPU:-0}; LOAD_CPU=${LOAD_CPU:-1}; RUNS=${RUNS:-3}
@@ -46,11 +48,13 @@ measure() {
   out=$(taskset -c "$LOAD_CPU" redis-benchmark -p "$port" -q -n "$n" -c 1 "$@" 2>&1 | tr '\r' '\n' | grep 'per second' | tail -1)
   c1=$(awk '{print $14+$15}' /proc/$pid/stat)
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
-  awk -v a="$c0" -v b="$c1" -v t="$tick" -v n="$n" -v name="$(basename "$bin")" -v what="$* (${mib} MiB)" -v o="$out" \
+  local what="$*"
+  if [ "$1" != PING ]; then what="$what ($mib MiB)"; fi
+  awk -v a="$c0" -v b="$c1" -v t="$tick" -v n="$n" -v name="$(basename "$bin")" -v what="$what" -v o="$out" \
     'BEGIN{printf "%-22s %-28s cpu_us_per_call=%10.1f   %s\n", name, what, (b-a)/t*1e6/n, o}'
 }
 
-for spec in "1 20000 BITCOUNT a" "64 300 BITCOUNT a" "1 5000 BITOP AND d a b" "64 60 BITOP AND d a b"; do
+for spec in "1 20000 PING" "1 20000 BITCOUNT a" "64 300 BITCOUNT a" "1 5000 BITOP AND d a b" "64 60 BITOP AND d a b"; do
   read -r mib n cmd <<< "$spec"
   for run in $(seq "$RUNS"); do
     for bin in "$@"; do
