@@ -215,6 +215,11 @@ pub fn fill_rest(c: &mut Client, port: u16, p: &str) {
     w(c, &["SADD", &k("r:s2"), "b", "c", "d"]);
     assert_eq!(w(c, &["SDIFFSTORE", &k("r:sdiff"), &k("r:s1"), &k("r:s2")]), int(1));
     assert_eq!(w(c, &["SUNIONSTORE", &k("r:sunion"), &k("r:s1"), &k("r:s2")]), int(4));
+    // HyperLogLogs: a PFCOUNT that caches its count is logged too, as in Valkey.
+    assert_eq!(w(c, &["PFADD", &k("r:hll"), "a", "b", "c"]), int(1));
+    assert_eq!(w(c, &["PFCOUNT", &k("r:hll")]), int(3));
+    assert_eq!(w(c, &["PFMERGE", &k("r:hll2"), &k("r:hll")]), Val::ok());
+    assert_eq!(w(c, &["PFDEBUG", "TODENSE", &k("r:hll2")]), int(1));
     w(c, &["ZADD", &k("r:z1"), "1", "a", "2", "b", "3", "c", "4", "d", "5", "e"]);
     w(c, &["ZADD", &k("r:z2"), "1", "b", "2", "c"]);
     assert_eq!(w(c, &["ZDIFFSTORE", &k("r:zdiff"), "2", &k("r:z1"), &k("r:z2")]), int(3));
