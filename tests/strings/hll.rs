@@ -200,6 +200,8 @@ fn differential_merges() {
             // Into an existing sparse destination, with a TTL.
             "PFADD t1 x y z",
             "EXPIRE t1 1000",
+            "PFADD t1 w",
+            "TTL t1",
             "PFMERGE t1 s1 s2",
             "GET t1",
             "TTL t1",
@@ -209,6 +211,12 @@ fn differential_merges() {
             "GET t1",
             "TTL t1",
             "PFDEBUG ENCODING t1",
+            "PFADD t2 a",
+            "PEXPIRE t2 100000",
+            "PFDEBUG GETREG t2",
+            "PFDEBUG ENCODING t2",
+            "PFCOUNT t2",
+            "TTL t2",
             // Into an existing dense destination.
             "PFMERGE d1 s1",
             "GET d1",
@@ -394,7 +402,7 @@ struct Watcher {
 
 impl Watcher {
     fn new(c: &mut Client, port: u16) -> Watcher {
-        assert_eq!(c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]), Val::ok());
+        assert_eq!(c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEAnm"]), Val::ok());
         let mut sub = Client::connect(port);
         sub.send(&[b"PSUBSCRIBE", b"__key*@*__:*"]);
         sub.read();
@@ -520,6 +528,9 @@ fn the_aof_logs_what_valkey_logs() {
         "PFDEBUG GETREG h",
         "PFADD g x",
         "PFDEBUG GETREG g",
+        "PFADD g y",
+        "EVAL return(server.call('pfcount',KEYS[1])) 1 g",
+        "PFADD g z",
         "PFMERGE m h g",
         "PFCOUNT m",
         "GET h",

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::{apply, changed_silently, hll_of, Store};
+use super::{apply, changed_silently, hll_of, is_raw, Store};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::types::hll;
 
@@ -42,9 +42,9 @@ pub(super) fn pfdebug(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = ctx.db();
     // A copy: a debugging command can afford 12 KiB, and the keyspace is free meanwhile.
-    let value = match db.object(key, now_ms) {
+    let (value, raw) = match db.object(key, now_ms) {
         None => return Err(CmdError::err("The specified key does not exist")),
-        Some(e) => hll_of(e)?.to_vec(),
+        Some(e) => (hll_of(e)?.to_vec(), is_raw(e)),
     };
     let encoding = hll::check(&value)?;
     let sub = Sub::parse(word);
@@ -59,7 +59,7 @@ pub(super) fn pfdebug(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         Ok(true) => Store::between(&value, dense.clone()),
         _ => None,
     };
-    apply(db, key, now_ms, store)?;
+    apply(db, key, now_ms, store, raw)?;
     if converted? {
         changed_silently(ctx, key);
     }

@@ -121,7 +121,7 @@ impl Store {
     /// The cheapest way from `old` to `new`: the tail from the first byte that differs
     /// when `new` is no shorter; else the whole value. None when they are equal.
     fn between(old: &[u8], new: Vec<u8>) -> Option<Store> {
-        let same = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+        let same = common_prefix(old, &new);
         if same == new.len() && new.len() == old.len() {
             return None;
         }
@@ -142,10 +142,22 @@ impl Store {
     }
 }
 
-/// Writes `store` to the HLL at `key` (an existing string), keeping its TTL, and leaves it
-/// a `raw` string.
-fn apply(db: &mut Db, key: &[u8], now_ms: i64, store: Option<Store>) -> CmdResult {
+/// The length of the longest common prefix of `a` and `b`, compared 32 bytes at a time (a
+/// sparse PFADD compares values of up to `hll-sparse-max-bytes` on every call).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const CHUNK: usize = 32;
+    let n = a.len().min(b.len());
+    let equal_chunks =
+        a[..n].chunks(CHUNK).zip(b[..n].chunks(CHUNK)).take_while(|(x, y)| x == y).count();
+    let from = (equal_chunks * CHUNK).min(n);
+    from + a[from..n].iter().zip(&b[from..n]).take_while(|(x, y)| x == y).count()
+}
+
+/// Writes `store` to the HLL at `key` (an existing string, `raw` or not as `was_raw`
+/// says), keeping its TTL, and leaves it a `raw` string.
+fn apply(db: &mut Db, key: &[u8], now_ms: i64, store: Option<Store>, was_raw: bool) -> CmdResult {
     match store {
+        None if was_raw => Ok(()),
         None => make_raw(db, key, now_ms),
         Some(Store::Edits(edits)) => {
             for Edit { offset, bytes } in &edits {
@@ -170,10 +182,15 @@ fn set_range(db: &mut Db, key: &[u8], now_ms: i64, offset: usize, bytes: &[u8]) 
 
 /// Marks the string at `key` `raw` (an edit that writes its first byte again), unless it is.
 fn make_raw(db: &mut Db, key: &[u8], now_ms: i64) -> CmdResult {
-    if db.object(key, now_ms).is_some_and(|e| e.encoding() == "raw") {
+    if db.object(key, now_ms).is_some_and(is_raw) {
         return Ok(());
     }
     set_range(db, key, now_ms, 0, &hll::MAGIC[..1])
+}
+
+/// Whether OBJECT ENCODING says `raw` for `e`.
+fn is_raw(e: &KeyEntry) -> bool {
+    e.encoding() == "raw"
 }
 
 /// Reports a change Valkey counts (dirty, and so propagation for a write command) but
@@ -197,10 +214,10 @@ fn pfadd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
             (1 + raised, false)
         }
         Some(e) => {
-            let old = hll_of(e)?;
+            let (old, raw) = (hll_of(e)?, is_raw(e));
             let out = hll::add(old, elements, sparse_max_bytes);
             let store = Store::of(old, out.write);
-            apply(db, key, now_ms, store)?;
+            apply(db, key, now_ms, store, raw)?;
             (out.raised, out.corrupt)
         }
     };
@@ -214,6 +231,14 @@ fn pfadd(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
+/// Where PFCOUNT of one key got its count.
+enum Count {
+    /// From the header.
+    Cached(u64),
+    /// From the registers: to be cached.
+    Computed(u64),
+}
+
 fn pfcount(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     if argv.len() > 2 {
         return pfcount_union(ctx, &argv[1..]);
@@ -222,7 +247,7 @@ fn pfcount(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = ctx.db();
     // Valkey's lookupKeyRead: a hit or a miss is counted.
-    let (count, stale) = match db.read_obj(key, now_ms) {
+    let (cached, raw) = match db.read_obj(key, now_ms) {
         None => {
             ctx.out.int(0);
             return Ok(());
@@ -230,20 +255,25 @@ fn pfcount(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         Some(e) => {
             let value = hll_of(e)?;
             match hll::cached_count(value) {
-                Some(n) => (n, false),
-                None => (hll::count(value)?, true),
+                Some(n) => (Count::Cached(n), is_raw(e)),
+                None => (Count::Computed(hll::count(value)?), is_raw(e)),
             }
         }
     };
-    if stale {
-        // The count is cached in the value: a write of 8 bytes, which Valkey propagates.
-        let (offset, bytes) = hll::cache_edit(count);
-        set_range(db, key, now_ms, offset, &bytes)?;
-        ctx.db().group_changed(key, 1, None, false, true);
-        ctx.propagate_as(|| vec![argv.to_vec()]);
-    } else {
-        make_raw(db, key, now_ms)?;
-    }
+    let count = match cached {
+        Count::Cached(n) => {
+            apply(db, key, now_ms, None, raw)?;
+            n
+        }
+        Count::Computed(n) => {
+            // The count is cached in the value: a write of 8 bytes, which Valkey propagates.
+            let (offset, bytes) = hll::cache_edit(n);
+            set_range(db, key, now_ms, offset, &bytes)?;
+            ctx.db().group_changed(key, 1, None, false, true);
+            ctx.propagate_as(|| vec![argv.to_vec()]);
+            n
+        }
+    };
     ctx.out.int(count as i64);
     Ok(())
 }
@@ -281,13 +311,42 @@ fn pfmerge(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
             db.set_str_edited(dest, NewValue::Str(&value), now_ms);
         }
         Some(e) => {
-            let old = hll_of(e)?;
+            let (old, raw) = (hll_of(e)?, is_raw(e));
             let new = union.merged(Some(old), sparse_max_bytes)?;
             let store = Store::between(old, new);
-            apply(db, dest, now_ms, store)?;
+            apply(db, dest, now_ms, store, raw)?;
         }
     }
     ctx.changed(dest, 1, KeyspaceEvents::STRING, "pfadd");
     ctx.out.ok();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_prefixes() {
+        let a: Vec<u8> = (0..100u8).collect();
+        for cut in [0, 1, 31, 32, 33, 64, 99] {
+            let mut b = a.clone();
+            b[cut] ^= 1;
+            assert_eq!(common_prefix(&a, &b), cut);
+            assert_eq!(common_prefix(&a[..cut], &b), cut);
+        }
+        assert_eq!(common_prefix(&a, &a), 100);
+        assert_eq!(common_prefix(&a, &[]), 0);
+    }
+
+    #[test]
+    fn stores_write_the_changed_tail_or_replace() {
+        let old = b"HYLL-abcdef".to_vec();
+        assert!(Store::between(&old, old.clone()).is_none());
+        let Some(Store::Edits(edits)) = Store::between(&old, b"HYLL-abXdefgh".to_vec()) else {
+            panic!("a tail edit");
+        };
+        assert_eq!(edits, [Edit { offset: 7, bytes: b"Xdefgh".to_vec() }]);
+        assert!(matches!(Store::between(&old, b"HYLL-ab".to_vec()), Some(Store::Replace(_))));
+    }
 }
