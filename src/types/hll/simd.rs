@@ -1,7 +1,16 @@
-//! The AVX2 forms of the two hot loops of counting: unpacking dense registers into one
-//! byte each (with the running maximum of a union), and the histogram of those bytes. Both
+//! The vector forms of the two hot loops of counting: unpacking dense registers into one
+//! byte each (with the running maximum of a union), and the histogram of those bytes. They
 //! are chosen at run time when the CPU has AVX2 ([`available`]); the scalar forms in
 //! `dense` are the reference, and the tests below hold these to them on random registers.
+//!
+//! # Unpacking with AVX-512 VBMI: one instruction does the bit work
+//!
+//! Where the CPU has AVX-512 VBMI (Ice Lake and later), `vpmultishiftqb` does in one
+//! instruction what takes seven below: it gathers, for every output byte, the 8 bits that
+//! start at any bit offset of its 64-bit lane. A byte permute (`vpermb`) gives each lane
+//! 6 bytes (8 registers), offsets 0, 6, ..., 42 pick the registers, a mask drops the bits
+//! above the sixth: about 7 instructions for 32 registers instead of 14. It runs on 256-bit
+//! vectors (the VL forms), so the core's clock is not lowered for 512-bit work.
 //!
 //! # Unpacking: 24 bytes to 32 registers
 //!
@@ -33,7 +42,8 @@
 
 use std::arch::x86_64::{
     __m256i, _mm256_add_epi64, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256,
-    _mm256_max_epu8, _mm256_min_epu8, _mm256_or_si256, _mm256_sad_epu8, _mm256_set1_epi32,
+    _mm256_max_epu8, _mm256_min_epu8, _mm256_multishift_epi64_epi8, _mm256_or_si256,
+    _mm256_permutexvar_epi8, _mm256_sad_epu8, _mm256_set1_epi32, _mm256_set1_epi64x,
     _mm256_set1_epi8, _mm256_set_m128i, _mm256_setr_epi8, _mm256_setzero_si256,
     _mm256_shuffle_epi8, _mm256_slli_epi32, _mm256_storeu_si256, _mm256_sub_epi8, _mm_loadu_si128,
 };
@@ -47,10 +57,22 @@ pub fn available() -> bool {
     std::is_x86_feature_detected!("avx2")
 }
 
+/// Whether the CPU runs the 256-bit forms of AVX-512 VBMI.
+#[inline]
+fn vbmi_available() -> bool {
+    std::is_x86_feature_detected!("avx512vbmi") && std::is_x86_feature_detected!("avx512vl")
+}
+
 /// `dense::unpack_max`: `dense` is a whole dense value, header included.
 pub fn unpack_max(dense: &[u8], max: &mut [u8; REGISTERS]) {
     assert!(available(), "AVX2 unpacking on a CPU without AVX2");
     assert_eq!(dense.len(), DENSE_BYTES);
+    if vbmi_available() {
+        // SAFETY: VBMI and VL are present (checked just above); the function reads only
+        // inside `dense` (its length is checked above, see the bounds in its body) and
+        // writes only `max`.
+        return unsafe { unpack_max_vbmi(dense, max) };
+    }
     // SAFETY: AVX2 is present (checked above); the function reads only inside `dense`
     // (its length is checked above, see the bounds in its body) and writes only `max`.
     unsafe { unpack_max_avx2(dense, max) }
@@ -91,6 +113,32 @@ unsafe fn unpack_max_avx2(dense: &[u8], max: &mut [u8; REGISTERS]) {
         let r2 = _mm256_and_si256(_mm256_slli_epi32::<4>(x), m2);
         let r3 = _mm256_and_si256(_mm256_slli_epi32::<6>(x), m3);
         let regs = _mm256_or_si256(_mm256_or_si256(r0, r1), _mm256_or_si256(r2, r3));
+        // SAFETY: 32 * i + 32 <= REGISTERS, the length of `max`.
+        let at = max.as_mut_ptr().add(32 * i).cast::<__m256i>();
+        _mm256_storeu_si256(at, _mm256_max_epu8(_mm256_loadu_si256(at), regs));
+    }
+}
+
+#[target_feature(enable = "avx512vbmi,avx512vl")]
+unsafe fn unpack_max_vbmi(dense: &[u8], max: &mut [u8; REGISTERS]) {
+    // Lane j (8 bytes) of the permuted vector: bytes 8 + 6j .. 8 + 6j + 8 of the load (the
+    // last two of each are never used, so lane 3 may repeat byte 31).
+    let mut idx = [0i8; 32];
+    for (k, i) in idx.iter_mut().enumerate() {
+        *i = (8 + 6 * (k / 8) + k % 8).min(31) as i8;
+    }
+    let permute = _mm256_loadu_si256(idx.as_ptr().cast());
+    // Output byte k of a lane: the 8 bits from bit 6k of the lane (register k, and 2 more).
+    let shifts = _mm256_set1_epi64x(i64::from_le_bytes([0, 6, 12, 18, 24, 30, 36, 42]));
+    let m = _mm256_set1_epi8(REGISTER_MAX as i8);
+    let base = dense.as_ptr();
+    for i in 0..VECTORS {
+        let block = HEADER_BYTES + 24 * i;
+        // SAFETY: the load reads [block - 8, block + 24): block - 8 >= 8, and block + 24 <=
+        // 16 + 24 * 512 = DENSE_BYTES, the length of `dense` (checked by the caller).
+        let bytes = _mm256_loadu_si256(base.add(block - 8).cast());
+        let lanes = _mm256_permutexvar_epi8(permute, bytes);
+        let regs = _mm256_and_si256(_mm256_multishift_epi64_epi8(shifts, lanes), m);
         // SAFETY: 32 * i + 32 <= REGISTERS, the length of `max`.
         let at = max.as_mut_ptr().add(32 * i).cast::<__m256i>();
         _mm256_storeu_si256(at, _mm256_max_epu8(_mm256_loadu_si256(at), regs));
@@ -176,9 +224,16 @@ mod tests {
                 *s = (rng.next_u64() % 40) as u8;
             }
             let (mut a, mut b) = (start, start);
-            unpack_max(&v, &mut a);
+            // SAFETY: AVX2 is present (checked at the top).
+            unsafe { unpack_max_avx2(&v, &mut a) };
             dense::unpack_max_scalar(&v[HEADER_BYTES..], &mut b);
-            assert!(a == b, "unpacking, registers below {limit}");
+            assert!(a == b, "AVX2 unpacking, registers below {limit}");
+            if vbmi_available() {
+                let mut c = start;
+                // SAFETY: VBMI and VL are present (checked just above).
+                unsafe { unpack_max_vbmi(&v, &mut c) };
+                assert!(c == b, "VBMI unpacking, registers below {limit}");
+            }
             assert_eq!(histogram(&a), dense::histogram_scalar(&a), "below {limit}");
         }
         // One value everywhere, and the extremes at the ends.
