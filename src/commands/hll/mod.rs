@@ -16,6 +16,11 @@
 //!   change and nothing else).
 //! - Every command that gets hold of an HLL value for writing (all but PFCOUNT of several
 //!   keys) makes it a `raw` string for OBJECT ENCODING, as Valkey's `dbUnshareStringValue`.
+//!
+//! Valkey also flags PFCOUNT may-replicate, though COMMAND INFO does not show it (the
+//! table here matches COMMAND INFO, so it leaves the flag out): read-only scripts refuse
+//! PFCOUNT and CLIENT PAUSE WRITE holds it. Dispatch and the script runner name such
+//! commands in their own lists (`publish`, `spublish`), where `pfcount` is still missing.
 
 mod debug;
 
