@@ -673,6 +673,19 @@ fn write_cases() -> Vec<WriteCase> {
         case(STR, &["EXPIREAT", "k", "99999999999"]),
         case(STR, &["FLUSHALL"]),
         case(STR, &["FLUSHDB"]),
+        case(&[], &["GEOADD", "k", "13.361389", "38.115556", "Palermo"]),
+        case(
+            &[&["GEOADD", "src", "1", "1", "a"]],
+            &["GEORADIUS", "src", "1", "1", "9", "km", "STORE", "k"],
+        ),
+        case(
+            &[&["GEOADD", "src", "1", "1", "a"]],
+            &["GEORADIUSBYMEMBER", "src", "a", "9", "km", "STOREDIST", "k"],
+        ),
+        case(
+            &[&["GEOADD", "src", "1", "1", "a"]],
+            &["GEOSEARCHSTORE", "k", "src", "FROMMEMBER", "a", "BYRADIUS", "9", "km"],
+        ),
         case(STR, &["GETDEL", "k"]),
         case(STR, &["GETEX", "k", "EX", "100"]),
         case(STR, &["GETSET", "k", "v"]),

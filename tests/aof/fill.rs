@@ -225,6 +225,17 @@ pub fn fill_rest(c: &mut Client, port: u16, p: &str) {
     assert_eq!(w(c, &["ZREMRANGEBYLEX", &k("r:z3"), "[a", "[b"]), int(2));
     assert_eq!(w(c, &["ZREMRANGEBYRANK", &k("r:z3"), "0", "0"]), int(1));
     assert_eq!(w(c, &["ZREMRANGEBYSCORE", &k("r:z3"), "2", "+inf"]), int(1));
+    // Geo: GEOADD is logged as ZADD, the stores as sent.
+    let geo = k("r:geo");
+    w(
+        c,
+        &["GEOADD", &geo, "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"],
+    );
+    let near = ["FROMLONLAT", "15", "37", "BYRADIUS", "200", "km", "STOREDIST"];
+    assert_eq!(w(c, &[&["GEOSEARCHSTORE", &k("r:geos"), &geo][..], &near].concat()), int(2));
+    assert_eq!(w(c, &["GEORADIUS", &geo, "15", "37", "200", "km", "STORE", &k("r:geor")]), int(2));
+    let by_member = ["GEORADIUSBYMEMBER", &geo, "Palermo", "100", "km", "STOREDIST", &k("r:geom")];
+    assert_eq!(w(c, &by_member), int(1));
     // Streams: generated ids and approximate trims are logged as what they did.
     for i in 0..30 {
         w(c, &["XADD", &k("r:x"), "MAXLEN", "~", "12", "*", "i", &i.to_string()]);
