@@ -133,7 +133,7 @@ const XGROUP_HELP: &[&str] = &[
     "    Set the current group ID and entries_read counter.",
 ];
 
-fn lossy(b: &[u8]) -> String {
+pub(super) fn lossy(b: &[u8]) -> String {
     // Valkey formats names with %s: the text ends at a NUL.
     let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
     String::from_utf8_lossy(b).into_owned()

@@ -21,7 +21,7 @@
 
 use bytes::Bytes;
 
-use super::group_cmd::{setid_form, xclaim_form};
+use super::group_cmd::{lossy, setid_form, xclaim_form};
 use super::id::parse_strict_id;
 use super::{err, reply_entry};
 use crate::commands::table::ks::{ACCESS, RO};
@@ -186,8 +186,8 @@ fn resolve(ctx: &mut Ctx, argv: &[Bytes], o: &Options<'_>) -> Result<Vec<From>, 
             if s.and_then(|s| s.groups()).and_then(|g| g.get(group)).is_none() {
                 return Err(CmdError::Other(format!(
                     "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
-                    String::from_utf8_lossy(key),
-                    String::from_utf8_lossy(group)
+                    lossy(key),
+                    lossy(group)
                 )));
             }
         }
