@@ -129,8 +129,12 @@ pub enum StrEdit<'a> {
     Append(&'a [u8]),
     /// SETRANGE: overwrite from `offset`, zero-filling a gap; the result is raw text.
     SetRange { offset: usize, bytes: &'a [u8] },
-    /// A new value (INCR, INCRBYFLOAT), encoded as a fresh value would be.
+    /// A new value (INCR, INCRBY, INCRBYFLOAT), encoded as a fresh value would be.
     Replace(StrValue),
+    /// Scattered byte writes (BITFIELD): zero-fill the value to at least `len` bytes, then
+    /// write each `(offset, byte)` in order; every offset lies below `len`. The result is raw
+    /// text. Costs what it writes (plus any growth), however far apart the bytes are.
+    Patch { len: usize, bytes: Vec<(usize, u8)> },
 }
 
 /// The value an edit that could not be made in place stores instead, by rebuilding the
@@ -197,6 +201,33 @@ impl Editable {
             Editable::Heap(h) => h.set_range(offset, bytes),
         }
     }
+
+    fn patch(&mut self, len: usize, bytes: &[(usize, u8)]) -> usize {
+        match self {
+            Editable::Small(v) => {
+                if v.len() < len {
+                    v.resize(len, 0);
+                }
+                for &(offset, b) in bytes {
+                    v[offset] = b;
+                }
+                v.len()
+            }
+            Editable::Heap(h) => patch_heap(h, len, bytes),
+        }
+    }
+}
+
+/// [`StrEdit::Patch`] on an out-of-line string: grown once (greedily, zero-filled) to `len`,
+/// then written byte by byte inside its capacity.
+fn patch_heap(h: &mut HeapStr, len: usize, bytes: &[(usize, u8)]) -> usize {
+    if h.len() < len {
+        h.set_range(len - 1, &[0]);
+    }
+    for &(offset, b) in bytes {
+        h.set_range(offset, &[b]);
+    }
+    h.len()
 }
 
 /// Everything that decides an entry's layout, computed once.
@@ -581,6 +612,19 @@ impl KeyEntry {
                 self.set_raw();
                 Ok(s.value_bytes)
             }
+            (ENC_HEAP, StrEdit::Patch { len, bytes }) => {
+                self.set_raw();
+                Ok(self.with_heap_mut(vo, |h| patch_heap(h, len, &bytes)))
+            }
+            (ENC_INLINE, StrEdit::Patch { len, bytes }) if len <= s.value_bytes => {
+                for (offset, b) in bytes {
+                    // `write` is unchecked: the offset must lie inside the value.
+                    assert!(offset < s.value_bytes, "patch offset past the value");
+                    self.write(vo + offset, &[b]);
+                }
+                self.set_raw();
+                Ok(s.value_bytes)
+            }
             (ENC_INT, StrEdit::Replace(StrValue::Int(n))) => {
                 self.write(vo, &n.to_le_bytes());
                 Ok(crate::types::string::int_len(n))
@@ -598,6 +642,12 @@ impl KeyEntry {
                 let head = self.value().bytes(&mut scratch);
                 let len = head.len().max(offset + bytes.len());
                 Err(Rebuild::grown(head, len, |v| v.set_range(offset, bytes)))
+            }
+            (_, StrEdit::Patch { len, bytes }) => {
+                let mut scratch = [0u8; 20];
+                let head = self.value().bytes(&mut scratch);
+                let new_len = head.len().max(len);
+                Err(Rebuild::grown(head, new_len, |v| v.patch(len, &bytes)))
             }
         }
     }
@@ -857,5 +907,79 @@ mod tests {
         assert_eq!(e.expire_at(), Some(1234));
         assert_eq!(e.key(), b"k");
         assert_eq!(e.value(), StrRef::Raw(b"v"));
+    }
+
+    /// A byte patch gives the same bytes in every encoding it can meet, grows a short value
+    /// past the inline limit with greedy room, and is made in place where the layout allows.
+    #[test]
+    fn patches_write_scattered_bytes_in_every_encoding() {
+        let apply = |e: &mut KeyEntry, len: usize, bytes: &[(usize, u8)]| -> Vec<u8> {
+            let edit = StrEdit::Patch { len, bytes: bytes.to_vec() };
+            match e.edit_str(edit) {
+                Ok(n) => {
+                    assert_eq!(e.encoding(), "raw");
+                    assert_eq!(e.value().len(), n);
+                    e.value().to_vec()
+                }
+                Err(Rebuild { value: RebuiltValue::Str(v), raw: true }) => v.as_ref().to_vec(),
+                Err(Rebuild { value: RebuiltValue::Heap(h), raw: true }) => {
+                    assert!(h.capacity() >= 2 * h.len(), "grown without spare room");
+                    h.as_slice().to_vec()
+                }
+                Err(other) => panic!("not a raw rebuild: {other:?}"),
+            }
+        };
+        let model = |head: &[u8], len: usize, bytes: &[(usize, u8)]| {
+            let mut v = head.to_vec();
+            if v.len() < len {
+                v.resize(len, 0);
+            }
+            for &(o, b) in bytes {
+                v[o] = b;
+            }
+            v
+        };
+        let big = vec![7u8; 1000];
+        let starts: [(&str, NewValue<'_>, &[u8]); 3] = [
+            ("int", NewValue::Int(123), b"123"),
+            ("inline", NewValue::Str(b"abcdef"), b"abcdef"),
+            ("heap", NewValue::Str(&big), &big),
+        ];
+        for (what, value, head) in starts {
+            let cases: [(usize, &[(usize, u8)]); 4] = [
+                (2, &[(0, b'x'), (1, b'y')]),
+                (3, &[(2, 0xff), (0, 0), (2, 1)]),
+                (200, &[(199, 9), (5, 5)]),
+                (5000, &[(4999, 1), (300, 2), (0, 3)]),
+            ];
+            for (len, bytes) in cases {
+                let mut e = KeyEntry::new(b"k", NewValue::from(&value_of(&value)), None, 0);
+                let got = apply(&mut e, len, bytes);
+                assert_eq!(got, model(head, len, bytes), "{what}: patch to {len}");
+            }
+        }
+        // An inline value patched inside its length is written where it lies.
+        let mut e = KeyEntry::new(b"k", NewValue::Str(b"hello"), None, 0);
+        assert_eq!(e.edit_str(StrEdit::Patch { len: 5, bytes: vec![(4, b'!')] }).ok(), Some(5));
+        assert_eq!(e.value(), StrRef::Raw(b"hell!"));
+        // An out-of-line value grows once, greedily, and later patches stay inside it.
+        let mut e = KeyEntry::new(b"k", NewValue::Str(&big), None, 0);
+        assert_eq!(e.edit_str(StrEdit::Patch { len: 1001, bytes: vec![] }).ok(), Some(1001));
+        let at = e.value_addr();
+        for len in 1002..1900 {
+            assert_eq!(
+                e.edit_str(StrEdit::Patch { len, bytes: vec![(len - 1, 1)] }).ok(),
+                Some(len)
+            );
+        }
+        assert_eq!(e.value_addr(), at, "a patch inside the greedy room reallocated");
+    }
+
+    fn value_of(v: &NewValue<'_>) -> StrValue {
+        match v {
+            NewValue::Int(n) => StrValue::Int(*n),
+            NewValue::Str(b) => StrValue::Raw((*b).into()),
+            _ => unreachable!(),
+        }
     }
 }

@@ -240,7 +240,7 @@ pub fn execute_looked_up(
     if srv.pause.any() && !from_primary {
         // EXEC is a write when one of its queued commands is.
         let write =
-            cmd.is_write() || is_may_replicate(cmd) || multi::exec_is_write(&slot.client, cmd);
+            cmd.is_write() || cmd.may_replicate() || multi::exec_is_write(&slot.client, cmd);
         if srv.paused(write, now_ms) {
             return Flow::Paused;
         }
@@ -417,12 +417,6 @@ fn is_subscription_command(cmd: &Command) -> bool {
         cmd.name,
         "subscribe" | "psubscribe" | "ssubscribe" | "unsubscribe" | "punsubscribe" | "sunsubscribe"
     )
-}
-
-fn is_may_replicate(cmd: &Command) -> bool {
-    // PUBLISH and SPUBLISH are may-replicate (propagated to replicas) in Valkey, though the
-    // table leaves the flag out because redis-server 7.0's COMMAND INFO does not print it.
-    cmd.flags & flag::MAY_REPLICATE != 0 || matches!(cmd.name, "publish" | "spublish")
 }
 
 /// Apply CLIENT REPLY OFF / SKIP to the reply just written.

@@ -76,9 +76,7 @@ impl ScriptHost<'_> {
         if cmd.flags & flag::NOSCRIPT != 0 {
             return Some(CmdError::Script(ScriptError::NotAllowed));
         }
-        let may_replicate =
-            cmd.flags & flag::MAY_REPLICATE != 0 || matches!(cmd.name, "publish" | "spublish");
-        if self.read_only && (cmd.is_write() || may_replicate) {
+        if self.read_only && (cmd.is_write() || cmd.may_replicate()) {
             return Some(CmdError::Script(ScriptError::WriteFromReadOnly));
         }
         // Once the script has written, the checks on the server's state no longer refuse

@@ -151,6 +151,9 @@ pub fn queue<H: Copy + Send + Sync + 'static>(
     t.bytes +=
         QUEUED_OVERHEAD_BYTES + argv.iter().map(|a| a.len() + ARG_OVERHEAD_BYTES).sum::<usize>();
     t.flags |= cmd.flags;
+    if cmd.may_replicate() {
+        t.flags |= flag::MAY_REPLICATE;
+    }
     t.commands.push(Queued { cmd, argv });
     let limit = (srv.config.client_query_buffer_limit as usize).max(1);
     if t.bytes + slot.client.qbuf_len > limit {

@@ -229,6 +229,15 @@ impl<H: Copy + 'static> Command<H> {
         self.flags & flag::WRITE != 0
     }
 
+    /// Whether the command may reach replicas without being a write: the `may_replicate`
+    /// flag, and the three commands Valkey 9.1 gives that flag without printing it in
+    /// COMMAND INFO (PUBLISH, SPUBLISH, and PFCOUNT, which can rewrite its key's cache).
+    /// Such a command waits out CLIENT PAUSE WRITE and is refused in read-only scripts.
+    pub fn may_replicate(&self) -> bool {
+        self.flags & flag::MAY_REPLICATE != 0
+            || matches!(self.name, "publish" | "spublish" | "pfcount")
+    }
+
     /// Find a subcommand by (case-insensitive) name.
     pub fn subcommand(&self, name: &[u8]) -> Option<&'static Command<H>> {
         self.subcommands.iter().find(|c| {

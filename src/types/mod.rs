@@ -1,6 +1,8 @@
 //! Value types and their rules, independent of RESP and connections.
 
 pub mod agg;
+pub mod bitmap;
+pub mod geo;
 pub mod hash;
 pub mod hll;
 pub mod intset;

@@ -215,6 +215,11 @@ pub fn fill_rest(c: &mut Client, port: u16, p: &str) {
     w(c, &["SADD", &k("r:s2"), "b", "c", "d"]);
     assert_eq!(w(c, &["SDIFFSTORE", &k("r:sdiff"), &k("r:s1"), &k("r:s2")]), int(1));
     assert_eq!(w(c, &["SUNIONSTORE", &k("r:sunion"), &k("r:s1"), &k("r:s2")]), int(4));
+    // HyperLogLogs: a PFCOUNT that caches its count is logged too, as in Valkey.
+    assert_eq!(w(c, &["PFADD", &k("r:hll"), "a", "b", "c"]), int(1));
+    assert_eq!(w(c, &["PFCOUNT", &k("r:hll")]), int(3));
+    assert_eq!(w(c, &["PFMERGE", &k("r:hll2"), &k("r:hll")]), Val::ok());
+    assert_eq!(w(c, &["PFDEBUG", "TODENSE", &k("r:hll2")]), int(1));
     w(c, &["ZADD", &k("r:z1"), "1", "a", "2", "b", "3", "c", "4", "d", "5", "e"]);
     w(c, &["ZADD", &k("r:z2"), "1", "b", "2", "c"]);
     assert_eq!(w(c, &["ZDIFFSTORE", &k("r:zdiff"), "2", &k("r:z1"), &k("r:z2")]), int(3));
@@ -225,6 +230,21 @@ pub fn fill_rest(c: &mut Client, port: u16, p: &str) {
     assert_eq!(w(c, &["ZREMRANGEBYLEX", &k("r:z3"), "[a", "[b"]), int(2));
     assert_eq!(w(c, &["ZREMRANGEBYRANK", &k("r:z3"), "0", "0"]), int(1));
     assert_eq!(w(c, &["ZREMRANGEBYSCORE", &k("r:z3"), "2", "+inf"]), int(1));
+    // Bitmaps.
+    assert_eq!(w(c, &["SETBIT", &k("r:bits"), "77", "1"]), int(0));
+    w(c, &["BITFIELD", &k("r:bits"), "SET", "u8", "#2", "200", "INCRBY", "i5", "3", "-7"]);
+    assert_eq!(w(c, &["BITOP", "XOR", &k("r:bitop"), &k("r:bits"), &k("r:ctr")]), int(10));
+    // Geo: GEOADD is logged as ZADD, the stores as sent.
+    let geo = k("r:geo");
+    w(
+        c,
+        &["GEOADD", &geo, "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"],
+    );
+    let near = ["FROMLONLAT", "15", "37", "BYRADIUS", "200", "km", "STOREDIST"];
+    assert_eq!(w(c, &[&["GEOSEARCHSTORE", &k("r:geos"), &geo][..], &near].concat()), int(2));
+    assert_eq!(w(c, &["GEORADIUS", &geo, "15", "37", "200", "km", "STORE", &k("r:geor")]), int(2));
+    let by_member = ["GEORADIUSBYMEMBER", &geo, "Palermo", "100", "km", "STOREDIST", &k("r:geom")];
+    assert_eq!(w(c, &by_member), int(1));
     // Streams: generated ids and approximate trims are logged as what they did.
     for i in 0..30 {
         w(c, &["XADD", &k("r:x"), "MAXLEN", "~", "12", "*", "i", &i.to_string()]);
