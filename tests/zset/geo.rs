@@ -694,8 +694,84 @@ fn getkeys_and_command_info_match_valkey() {
             "COMMAND GETKEYSANDFLAGS GEOSEARCHSTORE d k FROMLONLAT 1 1 BYRADIUS 1 km",
             "COMMAND GETKEYSANDFLAGS GEOADD k 1 1 m",
             "COMMAND GETKEYSANDFLAGS GEORADIUS k 1 1 1 km",
+            // Both destinations given: the last one is the key (and has no variable flags).
+            "COMMAND GETKEYS GEORADIUS k 1 1 1 km STORE d STOREDIST d2",
+            "COMMAND GETKEYS GEORADIUS k 1 1 1 km STOREDIST d2 STORE d",
+            "COMMAND GETKEYS GEORADIUS k 1 1 1 STORE STORE d",
+            "COMMAND GETKEYSANDFLAGS GEORADIUS k 1 1 1 km STORE d",
+            "COMMAND GETKEYSANDFLAGS GEORADIUSBYMEMBER k m 1 km STOREDIST d",
             "COMMAND INFO geoadd geodist geohash geopos geosearch geosearchstore",
             "COMMAND INFO georadius georadius_ro georadiusbymember georadiusbymember_ro",
         ]);
+    }
+}
+
+/// Geo sets (small and large encodings) and a bitmap written by one server are read the same
+/// by the other, as DUMP payloads and in RDB files, both ways.
+#[test]
+fn geo_sets_and_bitmaps_move_between_ferrokey_and_valkey() {
+    let ours = start(&[]);
+    let theirs = start_valkey(&[]);
+    let mut a = Client::connect(ours.port);
+    let mut b = Client::connect(theirs.port);
+    let mut r = Rand(19);
+    for (c, side) in [(&mut a, "ours"), (&mut b, "theirs")] {
+        for (name, n) in [("small", 20), ("large", 400)] {
+            let key = format!("{side}:{name}");
+            let mut add = vec!["GEOADD".to_string(), key];
+            for i in 0..n {
+                let (lon, lat) = near(&mut r, (179.9, 84.0), 2.0);
+                add.extend([format!("{lon:?}"), format!("{lat:?}"), format!("m{i}")]);
+            }
+            let add: Vec<&str> = add.iter().map(String::as_str).collect();
+            assert_eq!(c.cmd(&add), Val::Int(n));
+        }
+        let bits = format!("{side}:bits");
+        c.cmd(&["SETBIT", &bits, "100003", "1"]);
+        c.cmd(&["BITFIELD", &bits, "SET", "i13", "#7", "-1234"]);
+    }
+    let keys =
+        ["ours:small", "ours:large", "ours:bits", "theirs:small", "theirs:large", "theirs:bits"];
+    // What a reader sees of each key: encoding, members with positions, a search, bits.
+    let view = |c: &mut Client, key: &str| -> Vec<Val> {
+        if key.contains("bits") {
+            return vec![
+                c.cmd(&["GET", key]),
+                c.cmd(&["BITCOUNT", key]),
+                c.cmd(&["BITFIELD_RO", key, "GET", "i13", "#7"]),
+            ];
+        }
+        let search = ["FROMLONLAT", "179.9", "84", "BYRADIUS", "150", "km", "WITHCOORD", "ASC"];
+        vec![
+            c.cmd(&["OBJECT", "ENCODING", key]),
+            c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]),
+            c.cmd(&["GEOPOS", key, "m0", "m7", "m19"]),
+            c.cmd(&[&["GEOSEARCH", key][..], &search].concat()),
+        ]
+    };
+    // As DUMP payloads, both ways.
+    for key in keys {
+        let (from, to) = if key.starts_with("ours") { (&mut a, &mut b) } else { (&mut b, &mut a) };
+        let Val::Bulk(payload) = from.cmd(&["DUMP", key]) else { panic!("DUMP {key}") };
+        let copy = format!("{key}:restored");
+        assert_eq!(to.cmd_b(&[b"RESTORE", copy.as_bytes(), b"0", &payload]), Val::ok());
+        assert_eq!(view(to, &copy), view(from, key), "{key} restored");
+    }
+    // In RDB files, both ways: each server saves, the other starts from that file.
+    for (saver, saver_dir, ferrokey_loads) in
+        [(&mut a, &ours.dir, false), (&mut b, &theirs.dir, true)]
+    {
+        assert_eq!(saver.cmd(&["SAVE"]), Val::ok());
+        let rdb = std::fs::read(saver_dir.join("dump.rdb")).expect("dump.rdb");
+        let dir = crate::common::unique_dir("geo-rdb");
+        std::fs::write(dir.join("dump.rdb"), rdb).expect("write dump.rdb");
+        let args = ["--dir", dir.to_str().expect("utf-8")];
+        let loaded = if ferrokey_loads { start(&args) } else { start_valkey(&args) };
+        let mut l = Client::connect(loaded.port);
+        for key in keys {
+            assert_eq!(view(&mut l, key), view(saver, key), "{key} loaded from an RDB file");
+        }
+        drop(loaded);
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

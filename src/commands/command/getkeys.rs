@@ -46,12 +46,12 @@ fn no_keys(ctx: &mut ServerCtx, cmd: &Command) -> CmdResult {
 pub fn getkeys(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let target = &argv[2..];
     let cmd = checked(target)?;
-    let mut keys = KeyBuf::new();
-    if !key_positions(cmd, target, &mut keys) || keys.is_empty() {
-        return no_keys(ctx, cmd);
-    }
-    ctx.out.array(keys.len());
-    for pos in keys.iter() {
+    let found = match keys_with_flags(cmd, target) {
+        Some(found) if !found.is_empty() => found,
+        _ => return no_keys(ctx, cmd),
+    };
+    ctx.out.array(found.len());
+    for (pos, _) in found {
         ctx.out.bulk(&target[pos as usize]);
     }
     Ok(())
@@ -78,6 +78,9 @@ pub fn getkeys_and_flags(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 /// Key positions with their spec's flags, spec by spec; `None` when a spec cannot be
 /// applied to these arguments (as `key_positions` reports for the whole command).
 fn keys_with_flags(cmd: &'static Command, argv: &[Bytes]) -> Option<Vec<(u32, u32)>> {
+    if matches!(cmd.name, "georadius" | "georadiusbymember") {
+        return Some(georadius_keys(argv));
+    }
     let mut found = Vec::new();
     let mut keys = KeyBuf::new();
     for spec in cmd.key_specs {
@@ -108,6 +111,25 @@ fn resolve_variable_flags(cmd: &Command, argv: &[Bytes], flags: u32) -> u32 {
         "bitfield" => READ,
         _ => flags,
     }
+}
+
+/// GEORADIUS and GEORADIUSBYMEMBER, whose specs have variable flags: Valkey asks its own
+/// key procedure rather than the specs, and that procedure scans from the sixth argument
+/// and keeps only the last STORE or STOREDIST destination (the one the command writes).
+fn georadius_keys(argv: &[Bytes]) -> Vec<(u32, u32)> {
+    let mut found = vec![(1, ks::RO | ks::ACCESS)];
+    let mut store = None;
+    let mut i = 5;
+    while i + 1 < argv.len() {
+        let a = &argv[i];
+        if a.eq_ignore_ascii_case(b"STORE") || a.eq_ignore_ascii_case(b"STOREDIST") {
+            store = Some(i as u32 + 1);
+            i += 1;
+        }
+        i += 1;
+    }
+    found.extend(store.map(|pos| (pos, ks::OW | ks::UPDATE)));
+    found
 }
 
 /// Whether BITFIELD's operations may write: SET / INCRBY, or anything not understood.
