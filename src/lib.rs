@@ -29,6 +29,9 @@
 //! - [`spec`]: the command table's shape (flags, ACL categories, key specs, key extraction)
 //!   and every error reply, with the handler as a type parameter, so that the layers below
 //!   the handlers can read the table.
+//! - [`acl`]: access control: users, their rules and selectors, the command catalog that
+//!   numbers the table's entries for the permission bitmaps, the permission check, the ACL
+//!   log and file. Knows commands by their table entries only.
 //! - [`scripting`]: Lua 5.1 for EVAL scripts and FUNCTION libraries: the sandboxed
 //!   interpreters, the script cache, the `server.*` API, the values between RESP and Lua, and
 //!   Valkey's bundled libraries (`cjson`, `cmsgpack`, `bit`, `struct`). What a script asks of
@@ -55,6 +58,7 @@
 //!   queue and the re-run of served blocked clients), the time events, signals, logging.
 //!   The only module that knows about mio.
 
+pub mod acl;
 pub mod commands;
 pub mod config;
 pub mod io_threads;

@@ -22,7 +22,7 @@ use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::resp::reply::{Proto, Reply};
 use crate::server::client::{Client, ClientType, ReplyMode};
 use crate::server::pubsub::Kind;
-use crate::server::state::{Pause, PauseKind};
+use crate::server::state::{Pause, PauseKind, ServerState};
 use crate::types::string::parse_i64;
 
 const OWN: u64 = flag::NOSCRIPT | flag::LOADING | flag::STALE;
@@ -353,6 +353,8 @@ struct ClientView<'a> {
     watched: usize,
     /// Its tracking settings (from the registry).
     tracking: Option<&'a ClientTracking>,
+    /// The name of its ACL user.
+    user: &'a [u8],
 }
 
 /// An optional attribute as CLIENT LIST shows it (empty when unset).
@@ -376,7 +378,7 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
         s,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
          multi={} watch={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} \
-         oll={} omem={} tot-mem={} events={} cmd={} user=default redir={} resp={} lib-name={} \
+         oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} \
          lib-ver={} tot-net-in={} tot-net-out={} tot-cmds={}",
         c.id,
         c.peer_id(),
@@ -404,6 +406,7 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
         tot_mem,
         if v.want_write { "rw" } else { "r" },
         cmd,
+        String::from_utf8_lossy(v.user),
         crate::server::tracking::list_redirect(v.tracking),
         if v.out.proto == Proto::Resp3 { 3 } else { 2 },
         attr_text(&c.lib_name),
@@ -416,15 +419,50 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
 
 /// The executing client's view, while `cmd` runs with `argv`.
 fn own_view<'a>(ctx: &'a ServerCtx, cmd: &'static str, argv: &[Bytes]) -> ClientView<'a> {
+    running_view(ctx.srv, ctx.slot, ctx.client, ctx.out, cmd, argv)
+}
+
+/// The view of a client lent out of the table to run `cmd` with `argv`.
+fn running_view<'a>(
+    srv: &'a ServerState,
+    token: usize,
+    client: &'a Client,
+    out: &'a Reply,
+    cmd: &'static str,
+    argv: &[Bytes],
+) -> ClientView<'a> {
     let argv_mem = argv.iter().map(|a| a.len()).sum();
     ClientView {
-        client: ctx.client,
-        out: ctx.out,
+        client,
+        out,
         want_write: false,
         running: Some((cmd, argv_mem)),
-        watched: ctx.srv.watches.client_keys(ctx.slot),
-        tracking: ctx.srv.tracking.settings(ctx.client.id),
+        watched: srv.watches.client_keys(token),
+        tracking: srv.tracking.settings(client.id),
+        user: &srv.acl.user(client.user).name,
     }
+}
+
+/// The CLIENT INFO line (without its newline) of a client lent out to run `cmd` with
+/// `argv`: what the ACL log records of a refused client.
+pub fn info_line_of(
+    srv: &ServerState,
+    token: usize,
+    client: &Client,
+    out: &Reply,
+    cmd: &'static str,
+    argv: &[Bytes],
+    now_ms: i64,
+) -> Vec<u8> {
+    let mut s = String::new();
+    write_info_line(&mut s, &running_view(srv, token, client, out, cmd, argv), now_ms);
+    s.into_bytes()
+}
+
+/// [`info_line_of`] for the client running a handler, named by its `argv[0]`.
+pub fn info_line(ctx: &ServerCtx, argv: &[Bytes]) -> Vec<u8> {
+    let cmd = crate::commands::lookup(&argv[0]).map_or("", |c| c.name);
+    info_line_of(ctx.srv, ctx.slot, ctx.client, ctx.out, cmd, argv, ctx.now_ms)
 }
 
 /// Every client, the executing one included, in connection order.
@@ -440,6 +478,7 @@ fn all_views<'a>(ctx: &'a ServerCtx, cmd: &'static str, argv: &[Bytes]) -> Vec<C
             running: None,
             watched: ctx.srv.watches.client_keys(t),
             tracking: ctx.srv.tracking.settings(slot.client.id),
+            user: &ctx.srv.acl.user(slot.client.user).name,
         })
         .collect();
     views.push(own_view(ctx, cmd, argv));
@@ -520,6 +559,10 @@ struct KillFilter<'a> {
     /// Kill the executing client too when it matches.
     include_self: bool,
     min_age_s: Option<i64>,
+    /// Kill only the clients logged in as this user (checked to exist by the caller).
+    user: Option<&'a [u8]>,
+    /// The id of `user`, once resolved.
+    user_id: Option<crate::acl::UserId>,
 }
 
 /// How CLIENT KILL replies: the old form `CLIENT KILL addr` with OK or `No such client`,
@@ -540,6 +583,8 @@ fn parse_kill(argv: &[Bytes]) -> Result<(KillFilter<'_>, KillReply), CmdError> {
         kind: None,
         include_self: false,
         min_age_s: None,
+        user: None,
+        user_id: None,
     };
     if argv.len() == 3 {
         f.addr = Some(&argv[2]);
@@ -578,10 +623,7 @@ fn parse_kill(argv: &[Bytes]) -> Result<(KillFilter<'_>, KillReply), CmdError> {
         } else if is(opt, "LADDR") {
             f.laddr = Some(value);
         } else if is(opt, "USER") {
-            // `default` is the only user, and every client is logged in as it.
-            if &value[..] != b"default" {
-                return Err(CmdError::NoSuchUser(text(value)));
-            }
+            f.user = Some(value);
         } else if is(opt, "SKIPME") {
             f.include_self = !on_yes_no(value)?;
         } else {
@@ -609,11 +651,16 @@ impl KillFilter<'_> {
             && (self.ids.is_empty() || self.ids.contains(&c.id))
             && self.kind.is_none_or(|t| t == c.client_type())
             && self.min_age_s.is_none_or(|age| now_ms / 1000 - c.created_ms / 1000 >= age)
+            && self.user_id.is_none_or(|u| u == c.user)
     }
 }
 
 fn client_kill(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
-    let (filter, reply) = parse_kill(argv)?;
+    let (mut filter, reply) = parse_kill(argv)?;
+    if let Some(name) = filter.user {
+        let id = ctx.srv.acl.find(name).ok_or_else(|| CmdError::NoSuchUser(text(name)))?;
+        filter.user_id = Some(id);
+    }
     let now = ctx.now_ms;
     let mut killed = 0;
     for (token, slot) in ctx.srv.clients.iter_mut() {
@@ -731,9 +778,11 @@ mod tests {
         assert_eq!(err(&["client", "kill", "maxage", "0"]), CmdError::MaxAgeNotPositive);
         assert_eq!(err(&["client", "kill", "maxage", "x"]), CmdError::MaxAgeNotInteger);
         assert_eq!(err(&["client", "kill", "type", "x"]), CmdError::UnknownClientType("x".into()));
-        assert_eq!(err(&["client", "kill", "user", "bob"]), CmdError::NoSuchUser("bob".into()));
         assert_eq!(err(&["client", "kill", "skipme", "maybe"]), CmdError::Syntax);
         assert_eq!(err(&["client", "kill", "id", "1", "type"]), CmdError::Syntax);
+        // A user name is looked up when the command runs (it must exist then).
+        let a = argv(&["client", "kill", "user", "bob"]);
+        assert_eq!(parse_kill(&a).unwrap().0.user, Some(&b"bob"[..]));
         let a = argv(&["client", "kill", "skipme", "no", "id", "7"]);
         let (f, reply) = parse_kill(&a).unwrap();
         assert!(f.include_self);

@@ -100,7 +100,7 @@ fn reset(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.srv.pubsub.remove_client(slot, &mut ctx.client.subs);
     crate::server::tracking::disable(ctx.srv, ctx.client);
     crate::server::multi::discard(ctx.srv, slot, ctx.client);
-    let password_required = !ctx.srv.config.requirepass.is_empty();
+    let password_required = ctx.srv.acl.auth_required();
     ctx.client.reset_connection_state(password_required);
     ctx.out.proto = Proto::Resp2;
     ctx.srv.clients.running_protocol(slot, Proto::Resp2);
@@ -108,38 +108,35 @@ fn reset(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// Compare without stopping at the first differing byte, so the time taken does not tell
-/// how much of a guessed password was right.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len().max(b.len());
-    let mut diff = (a.len() != b.len()) as u8;
-    for i in 0..n {
-        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
+/// Authenticate the client as `user`; a failure is logged (ACL LOG, INFO) and leaves its
+/// current state unchanged.
+fn authenticate(ctx: &mut ServerCtx, argv: &[Bytes], user: &[u8], pass: &[u8]) -> CmdResult {
+    match ctx.srv.acl.authenticate(user, pass) {
+        Some(id) => {
+            ctx.client.authenticated = true;
+            ctx.client.user = id;
+            Ok(())
+        }
+        None => {
+            let info = crate::commands::client_cmd::info_line(ctx, argv);
+            let now = ctx.now_ms;
+            crate::commands::acl_cmd::perm::record_auth_failure(
+                ctx.srv, ctx.client, info, &argv[0], user, now,
+            );
+            Err(CmdError::WrongPass)
+        }
     }
-    diff == 0
-}
-
-/// Authenticate the client as `user`; a failure leaves its current state unchanged.
-fn authenticate(ctx: &mut ServerCtx, user: &[u8], pass: &[u8]) -> CmdResult {
-    let required = ctx.srv.config.requirepass.as_bytes();
-    let ok = user == DEFAULT_USER && (required.is_empty() || same_secret(pass, required));
-    if !ok {
-        ctx.srv.stats.acl_denied_auth += 1;
-        return Err(CmdError::WrongPass);
-    }
-    ctx.client.authenticated = true;
-    Ok(())
 }
 
 /// AUTH password | AUTH username password.
 fn auth(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let (user, pass): (&[u8], &[u8]) = match argv.len() {
-        2 if ctx.srv.config.requirepass.is_empty() => return Err(CmdError::AuthNoPassword),
+        2 if ctx.srv.acl.default_user().nopass => return Err(CmdError::AuthNoPassword),
         2 => (DEFAULT_USER, &argv[1]),
         3 => (&argv[1], &argv[2]),
         _ => return Err(CmdError::Syntax),
     };
-    authenticate(ctx, user, pass)?;
+    authenticate(ctx, argv, user, pass)?;
     ctx.out.ok();
     Ok(())
 }
@@ -181,12 +178,12 @@ fn parse_hello(argv: &[Bytes]) -> Result<HelloArgs<'_>, CmdError> {
 fn hello(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let args = parse_hello(argv)?;
     if let Some((user, pass)) = args.credentials {
-        authenticate(ctx, user, pass)?;
+        authenticate(ctx, argv, user, pass)?;
     }
     if args.name.is_some_and(|n| !valid_client_attr(n)) {
         return Err(CmdError::BadClientName);
     }
-    if !ctx.srv.config.requirepass.is_empty() && !ctx.client.authenticated {
+    if !ctx.client.authenticated {
         return Err(CmdError::HelloNoAuth);
     }
     if let Some(name) = args.name {
@@ -218,15 +215,6 @@ fn hello(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn secrets_compare_whole() {
-        assert!(same_secret(b"abc", b"abc"));
-        assert!(!same_secret(b"abc", b"abd"));
-        assert!(!same_secret(b"abc", b"abcd"));
-        assert!(!same_secret(b"", b"a"));
-        assert!(same_secret(b"", b""));
-    }
 
     fn argv(words: &[&str]) -> Vec<Bytes> {
         words.iter().map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()

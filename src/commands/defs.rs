@@ -4,9 +4,9 @@
 
 use crate::commands::table::Command;
 use crate::commands::{
-    aof_cmd, bitmap, client_cmd, command, config_cmd, connection, dump, function_cmd, geo, hash,
-    hll, info, keyspace, list, persist_cmd, pubsub, repl_cmd, script_cmd, server_cmd, set, sort,
-    stream, string, zset,
+    acl_cmd, aof_cmd, bitmap, client_cmd, command, config_cmd, connection, dump, function_cmd, geo,
+    hash, hll, info, keyspace, list, persist_cmd, pubsub, repl_cmd, script_cmd, server_cmd, set,
+    sort, stream, string, zset,
 };
 
 pub static FAMILIES: &[&[Command]] = &[
@@ -27,6 +27,7 @@ pub static FAMILIES: &[&[Command]] = &[
     dump::COMMANDS,
     persist_cmd::COMMANDS,
     aof_cmd::COMMANDS,
+    acl_cmd::COMMANDS,
     connection::COMMANDS,
     pubsub::COMMANDS,
     crate::commands::multi::COMMANDS,

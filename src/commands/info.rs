@@ -503,10 +503,12 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
         "client_output_buffer_limit_disconnections" => st.client_outbuf_limit_disconnections,
         "reply_buffer_shrinks" => 0,
         "reply_buffer_expands" => 0,
-        "acl_access_denied_auth" => st.acl_denied_auth,
-        "acl_access_denied_cmd" => 0,
-        "acl_access_denied_key" => 0,
-        "acl_access_denied_channel" => 0,
+        "acl_access_denied_auth" => srv.acl.denied.auth,
+        "acl_access_denied_cmd" => srv.acl.denied.cmd,
+        "acl_access_denied_key" => srv.acl.denied.key,
+        "acl_access_denied_channel" => srv.acl.denied.channel,
+        "acl_access_denied_tls_cert" => 0,
+        "acl_access_denied_db" => srv.acl.denied.db,
     );
 }
 

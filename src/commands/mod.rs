@@ -10,6 +10,7 @@
 //! SAVE, pub/sub, transactions, FLUSHALL...) gets a [`ServerCtx`], whose one capability is
 //! the whole server state. The table says which is which (`table::Handler`).
 
+pub mod acl_cmd;
 pub mod aof_cmd;
 pub mod aof_replay;
 pub mod args;
@@ -108,6 +109,8 @@ pub struct Ctx<'a> {
     feed: &'a mut Feed,
     /// Clients to close at the end of the tick, for [`Ctx::close_asap`].
     to_close: &'a mut Vec<usize>,
+    /// The ACL users, read only (SORT's BY and GET patterns need every key readable).
+    pub acl: &'a crate::acl::Acl,
 }
 
 /// What a server-wide command's handler works with: the whole server state, named.
@@ -146,7 +149,7 @@ pub fn with_ctx<R>(
     slot: usize,
     f: impl FnOnce(&mut Ctx) -> R,
 ) -> R {
-    let ServerState { dbs, config, loading, is_replica, rng, feed, to_close, .. } = srv;
+    let ServerState { dbs, config, loading, is_replica, rng, feed, to_close, acl, .. } = srv;
     let keep_past_expiry = *loading || *is_replica;
     // While loading, only the AOF runs commands.
     let obeyed = *loading || client.kind == crate::server::client::ClientKind::Primary;
@@ -162,6 +165,7 @@ pub fn with_ctx<R>(
         rng,
         feed,
         to_close,
+        acl,
     })
 }
 

@@ -171,6 +171,10 @@ impl Loader {
         }
         let applied = match (name.as_str(), args.as_slice()) {
             ("include", [path]) => self.include(path),
+            ("user", [_, ..]) => {
+                self.config.general.users.push(args.clone());
+                Ok(())
+            }
             _ => match file_only(&name, &args) {
                 Some(result) => result.map_err(LineError::from),
                 None => Err("Bad directive or wrong number of arguments".into()),

@@ -179,6 +179,18 @@ fn every_kind_rejects_bad_values() {
 }
 
 #[test]
+fn user_lines_are_kept_in_order_for_the_acl() {
+    let c = Config::load_str("user alice on >p ~* +@all\nuser bob off \"(+get ~k*)\"\naclfile \"\"")
+        .unwrap();
+    let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        c.general.users,
+        vec![words(&["alice", "on", ">p", "~*", "+@all"]), words(&["bob", "off", "(+get ~k*)"])]
+    );
+    assert_eq!(reason("user"), "Bad directive or wrong number of arguments");
+}
+
+#[test]
 fn repeated_directives_last_wins_but_save_accumulates() {
     let c = Config::load_str("port 1\nport 2\nbind 1.1.1.1\nbind 2.2.2.2\n").unwrap();
     assert_eq!(c.port, 2);
@@ -402,9 +414,7 @@ fn directives_turning_on_missing_features_accept_only_their_default() {
     refused("tls-replication yes", "TLS", "no");
     refused("tls-cluster yes", "TLS", "no");
     refused("cluster-enabled yes", "cluster mode", "no");
-    refused("aclfile /etc/valkey/users.acl", "ACL users", "\"\"");
     refused("log-format json", "log formats other than legacy", "legacy");
-    assert_eq!(reason("user alice on"), "ferrokey does not support ACL users yet");
     assert_eq!(reason("loadmodule /x.so"), "ferrokey does not support modules yet");
     assert_eq!(reason("replicaof 127.0.0.1"), "wrong number of arguments");
     // The off values load, and CONFIG GET shows them.

@@ -41,8 +41,8 @@ pub use file::{from_args, ConfigError, Origin};
 pub use glob::glob_match;
 pub use kind::{Arity, Base, Directive, Feature, Mutability, Support};
 pub use values::{
-    Appendfsync, EnableDebugCommand, EnableProtectedConfigs, KeyspaceEvents, LogLevel,
-    MaxmemoryClients, MaxmemoryPolicy, ObufClass, ObufLimit, PropagationErrorBehavior,
+    AclPubsubDefault, Appendfsync, EnableDebugCommand, EnableProtectedConfigs, KeyspaceEvents,
+    LogLevel, MaxmemoryClients, MaxmemoryPolicy, ObufClass, ObufLimit, PropagationErrorBehavior,
     RdbVersionCheck, ReplDisklessLoad, ShutdownFlags, Supervised,
 };
 

@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use crate::acl::log::Context;
+use crate::commands::acl_cmd::perm;
 use crate::commands::error::MultiError;
 use crate::commands::{self, table::flag, CmdError, Command};
 use crate::keyspace::db::{Expiry, HashedKeys};
@@ -126,7 +128,7 @@ pub fn execute_looked_up(
             return Flow::Continue;
         }
     };
-    let needs_auth = !srv.config.requirepass.is_empty() && !slot.client.authenticated;
+    let needs_auth = srv.acl.auth_required() && !slot.client.authenticated;
     if needs_auth && cmd.flags & flag::NO_AUTH == 0 {
         srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
         let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::NoAuth);
@@ -142,6 +144,21 @@ pub fn execute_looked_up(
         reply_error(srv, slot, &e);
         finish_reply_mode(slot, reply_mark);
         return Flow::Continue;
+    }
+    // ACL: the user's rules allow this command on these keys, channels and databases
+    // (the primary's stream runs as no user, as in Valkey).
+    if !from_primary {
+        if let Err(d) = perm::allowed(srv, slot.client.user, cmd, argv, slot.client.db) {
+            let context =
+                if slot.client.multi.is_some() { Context::Multi } else { Context::Toplevel };
+            refuse_by_acl(srv, token, slot, cmd, argv, d, context, now_ms);
+            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+            let e = CmdError::Raw(perm::noperm(srv, slot.client.user, cmd, argv, d));
+            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
+            reply_error(srv, slot, &e);
+            finish_reply_mode(slot, reply_mark);
+            return Flow::Continue;
+        }
     }
     // maxmemory (server::evict): evict before every command while a limit is set; when
     // nothing more can be evicted, refuse the commands that may grow memory.
@@ -401,14 +418,47 @@ fn run_queued(srv: &mut ServerState, token: usize, slot: &mut Slot, now_ms: i64)
     slot.client.in_exec = true;
     // The feed wraps the transaction's writes in MULTI ... EXEC.
     srv.feed.exec_begin();
+    let from_primary = slot.client.kind == ClientKind::Primary;
     for q in &t.commands {
         let mark = slot.out.len();
         let cmd: &'static Command = q.cmd.downcast_ref().expect("queued from this table");
+        // The rules may have changed since the command was queued.
+        if !from_primary {
+            if let Err(d) = perm::allowed(srv, slot.client.user, cmd, &q.argv, slot.client.db) {
+                refuse_by_acl(srv, token, slot, cmd, &q.argv, d, Context::Multi, now_ms);
+                reply_error_text(srv, slot, &perm::changed_since_queued(d));
+                continue;
+            }
+        }
         let flow = call(srv, token, slot, cmd, &q.argv, HashedKeys::default(), now_ms, mark);
         debug_assert_eq!(flow, Flow::Continue, "blocked inside EXEC");
     }
     srv.feed.exec_end();
     slot.client.in_exec = was_in_exec;
+}
+
+/// Count and log an ACL refusal of `cmd argv` for the client in `slot`.
+#[allow(clippy::too_many_arguments)]
+fn refuse_by_acl(
+    srv: &mut ServerState,
+    token: usize,
+    slot: &Slot,
+    cmd: &'static Command,
+    argv: &[Bytes],
+    d: crate::acl::check::Denied,
+    context: Context,
+    now_ms: i64,
+) {
+    let info = crate::commands::client_cmd::info_line_of(
+        srv,
+        token,
+        &slot.client,
+        &slot.out,
+        cmd.name,
+        argv,
+        now_ms,
+    );
+    perm::record(srv, &slot.client, info, cmd, argv, d, context, now_ms);
 }
 
 /// SUBSCRIBE and its kin, whose every reply is a push.

@@ -388,7 +388,7 @@ impl Net {
             Some("-ERR max number of clients reached\r\n")
         } else if protected_mode::denies(
             srv.config.protected_mode,
-            !srv.config.requirepass.is_empty(),
+            !srv.acl.default_user().nopass,
             acc.peer,
         ) {
             Some(protected_mode::DENIED)
@@ -411,7 +411,7 @@ impl Net {
             crate::runtime::listener::set_keepalive(s, srv.config.tcp_keepalive_secs);
         }
         let mut client = Client::new(0, acc.addr, acc.laddr, acc.fd, acc.unix, now);
-        client.authenticated = srv.config.requirepass.is_empty();
+        client.authenticated = !srv.acl.auth_required();
         self.register(srv, Conn::new(sock), client);
     }
 

@@ -51,6 +51,10 @@ pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> 
     banner::starting(config_file.as_deref());
     let now = crate::util::clock::now_ms();
     let mut srv = crate::server::state::ServerState::new(config, config_file, now);
+    if let Err(e) = crate::commands::acl_cmd::load_users_at_startup(&mut srv) {
+        tracing::warn!("{e}");
+        return Err(std::io::Error::other(e));
+    }
     crate::commands::keyspace::sync_access_clock(&mut srv);
     signals::install();
     let mut el = event_loop::EventLoop::new(srv)?;

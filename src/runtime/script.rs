@@ -16,6 +16,8 @@
 
 use bytes::Bytes;
 
+use crate::acl::log::Context;
+use crate::commands::acl_cmd::perm;
 use crate::commands::error::ScriptError;
 use crate::commands::table::flag;
 use crate::commands::{CmdError, Command};
@@ -54,6 +56,8 @@ struct ScriptHost<'a> {
     reply: Vec<u8>,
     /// The command running the script.
     argv: &'a [Bytes],
+    /// The caller's CLIENT INFO line, for the ACL log (made only for a restricted user).
+    caller_info: Option<Vec<u8>>,
 }
 
 impl ScriptHost<'_> {
@@ -61,7 +65,8 @@ impl ScriptHost<'_> {
     /// counts as its rejected call, as in Valkey.
     fn admit(&mut self, argv: &[Bytes]) -> Result<&'static Command, CmdError> {
         let cmd = resolve(argv)?;
-        let refusal = self.refusal(cmd, argv);
+        let refusal = self.early_refusal(cmd, argv).or_else(|| self.acl_refusal(cmd, argv));
+        let refusal = refusal.or_else(|| self.refusal(cmd));
         if let Some(e) = refusal {
             self.srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
             return Err(e);
@@ -69,13 +74,28 @@ impl ScriptHost<'_> {
         Ok(cmd)
     }
 
-    fn refusal(&self, cmd: &'static Command, argv: &[Bytes]) -> Option<CmdError> {
+    /// The checks before ACL's, in Valkey's order: arity, then scripts' forbidden commands.
+    fn early_refusal(&self, cmd: &'static Command, argv: &[Bytes]) -> Option<CmdError> {
         if !cmd.arity_ok(argv.len()) {
             return Some(CmdError::Script(ScriptError::WrongArity));
         }
         if cmd.flags & flag::NOSCRIPT != 0 {
             return Some(CmdError::Script(ScriptError::NotAllowed));
         }
+        None
+    }
+
+    /// The caller's user may not run this (counted and logged in the `lua` context, with
+    /// the caller's CLIENT INFO line).
+    fn acl_refusal(&mut self, cmd: &'static Command, argv: &[Bytes]) -> Option<CmdError> {
+        let client = &self.slot.client;
+        let d = perm::allowed(self.srv, client.user, cmd, argv, client.db).err()?;
+        let info = self.caller_info.clone().unwrap_or_default();
+        perm::record(self.srv, client, info, cmd, argv, d, Context::Lua, self.now_ms);
+        Some(CmdError::Raw(perm::noperm(self.srv, client.user, cmd, argv, d)))
+    }
+
+    fn refusal(&self, cmd: &'static Command) -> Option<CmdError> {
         if self.read_only && (cmd.is_write() || cmd.may_replicate()) {
             return Some(CmdError::Script(ScriptError::WriteFromReadOnly));
         }
@@ -170,9 +190,9 @@ impl Host for ScriptHost<'_> {
     }
 
     fn acl_check(&mut self, argv: &[Bytes]) -> Option<bool> {
-        // Every user may run every command until ACL rules exist (issue 20): the default
-        // user has `+@all`.
-        resolve(argv).ok().map(|_| true)
+        let cmd = resolve(argv).ok()?;
+        let client = &self.slot.client;
+        Some(perm::allowed(self.srv, client.user, cmd, argv, client.db).is_ok())
     }
 
     fn log(&mut self, level: u8, msg: &[u8]) {
@@ -242,6 +262,20 @@ pub fn run(
     let vm = if req.is_function { srv.functions.vm.clone() } else { srv.scripts.vm.clone() };
     let mut script_slot = srv.script_client.take().unwrap_or_else(|| script_client(now_ms));
     script_slot.client.db = slot.client.db;
+    // The script's commands run as the caller's user.
+    script_slot.client.user = slot.client.user;
+    let caller_info = (!srv.acl.user(slot.client.user).unrestricted()).then(|| {
+        let name = crate::commands::lookup(&argv[0]).map_or("", |c| c.name);
+        crate::commands::client_cmd::info_line_of(
+            srv,
+            token,
+            &slot.client,
+            &slot.out,
+            name,
+            argv,
+            now_ms,
+        )
+    });
     // Keys the script reads are tracked for its caller, as in Valkey.
     script_slot.client.id = slot.client.id;
     script_slot.client.tracking = slot.client.tracking;
@@ -266,6 +300,7 @@ pub fn run(
             oom_per_command: req.flags.eval_compat,
             reply: Vec::new(),
             argv,
+            caller_info,
         };
         let call = if req.is_function { Call::Function(&req.func) } else { Call::Eval(&req.func) };
         scripting::run(&vm, call, &req.keys, &req.args, &mut host, &mut slot.out)

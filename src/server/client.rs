@@ -37,6 +37,8 @@ pub struct Client {
     pub lib_name: Option<Bytes>,
     pub lib_ver: Option<Bytes>,
     pub authenticated: bool,
+    /// The ACL user this connection runs as (the default user until AUTH or HELLO AUTH).
+    pub user: crate::acl::UserId,
     pub kind: ClientKind,
     pub reply_mode: ReplyMode,
     pub no_evict: bool,
@@ -101,6 +103,7 @@ impl Client {
             lib_name: None,
             lib_ver: None,
             authenticated: false,
+            user: crate::acl::DEFAULT_USER,
             kind: ClientKind::Normal,
             reply_mode: ReplyMode::On,
             no_evict: false,
@@ -241,6 +244,7 @@ impl Client {
         self.db = 0;
         self.name = None;
         self.authenticated = !password_required;
+        self.user = crate::acl::DEFAULT_USER;
         self.kind = ClientKind::Normal;
         self.reply_mode = ReplyMode::On;
         self.no_evict = false;

@@ -47,8 +47,6 @@ pub struct Stats {
     pub net_in_samples: [(i64, u64); 16],
     pub net_out_samples: [(i64, u64); 16],
     pub peak_memory: usize,
-    /// Failed AUTH / HELLO AUTH attempts (INFO `acl_access_denied_auth`).
-    pub acl_denied_auth: u64,
 }
 
 impl Stats {
@@ -440,6 +438,8 @@ impl Listening for NotListening {
 
 pub struct ServerState {
     pub config: Config,
+    /// ACL users, their rules and the log of refusals.
+    pub acl: crate::acl::Acl,
     pub config_file: Option<PathBuf>,
     pub dbs: Vec<Db>,
     pub stats: Stats,
@@ -537,7 +537,10 @@ impl ServerState {
         let dbs = (0..config.databases.max(1)).map(|_| Db::new()).collect();
         let hz = config.hz;
         let seed = now_ms as u64 ^ (std::process::id() as u64) << 32;
+        let mut acl = crate::acl::Acl::new();
+        acl.set_default_password(config.requirepass.as_bytes());
         let mut srv = ServerState {
+            acl,
             config,
             config_file,
             dbs,

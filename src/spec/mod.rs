@@ -4,6 +4,7 @@
 //! entries and their handlers are in `commands`.
 
 pub mod error;
+pub mod keys;
 pub mod table;
 
 pub use error::{CmdError, CmdResult};

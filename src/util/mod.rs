@@ -8,6 +8,7 @@
 //! - `fmt.rs`: integers formatted into a stack buffer (`fmt_i64`, `fmt_u64`).
 //! - `fmt_g.rs`: C's `%.<p>g` for doubles, byte for byte as glibc (Lua's numbers, cjson, `%.17g`).
 //! - `sha1.rs`: SHA-1 and lowercase hex (`DEBUG DIGEST`, script ids).
+//! - `sha256.rs`: SHA-256 (ACL passwords).
 //! - here: the text of an OS error as C's `strerror` writes it.
 
 pub mod clock;
@@ -16,6 +17,7 @@ pub mod fmt_g;
 pub mod quote;
 pub mod rng;
 pub mod sha1;
+pub mod sha256;
 
 /// An OS error as C's `strerror` writes it (`No such file or directory`), without the
 /// ` (os error N)` that Rust's `Display` appends, so texts match Valkey's.

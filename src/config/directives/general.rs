@@ -44,6 +44,8 @@ pub struct General {
     pub acllog_max_len: u64,
     pub acl_pubsub_default: AclPubsubDefault,
     pub aclfile: String,
+    /// The `user` lines of the configuration file: each the words after `user`.
+    pub users: Vec<Vec<String>>,
     pub commandlog_large_request_max_len: u64,
     pub commandlog_large_reply_max_len: u64,
     pub commandlog_request_larger_than_bytes: i64,
@@ -85,6 +87,7 @@ impl Default for General {
             acllog_max_len: 128,
             acl_pubsub_default: AclPubsubDefault::Resetchannels,
             aclfile: String::new(),
+            users: Vec::new(),
             commandlog_large_request_max_len: 128,
             commandlog_large_reply_max_len: 128,
             commandlog_request_larger_than_bytes: 1048576,
@@ -448,8 +451,7 @@ pub(super) static ROWS: &[Directive] = &[
         "128",
         |c| c.general.acllog_max_len as i64,
         |c, v| c.general.acllog_max_len = v as u64,
-    )
-    .support(Tunes(Feature::Acl)),
+    ),
     choice(
         "acl-pubsub-default",
         Mutable,
@@ -457,8 +459,7 @@ pub(super) static ROWS: &[Directive] = &[
         "resetchannels",
         |c| c.general.acl_pubsub_default as usize,
         |c, i| c.general.acl_pubsub_default = AclPubsubDefault::ALL[i],
-    )
-    .support(Tunes(Feature::Acl)),
+    ),
     string(
         "aclfile",
         Immutable,
@@ -466,8 +467,7 @@ pub(super) static ROWS: &[Directive] = &[
         any_string,
         |c| &c.general.aclfile,
         |c, v| c.general.aclfile = v,
-    )
-    .support(Gate(Feature::Acl)),
+    ),
     int(
         "commandlog-large-request-max-len",
         Mutable,

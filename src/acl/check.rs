@@ -1,0 +1,209 @@
+//! Whether a user may run one command line: Valkey's `ACLCheckAllUserCommandPerm`.
+//!
+//! Each selector checks, in this order: the databases (the ids SELECT, MOVE, SWAPDB and
+//! COPY ... DB name; then the current one, for a command that has keys or is in
+//! `@keyspace`, SWAPDB aside; every database for FLUSHALL), the command's bit (or an allowed first argument), each key
+//! against the patterns with the read/write flags of its key spec, and the channels of
+//! PUBLISH and the SUBSCRIBE family. The first selector that passes allows the command.
+//! When none does, the reported denial is the most specific one over all selectors
+//! (database < command < key < channel), and among equals the one at the latest argument.
+
+use bytes::Bytes;
+
+use super::catalog::{Catalog, CmdId};
+use super::selector::{Selector, READ, WRITE};
+use super::user::User;
+use crate::config::glob::glob_match;
+use crate::spec::keys::keys_with_flags;
+use crate::spec::table::{acl as cat, flag, ks, Command};
+
+/// Why a command was refused, from the least to the most specific.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reason {
+    Database,
+    Command,
+    Key,
+    Channel,
+}
+
+impl Reason {
+    /// The `reason` field of an ACL LOG entry.
+    pub fn log_name(self) -> &'static str {
+        match self {
+            Reason::Database => "database",
+            Reason::Command => "command",
+            Reason::Key => "key",
+            Reason::Channel => "channel",
+        }
+    }
+}
+
+/// A refusal: its reason and the argument it is about (0: the command itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Denied {
+    pub reason: Reason,
+    pub pos: usize,
+}
+
+/// What is being checked: a resolved command (or subcommand) and its arguments, run in
+/// database `db` of `databases`.
+pub struct Request<'a, H: 'static> {
+    pub cmd: &'static Command<H>,
+    pub id: CmdId,
+    pub argv: &'a [Bytes],
+    pub db: usize,
+    pub databases: usize,
+}
+
+/// Whether `user` may run `req`.
+pub fn check<H: Copy>(user: &User, cat: &Catalog, req: &Request<'_, H>) -> Result<(), Denied> {
+    let mut keys: Option<Vec<(u32, u32)>> = None;
+    let mut worst: Option<Denied> = None;
+    for s in &user.selectors {
+        match check_selector(s, cat, req, &mut keys) {
+            Ok(()) => return Ok(()),
+            Err(d) => {
+                let worse = worst
+                    .is_none_or(|w| d.reason > w.reason || (d.reason == w.reason && d.pos > w.pos));
+                if worse {
+                    worst = Some(d);
+                }
+            }
+        }
+    }
+    Err(worst.unwrap_or(Denied { reason: Reason::Database, pos: 0 }))
+}
+
+fn check_selector<H: Copy>(
+    s: &Selector,
+    cat: &Catalog,
+    req: &Request<'_, H>,
+    keys: &mut Option<Vec<(u32, u32)>>,
+) -> Result<(), Denied> {
+    let deny = |reason, pos| Err(Denied { reason, pos });
+    let cmd = req.cmd;
+    let has_keys = cmd.key_specs.iter().any(|k| k.flags & ks::NOT_KEY == 0);
+    if !s.dbs.allows_all() {
+        for pos in db_arguments(cmd.name, req.argv) {
+            let id = crate::types::string::parse_i64(&req.argv[pos]);
+            if let Some(id) = id.filter(|&id| id >= 0 && (id as usize) < req.databases) {
+                if !s.dbs.allows(id as usize) {
+                    return deny(Reason::Database, pos);
+                }
+            }
+        }
+        // The current database, for a command with keys or one of the keyspace's own
+        // (SWAPDB, which names both of its databases, is not about the current one).
+        let current = has_keys || (cmd.acl & cat::KEYSPACE != 0 && cmd.name != "swapdb");
+        if current && !s.dbs.allows(req.db) {
+            return deny(Reason::Database, 0);
+        }
+        if cmd.name == "flushall" {
+            return deny(Reason::Database, 0);
+        }
+    }
+    if !s.all_commands && cmd.flags & flag::NO_AUTH == 0 && !s.allows_command(req.id) {
+        let arg_at = if cat.get(req.id).parent.is_some() { 2 } else { 1 };
+        let allowed = req.argv.len() >= 2
+            && req
+                .argv
+                .get(arg_at)
+                .is_some_and(|a| s.first_args(req.id).iter().any(|f| f.eq_ignore_ascii_case(a)));
+        if !allowed {
+            return deny(Reason::Command, 0);
+        }
+    }
+    if !s.all_keys && has_keys {
+        let found = keys.get_or_insert_with(|| keys_with_flags(cmd, req.argv).unwrap_or_default());
+        for &(pos, flags) in found.iter() {
+            if !key_allowed(s, &req.argv[pos as usize], flags) {
+                return deny(Reason::Key, pos as usize);
+            }
+        }
+    }
+    if !s.all_channels {
+        for (pos, pattern) in channel_arguments(cmd.name, req.argv) {
+            if !channel_allowed(&s.channels, &req.argv[pos], pattern) {
+                return deny(Reason::Channel, pos);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a selector's patterns let a key with key-spec `flags` be used.
+pub fn key_allowed(s: &Selector, key: &[u8], flags: u32) -> bool {
+    if s.all_keys {
+        return true;
+    }
+    let mut need = 0;
+    if flags & ks::ACCESS != 0 {
+        need |= READ;
+    }
+    if flags & (ks::INSERT | ks::DELETE | ks::UPDATE) != 0 {
+        need |= WRITE;
+    }
+    s.patterns.iter().any(|p| p.perms & need == need && glob_match(&p.pattern, key, false))
+}
+
+/// Whether a channel (or, for PSUBSCRIBE, a pattern, compared literally) is in the list.
+pub fn channel_allowed(list: &[Vec<u8>], channel: &[u8], is_pattern: bool) -> bool {
+    list.iter().any(|p| {
+        if is_pattern {
+            p.as_slice() == channel
+        } else {
+            glob_match(p, channel, false)
+        }
+    })
+}
+
+/// The arguments that name a database (SELECT, MOVE, SWAPDB, COPY ... DB).
+fn db_arguments<'a>(name: &str, argv: &'a [Bytes]) -> impl Iterator<Item = usize> + 'a {
+    let positions: Vec<usize> = match name {
+        "select" => vec![1],
+        "move" => vec![2],
+        "swapdb" => vec![1, 2],
+        "copy" => (3..argv.len().saturating_sub(1))
+            .filter(|&i| argv[i].eq_ignore_ascii_case(b"DB"))
+            .map(|i| i + 1)
+            .take(1)
+            .collect(),
+        _ => Vec::new(),
+    };
+    positions.into_iter().filter(move |&p| p < argv.len())
+}
+
+/// The channels a command publishes or subscribes to, each with whether it is a pattern.
+/// (Unsubscribing is never refused.)
+fn channel_arguments(name: &str, argv: &[Bytes]) -> Vec<(usize, bool)> {
+    match name {
+        "publish" | "spublish" if argv.len() > 1 => vec![(1, false)],
+        "subscribe" | "ssubscribe" => (1..argv.len()).map(|i| (i, false)).collect(),
+        "psubscribe" => (1..argv.len()).map(|i| (i, true)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether some selector of `user` lets it read (or write) every key and run `req`: the
+/// condition of SORT's BY and GET patterns and of other commands that touch keys they do
+/// not name.
+pub fn unrestricted_key_access<H: Copy>(
+    user: &User,
+    cat: &Catalog,
+    req: &Request<'_, H>,
+    flags: u32,
+) -> bool {
+    let mut need = 0;
+    if flags & ks::ACCESS != 0 {
+        need |= READ;
+    }
+    if flags & (ks::INSERT | ks::DELETE | ks::UPDATE) != 0 {
+        need |= WRITE;
+    }
+    let mut keys = None;
+    user.selectors.iter().any(|s| {
+        check_selector(s, cat, req, &mut keys).is_ok()
+            && (s.all_keys
+                || s.patterns.iter().any(|p| p.perms & need == need && p.pattern == b"*"))
+    })
+}
