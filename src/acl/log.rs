@@ -62,7 +62,8 @@ pub struct Refusal {
 }
 
 impl Log {
-    /// Record a refusal at `now_ms`, keeping at most `max_len` entries.
+    /// Record a refusal at `now_ms`, keeping at most `max_len` entries (a lower
+    /// `acllog-max-len` takes effect here, at the next refusal, as in Valkey).
     pub fn add(&mut self, r: Refusal, now_ms: i64, max_len: usize) {
         if max_len == 0 {
             self.entries.clear();
@@ -113,11 +114,6 @@ impl Log {
 
     pub fn reset(&mut self) {
         self.entries.clear();
-    }
-
-    /// Drop the oldest entries beyond `max_len` (after `CONFIG SET acllog-max-len`).
-    pub fn trim(&mut self, max_len: usize) {
-        self.entries.truncate(max_len);
     }
 }
 

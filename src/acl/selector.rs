@@ -272,6 +272,9 @@ impl Selector {
                 }
                 i += 1;
             }
+            if perms == 0 {
+                return Err(SetError::Syntax);
+            }
             (perms, i)
         } else {
             (READ_WRITE, 1)
@@ -396,7 +399,7 @@ fn parse_dbs(list: &[u8]) -> Result<Vec<u32>, SetError> {
     for part in list.split(|&b| b == b',') {
         let n = std::str::from_utf8(part)
             .ok()
-            .filter(|s| !s.is_empty() && !s.starts_with('+'))
+            .filter(|s| !s.is_empty())
             .and_then(|s| s.parse::<i64>().ok())
             .ok_or(SetError::Syntax)?;
         if !(0..=DB_ID_MAX).contains(&n) {

@@ -146,7 +146,6 @@ fn apply_one(srv: &mut ServerState, name: &str) -> Result<(), ApplyFailure> {
         }
         "notify-keyspace-events" => srv.refresh_removal_log(),
         "requirepass" => srv.acl.set_default_password(srv.config.requirepass.as_bytes()),
-        "acllog-max-len" => srv.acl.log.trim(srv.config.general.acllog_max_len as usize),
         "appendonly" => {
             let now = crate::util::clock::now_ms();
             let result = crate::persist::aof::config_changed(&mut crate::persist::store(srv), now);
@@ -173,10 +172,10 @@ fn apply_one(srv: &mut ServerState, name: &str) -> Result<(), ApplyFailure> {
 }
 
 /// `CONFIG RESETSTAT`: the INFO counters (stats, commandstats, errorstats, keyspace
-/// hits and misses, expired keys) start again from zero. The slow log is kept.
+/// hits and misses, expired keys) start again from zero. The slow log and the ACL
+/// refusal counters (`acl_access_denied_*`, as in Valkey 9.1) are kept.
 fn resetstat(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     ctx.srv.stats.reset();
-    ctx.srv.acl.denied = crate::acl::Denials::default();
     for db in &mut ctx.srv.dbs {
         db.stats = DbStats::default();
     }

@@ -329,19 +329,20 @@ static DEBUG_SUBCOMMANDS: &[DebugSub] = &[
     DebugSub { name: "log", arity: 3, handler: debug_log },
 ];
 
-/// Whether this client may run DEBUG under `enable-debug-command`.
-fn debug_allowed(ctx: &ServerCtx) -> bool {
-    match ctx.srv.config.enable_debug_command {
+/// Whether this client may run DEBUG under `enable-debug-command` (dispatch checks it
+/// before authentication and ACL, as Valkey checks its protected commands).
+pub fn debug_allowed(
+    config: &crate::config::Config,
+    client: &crate::server::client::Client,
+) -> bool {
+    match config.enable_debug_command {
         EnableDebugCommand::Yes => true,
-        EnableDebugCommand::Local => ctx.client.is_local(),
+        EnableDebugCommand::Local => client.is_local(),
         EnableDebugCommand::No => false,
     }
 }
 
 fn debug(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
-    if !debug_allowed(ctx) {
-        return Err(CmdError::DebugNotAllowed);
-    }
     let sub = DEBUG_SUBCOMMANDS.iter().find(|s| is(&argv[1], s.name));
     match sub {
         Some(s) if arity_ok(s.arity, argv.len()) => (s.handler)(ctx, argv),

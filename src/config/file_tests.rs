@@ -180,8 +180,9 @@ fn every_kind_rejects_bad_values() {
 
 #[test]
 fn user_lines_are_kept_in_order_for_the_acl() {
-    let c = Config::load_str("user alice on >p ~* +@all\nuser bob off \"(+get ~k*)\"\naclfile \"\"")
-        .unwrap();
+    let c =
+        Config::load_str("user alice on >p ~* +@all\nuser bob off \"(+get ~k*)\"\naclfile \"\"")
+            .unwrap();
     let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     assert_eq!(
         c.general.users,

@@ -128,6 +128,15 @@ pub fn execute_looked_up(
             return Flow::Continue;
         }
     };
+    // Protected commands (`enable-debug-command`) come before authentication, as in Valkey.
+    if cmd.name == "debug" && !crate::commands::server_cmd::debug_allowed(&srv.config, &slot.client)
+    {
+        srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+        let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::DebugNotAllowed);
+        reply_error(srv, slot, &e);
+        finish_reply_mode(slot, reply_mark);
+        return Flow::Continue;
+    }
     let needs_auth = srv.acl.auth_required() && !slot.client.authenticated;
     if needs_auth && cmd.flags & flag::NO_AUTH == 0 {
         srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
@@ -360,7 +369,7 @@ pub fn call(
             srv,
             slot,
             CallOf { name: cmd.name, flags: cmd.flags },
-            argv,
+            &crate::server::redact::redact(cmd.name, argv),
             result.is_err() || script_failed,
             now_ms,
         );
@@ -372,7 +381,7 @@ pub fn call(
         && !slot.client.unblocking
         && cmd.flags & (flag::SKIP_MONITOR | flag::ADMIN) == 0
     {
-        feed_monitors(srv, token, slot, argv, now_ms);
+        feed_monitors(srv, token, slot, &crate::server::redact::redact(cmd.name, argv), now_ms);
     }
     finish_reply_mode_keeping(slot, reply_mark, pushes);
     // Keys read by a tracking client; invalidations for this client follow its reply.

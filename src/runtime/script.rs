@@ -92,7 +92,9 @@ impl ScriptHost<'_> {
         let d = perm::allowed(self.srv, client.user, cmd, argv, client.db).err()?;
         let info = self.caller_info.clone().unwrap_or_default();
         perm::record(self.srv, client, info, cmd, argv, d, Context::Lua, self.now_ms);
-        Some(CmdError::Raw(perm::noperm(self.srv, client.user, cmd, argv, d)))
+        let mut e = b"ERR ACL failure in script: ".to_vec();
+        e.extend_from_slice(&perm::message(self.srv, client.user, cmd, argv, d, false));
+        Some(CmdError::Raw(e))
     }
 
     fn refusal(&self, cmd: &'static Command) -> Option<CmdError> {

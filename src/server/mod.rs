@@ -13,6 +13,7 @@ pub mod multi;
 pub mod obuf;
 pub mod propagate;
 pub mod pubsub;
+pub mod redact;
 pub mod script_run;
 pub mod slowlog;
 pub mod state;

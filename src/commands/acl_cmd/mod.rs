@@ -13,6 +13,7 @@ use bytes::Bytes;
 
 use crate::acl::{Catalog, User, UserId};
 use crate::commands::command::reply_help;
+use crate::commands::server_cmd::subcommand_syntax;
 use crate::commands::table::{acl, flag, Command, Server};
 use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::config::AclPubsubDefault;
@@ -262,6 +263,9 @@ fn whoami(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
 }
 
 fn cat(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    if argv.len() > 3 {
+        return Err(subcommand_syntax(argv));
+    }
     let names = crate::spec::table::acl::NAMES;
     match argv.get(2) {
         None => {
@@ -295,6 +299,9 @@ fn cat(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn genpass(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    if argv.len() > 3 {
+        return Err(subcommand_syntax(argv));
+    }
     let bits = match argv.get(2) {
         None => 256,
         Some(b) => parse_i64(b).ok_or(CmdError::NotInteger)?,
@@ -325,6 +332,9 @@ fn random_hex(n: usize) -> std::io::Result<String> {
 }
 
 fn log(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    if argv.len() > 3 {
+        return Err(subcommand_syntax(argv));
+    }
     let mut count = 10usize;
     if let Some(a) = argv.get(2) {
         if a.eq_ignore_ascii_case(b"reset") {
