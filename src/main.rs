@@ -22,6 +22,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    ferrokey::config::set_command_names(ferrokey::commands::in_table);
     let (config, file) = match ferrokey::config::from_args(&cli.args) {
         Ok(c) => c,
         Err(e) => {

@@ -562,3 +562,47 @@ fn rewrite_round_trips_new_directives() {
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `rename-command`: a renamed command answers to its new name only, a command renamed to
+/// "" is gone, long names work, ACL rules and DRYRUN behave as Valkey's; a line naming no
+/// command, or a name already taken, stops the start-up with Valkey's error.
+#[test]
+fn rename_command_matches_valkey() {
+    let args = [
+        "--rename-command",
+        "config",
+        "cfg2",
+        "--rename-command",
+        "flushall",
+        "",
+        "--rename-command",
+        "GET",
+        "aVeryLongNameThatIsLongerThanThirtyTwoBytes1234",
+    ];
+    let mut p = Pair::start(2, &args);
+    p.same_lines(&[
+        "cfg2 GET maxmemory",
+        "CONFIG GET maxmemory",
+        "FLUSHALL",
+        "SET k v",
+        "AVERYLONGNAMETHATISLONGERTHANTHIRTYTWOBYTES1234 k",
+        "GET k",
+        "ACL SETUSER u on nopass +get +config|get ~*",
+        "ACL GETUSER u",
+        "ACL DRYRUN u config get x",
+        "ACL DRYRUN u cfg2 get x",
+    ]);
+    for (bad, reason) in [
+        (["--rename-command", "nosuch", "x"], "No such command in rename-command"),
+        (["--rename-command", "get", "set"], "Target command name already exists"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ferrokey-server"))
+            .args(["--port", &free_port().to_string()])
+            .args(bad)
+            .output()
+            .expect("run ferrokey-server");
+        assert!(!out.status.success(), "{bad:?} should stop the start-up");
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(text.contains(reason), "{bad:?}: {text}");
+    }
+}

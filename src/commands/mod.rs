@@ -276,12 +276,38 @@ fn lookup_map() -> &'static HashMap<&'static [u8], &'static Command, ahash::Rand
     static MAP: OnceLock<HashMap<&'static [u8], &'static Command, ahash::RandomState>> =
         OnceLock::new();
     MAP.get_or_init(|| {
+        let renames = RENAMES.get().map_or(&[][..], Vec::as_slice);
         let mut m = HashMap::with_hasher(ahash::RandomState::new());
         for c in all() {
-            m.insert(c.name.as_bytes(), c);
+            match renames.iter().find(|(from, _)| from == c.name) {
+                // Renamed to nothing: gone.
+                Some((_, to)) if to.is_empty() => {}
+                Some((_, to)) => {
+                    let name: &'static str = Box::leak(to.to_ascii_lowercase().into_boxed_str());
+                    m.insert(name.as_bytes(), c);
+                }
+                None => {
+                    m.insert(c.name.as_bytes(), c);
+                }
+            }
         }
         m
     })
+}
+
+/// `rename-command` (table name, new name; empty: removed), fixed at start-up before the
+/// first lookup.
+static RENAMES: OnceLock<Vec<(String, String)>> = OnceLock::new();
+
+/// Apply the configuration's `rename-command` lines to every later lookup. ACL rules keep
+/// using the table's names, as Valkey's keep using its original command table.
+pub fn set_renames(renames: Vec<(String, String)>) {
+    let _ = RENAMES.set(renames);
+}
+
+/// Whether `name` (lower case) is a command of the table, whatever the renames.
+pub fn in_table(name: &str) -> bool {
+    all().any(|c| c.name == name)
 }
 
 /// Find a top-level command by name, case-insensitively.
@@ -289,7 +315,11 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     #[cfg(test)]
     lookups::COUNT.with(|c| c.set(c.get() + 1));
     if name.len() > NAME_LEN_MAX {
-        return None;
+        // Only a `rename-command` name can be this long.
+        if RENAMES.get().is_none_or(|r| r.is_empty()) {
+            return None;
+        }
+        return lookup_map().get(&name.to_ascii_lowercase()[..]).copied();
     }
     let mut buf = [0u8; NAME_LEN_MAX];
     let lower = &mut buf[..name.len()];

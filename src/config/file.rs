@@ -171,6 +171,7 @@ impl Loader {
         }
         let applied = match (name.as_str(), args.as_slice()) {
             ("include", [path]) => self.include(path),
+            ("rename-command", [from, to]) => self.rename(from, to),
             ("user", [_, ..]) => {
                 self.config.general.users.push(args.clone());
                 Ok(())
@@ -181,6 +182,36 @@ impl Loader {
             },
         };
         applied.map(|()| Accepted::Applied)
+    }
+
+    /// `rename-command from to`, checked against the names in effect after the lines before
+    /// it, with Valkey's errors.
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), LineError> {
+        let renames = &self.config.general.renames;
+        let in_effect = |name: &str| {
+            let name = name.to_ascii_lowercase();
+            let renamed_to = renames.iter().any(|(_, t)| t.eq_ignore_ascii_case(&name));
+            let renamed_away = renames.iter().any(|(f, _)| *f == name);
+            renamed_to || (super::is_command(&name) && !renamed_away)
+        };
+        if !in_effect(from) {
+            return Err("No such command in rename-command".into());
+        }
+        if !to.is_empty() && in_effect(to) && !to.eq_ignore_ascii_case(from) {
+            return Err("Target command name already exists".into());
+        }
+        // A command renamed twice keeps its table name as the origin.
+        let from = from.to_ascii_lowercase();
+        let origin = renames.iter().find(|(_, t)| t.eq_ignore_ascii_case(&from)).map(|(f, _)| f.clone());
+        let renames = &mut self.config.general.renames;
+        match origin {
+            Some(o) => {
+                renames.retain(|(f, _)| *f != o);
+                renames.push((o, to.to_string()));
+            }
+            None => renames.push((from, to.to_string())),
+        }
+        Ok(())
     }
 
     /// Records, once per directive, that a line set a directive without effect here or for

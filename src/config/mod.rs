@@ -32,6 +32,22 @@ pub mod units;
 mod values;
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// Whether a name is a command of the table (as the table spells it, lower case): given by
+/// the program at start-up (`set_command_names`), so that `rename-command` lines are
+/// checked as they are read without this layer knowing the command table.
+static COMMAND_NAMES: OnceLock<fn(&str) -> bool> = OnceLock::new();
+
+/// Tell the configuration which command names exist (for `rename-command`).
+pub fn set_command_names(known: fn(&str) -> bool) {
+    let _ = COMMAND_NAMES.set(known);
+}
+
+/// Whether `name` is a command of the table; every name is when no table was given.
+pub(crate) fn is_command(name: &str) -> bool {
+    COMMAND_NAMES.get().is_none_or(|known| known(name))
+}
 
 pub use command::Caller;
 pub use directives::{

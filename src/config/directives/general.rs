@@ -46,6 +46,9 @@ pub struct General {
     pub aclfile: String,
     /// The `user` lines of the configuration file: each the words after `user`.
     pub users: Vec<Vec<String>>,
+    /// `rename-command old new` lines, in order: the command's lower-case table name and
+    /// its new name (empty: the command is gone).
+    pub renames: Vec<(String, String)>,
     pub commandlog_large_request_max_len: u64,
     pub commandlog_large_reply_max_len: u64,
     pub commandlog_request_larger_than_bytes: i64,
@@ -88,6 +91,7 @@ impl Default for General {
             acl_pubsub_default: AclPubsubDefault::Resetchannels,
             aclfile: String::new(),
             users: Vec::new(),
+            renames: Vec::new(),
             commandlog_large_request_max_len: 128,
             commandlog_large_reply_max_len: 128,
             commandlog_request_larger_than_bytes: 1048576,

@@ -168,7 +168,7 @@ pub(crate) fn file_only(name: &str, args: &[String]) -> Option<Result<(), String
         ("io-threads-do-reads", 1) => Ok(()),
         ("user", n) if n >= 1 => Ok(()),
         ("loadmodule", _) => Err(format!("{us} does not support modules yet")),
-        ("rename-command", _) => Err(format!("rename-command is not supported by {us}")),
+        ("rename-command", 2) => Ok(()),
         ("sentinel", _) => Err(format!("{us} does not support sentinel mode yet")),
         _ => return None,
     })
