@@ -189,7 +189,20 @@ fn rewrite(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let Some(path) = ctx.srv.config_file.as_deref() else {
         return Err(CmdError::NoConfigFile);
     };
-    if let Err(e) = ctx.srv.config.rewrite(path) {
+    // The `user` lines are the users in memory, each as ACL LIST describes it.
+    let mut config = ctx.srv.config.clone();
+    config.general.users = ctx
+        .srv
+        .acl
+        .users()
+        .map(|(_, u)| {
+            let mut words = vec![String::from_utf8_lossy(&u.name).into_owned()];
+            let rules = String::from_utf8_lossy(&u.describe()).into_owned();
+            words.extend(rules.split(' ').map(str::to_string));
+            words
+        })
+        .collect();
+    if let Err(e) = config.rewrite(path) {
         tracing::warn!("CONFIG REWRITE failed: {e}");
         return Err(CmdError::Other(e));
     }

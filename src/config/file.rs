@@ -202,7 +202,8 @@ impl Loader {
         }
         // A command renamed twice keeps its table name as the origin.
         let from = from.to_ascii_lowercase();
-        let origin = renames.iter().find(|(_, t)| t.eq_ignore_ascii_case(&from)).map(|(f, _)| f.clone());
+        let origin =
+            renames.iter().find(|(_, t)| t.eq_ignore_ascii_case(&from)).map(|(f, _)| f.clone());
         let renames = &mut self.config.general.renames;
         match origin {
             Some(o) => {

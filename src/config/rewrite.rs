@@ -68,6 +68,11 @@ impl State {
                 .and_then(|argv| argv.into_iter().next())
                 .map(|n| String::from_utf8_lossy(&n).to_ascii_lowercase());
             match name.as_deref().map(|n| (lookup(n), is_file_only(n))) {
+                // ACL users are written from the users in memory (see `rewritten`).
+                Some((None, true)) if name.as_deref() == Some("user") => {
+                    state.unused.entry("user").or_default().push(state.slots.len());
+                    state.push(line.to_string());
+                }
                 Some((Some(d), _)) => {
                     state.unused.entry(d.name).or_default().push(state.slots.len());
                     state.push(line.to_string());
@@ -141,6 +146,14 @@ impl Config {
             let force = ALWAYS_WRITTEN.contains(&d.name) || d.show(self) != d.show(&defaults);
             for line in d.rewrite_lines(self) {
                 state.put(d.name, line, force);
+            }
+        }
+        // The ACL users, as Valkey writes them: none when an ACL file keeps them.
+        // A user without a line of its own goes at the end, after the other directives.
+        if self.general.aclfile.is_empty() {
+            for words in &self.general.users {
+                state.last.remove("user");
+                state.put("user", format!("user {}", words.join(" ")), true);
             }
         }
         state.drop_leftovers();

@@ -276,3 +276,35 @@ fn aclfile_and_user_directives_refuse_to_start() {
     both_refuse(&args, "Configuring Valkey with users defined in valkey.conf");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// CONFIG REWRITE writes the users in memory as `user` lines (a new user after the other
+/// directives, as Valkey appends it), the same lines as Valkey's; with an aclfile it writes
+/// none.
+#[test]
+fn config_rewrite_writes_the_users() {
+    let user_lines = |conf: &Path| -> Vec<String> {
+        let text = std::fs::read_to_string(conf).expect("rewritten config");
+        text.lines()
+            .filter(|l| l.starts_with("user ") || l.starts_with("requirepass "))
+            .map(str::to_string)
+            .collect()
+    };
+    let mut rewritten = Vec::new();
+    for bin in [ours_bin(), valkey_bin()] {
+        let dir = unique_dir("acl-rewrite");
+        let conf = dir.join("server.conf");
+        std::fs::write(&conf, "user alice on >p ~* +@all\nuser default on nopass ~* &* +@all\n")
+            .unwrap();
+        let server = start_with_conf(&bin, &conf);
+        let mut c = crate::common::Client::connect(server.port);
+        let setuser = ["ACL", "SETUSER", "bob", "on", ">pw", "~b:*", "(+get ~x)", "db=1"];
+        assert_eq!(c.cmd(&setuser), crate::common::Val::ok());
+        assert_eq!(c.cmd(&["CONFIG", "SET", "requirepass", "sec"]), crate::common::Val::ok());
+        assert_eq!(c.cmd(&["CONFIG", "REWRITE"]), crate::common::Val::ok());
+        rewritten.push(user_lines(&conf));
+        drop(server);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert_eq!(rewritten[0], rewritten[1], "rewritten users (left: ferrokey, right: valkey)");
+    assert_eq!(rewritten[0].len(), 4, "{:?}", rewritten[0]);
+}
