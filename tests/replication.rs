@@ -1052,3 +1052,45 @@ fn a_busy_script_from_the_primary_cannot_be_killed() {
     assert_eq!(seen[0], seen[1]);
     assert!(matches!(&seen[0].1, Val::Err(e) if e.starts_with("UNKILLABLE ")), "{seen:?}");
 }
+
+/// A primary that requires a password: a ferrokey replica logs in with `masterauth`
+/// (the default user's `requirepass`) or `masteruser` + `masterauth` (an ACL user allowed
+/// only what a replica needs), to a Valkey primary and to a ferrokey one, and a Valkey
+/// replica logs in to ferrokey the same way; a wrong password keeps the link down.
+#[test]
+fn replicas_authenticate_to_primaries_that_require_it() {
+    let repl_user = ["repl", "on", ">rp", "+psync", "+replconf", "+ping", "+sync"];
+    let primaries = [
+        start_valkey(&["--requirepass", "pw", "--repl-diskless-sync-delay", "0"]),
+        start(&["--requirepass", "pw", "--repl-diskless-sync-delay", "0"]),
+    ];
+    for primary in &primaries {
+        let mut p = Client::connect(primary.port);
+        assert_eq!(p.cmd(&["AUTH", "pw"]), Val::ok());
+        let setuser: Vec<&str> = ["ACL", "SETUSER"].into_iter().chain(repl_user).collect();
+        assert_eq!(p.cmd(&setuser), Val::ok());
+        assert_eq!(p.cmd(&["SET", "k", "v"]), Val::ok());
+        // (replica, masteruser) pairs: default user by password, then the ACL user.
+        let replicas = [
+            (start(&["--masterauth", "pw"]), ""),
+            (start(&["--masteruser", "repl", "--masterauth", "rp"]), "repl"),
+            (start_valkey(&["--masteruser", "repl", "--masterauth", "rp"]), "repl"),
+        ];
+        for (i, (replica, user)) in replicas.iter().enumerate() {
+            let mut r = Client::connect(replica.port);
+            follow(&mut r, primary.port);
+            wait_until(10, "the snapshot", || r.cmd(&["GET", "k"]) == Val::bulk("v"));
+            // And the stream after it.
+            let tag = format!("{i}{user}");
+            assert_eq!(p.cmd(&["SET", "k2", &tag]), Val::ok());
+            wait_until(10, "the stream", || r.cmd(&["GET", "k2"]) == Val::bulk(&tag));
+        }
+        // A wrong password: the link never comes up.
+        let wrong = start(&["--masterauth", "nope"]);
+        let mut r = Client::connect(wrong.port);
+        let port = primary.port.to_string();
+        assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &port]), Val::ok());
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(info_field(&mut r, "replication", "master_link_status"), "down");
+    }
+}
