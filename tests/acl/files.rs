@@ -308,3 +308,20 @@ fn config_rewrite_writes_the_users() {
     assert_eq!(rewritten[0], rewritten[1], "rewritten users (left: ferrokey, right: valkey)");
     assert_eq!(rewritten[0].len(), 4, "{:?}", rewritten[0]);
 }
+
+/// ACL LOAD closes a subscriber whose user no longer has its channel, as SETUSER does.
+#[test]
+fn acl_load_closes_subscribers_that_lost_their_channel() {
+    let mut f = FilePair::start(2, "user sb on nopass ~* resetchannels &news.* &sports +@all\n");
+    let subscribe = |f: &FilePair, line: &str| {
+        let mut d = Duo::login(&f.p, "sb", "x");
+        d.same_line(line);
+        d
+    };
+    let mut news = subscribe(&f, "SUBSCRIBE news.1");
+    let mut sports = subscribe(&f, "SUBSCRIBE sports");
+    f.write("user sb on nopass ~* resetchannels &sports +@all\n");
+    f.same_lines(&["ACL LOAD"]);
+    check_closed(&mut news, true, "subscriber of a channel the user lost");
+    check_closed(&mut sports, false, "subscriber of a channel the user kept");
+}

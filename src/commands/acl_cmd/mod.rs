@@ -116,12 +116,28 @@ fn setuser(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 }
 
 /// After a user's channels changed, close its subscribers to a channel or pattern it may no
-/// longer use (Valkey's `ACLKillPubsubClientsIfNeeded`). Nothing happens when the new
-/// channels include every old one.
+/// longer use (Valkey's `ACLKillPubsubClientsIfNeeded`).
 fn close_lost_subscribers(ctx: &mut ServerCtx, id: UserId, old: &User) {
-    let new = ctx.srv.acl.user(id);
+    let Some(upcoming) = lost_channels(old, ctx.srv.acl.user(id)) else { return };
+    for (token, slot) in ctx.srv.clients.iter_mut() {
+        if slot.client.user == id
+            && !slot.client.close_asap
+            && subscribed_outside(&slot.client, &upcoming)
+        {
+            slot.client.close_asap = true;
+            ctx.srv.to_close.push(token);
+        }
+    }
+    if ctx.client.user == id && subscribed_outside(ctx.client, &upcoming) {
+        ctx.client.close_after_reply = true;
+    }
+}
+
+/// The channel patterns of `new` when it lost some channel `old` had (Valkey's
+/// `getUpcomingChannelList`); None when the new channels include every old one.
+fn lost_channels(old: &User, new: &User) -> Option<Vec<Vec<u8>>> {
     if new.selectors.iter().any(|s| s.all_channels) {
-        return;
+        return None;
     }
     let upcoming: Vec<Vec<u8>> =
         new.selectors.iter().flat_map(|s| s.channels.iter().cloned()).collect();
@@ -129,28 +145,15 @@ fn close_lost_subscribers(ctx: &mut ServerCtx, id: UserId, old: &User) {
         .selectors
         .iter()
         .all(|s| !s.all_channels && s.channels.iter().all(|c| upcoming.contains(c)));
-    if kept {
-        return;
-    }
-    let loses = |c: &crate::server::client::Client| {
-        use crate::acl::check::channel_allowed;
-        c.user == id
-            && (c.subs.names(Kind::Pattern).iter().any(|p| !channel_allowed(&upcoming, p, true))
-                || c.subs
-                    .names(Kind::Channel)
-                    .iter()
-                    .any(|p| !channel_allowed(&upcoming, p, false))
-                || c.subs.names(Kind::Shard).iter().any(|p| !channel_allowed(&upcoming, p, false)))
-    };
-    for (token, slot) in ctx.srv.clients.iter_mut() {
-        if !slot.client.close_asap && loses(&slot.client) {
-            slot.client.close_asap = true;
-            ctx.srv.to_close.push(token);
-        }
-    }
-    if loses(ctx.client) {
-        ctx.client.close_after_reply = true;
-    }
+    (!kept).then_some(upcoming)
+}
+
+/// Whether a client is subscribed to a channel or pattern outside `allowed`.
+fn subscribed_outside(c: &crate::server::client::Client, allowed: &[Vec<u8>]) -> bool {
+    use crate::acl::check::channel_allowed;
+    c.subs.names(Kind::Pattern).iter().any(|p| !channel_allowed(allowed, p, true))
+        || c.subs.names(Kind::Channel).iter().any(|p| !channel_allowed(allowed, p, false))
+        || c.subs.names(Kind::Shard).iter().any(|p| !channel_allowed(allowed, p, false))
 }
 
 fn deluser(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
@@ -435,7 +438,8 @@ fn load(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
 
 /// Load the `aclfile` into the server (ACL LOAD, and start-up): all users replaced, the
 /// clients in the table moved to their user's new definition, closed when their user is
-/// gone. Returns each old user id with its new one, for the caller's own client.
+/// gone or lost a channel they are subscribed to. Returns each old user id with its new
+/// one, for the caller's own client.
 pub fn load_file(srv: &mut ServerState) -> Result<Vec<(UserId, Option<UserId>)>, String> {
     let path = srv.config.general.aclfile.clone();
     let text = std::fs::read(&path).map_err(|e| {
@@ -443,14 +447,24 @@ pub fn load_file(srv: &mut ServerState) -> Result<Vec<(UserId, Option<UserId>)>,
     })?;
     let all = pubsub_default_all(srv);
     let users = crate::acl::file::parse(&text, &path, catalog(), all)?;
+    let old: Vec<(UserId, User)> = srv.acl.users().map(|(id, u)| (id, u.clone())).collect();
     let moved = srv.acl.replace_all(users);
+    // For each old user still there: the channels it keeps, when it lost some.
+    let lost: Vec<(UserId, Vec<Vec<u8>>)> = old
+        .iter()
+        .filter_map(|(o, u)| {
+            let n = moved.iter().find(|(id, _)| id == o).and_then(|(_, n)| *n)?;
+            lost_channels(u, srv.acl.user(n)).map(|keep| (*o, keep))
+        })
+        .collect();
     let mut gone: Vec<usize> = Vec::new();
     for (token, slot) in srv.clients.iter_mut() {
         let c = &mut slot.client;
         let new = moved.iter().find(|(o, _)| *o == c.user).and_then(|(_, n)| *n);
+        let loses = lost.iter().any(|(o, keep)| *o == c.user && subscribed_outside(c, keep));
         match new {
-            Some(n) => c.user = n,
-            None => {
+            Some(n) if !loses => c.user = n,
+            _ => {
                 c.user = crate::acl::DEFAULT_USER;
                 if !c.close_asap {
                     c.close_asap = true;
