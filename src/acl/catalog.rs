@@ -33,16 +33,58 @@ pub struct Entry {
 pub struct Catalog {
     entries: Vec<Entry>,
     by_name: HashMap<&'static str, CmdId>,
-    by_addr: HashMap<usize, CmdId, ahash::RandomState>,
+    by_addr: AddrMap,
+}
+
+/// Table entry address -> id: open addressing over a power-of-two array at most a quarter
+/// full, hashed by one multiplication. This is the lookup of every command a restricted
+/// user runs, so it is kept to a few instructions and one cache line.
+struct AddrMap {
+    slots: Vec<(usize, CmdId)>,
+    shift: u32,
+}
+
+impl AddrMap {
+    fn with_capacity(n: usize) -> AddrMap {
+        let size = (n * 4).next_power_of_two().max(16);
+        AddrMap { slots: vec![(0, 0); size], shift: 64 - size.trailing_zeros() }
+    }
+
+    fn slot(&self, addr: usize) -> usize {
+        ((addr as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    fn insert(&mut self, addr: usize, id: CmdId) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot(addr);
+        while self.slots[i].0 != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = (addr, id);
+    }
+
+    fn get(&self, addr: usize) -> Option<CmdId> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot(addr);
+        loop {
+            match self.slots[i] {
+                (0, _) => return None,
+                (a, id) if a == addr => return Some(id),
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
 }
 
 impl Catalog {
     /// Numbers `top` (the top-level commands) and their subcommands in table order.
     pub fn build<H: Copy + 'static>(top: impl IntoIterator<Item = &'static Command<H>>) -> Catalog {
+        let top: Vec<&'static Command<H>> = top.into_iter().collect();
+        let n = top.iter().map(|c| 1 + c.subcommands.len()).sum();
         let mut c = Catalog {
             entries: Vec::new(),
             by_name: HashMap::new(),
-            by_addr: HashMap::with_hasher(ahash::RandomState::new()),
+            by_addr: AddrMap::with_capacity(n),
         };
         for cmd in top {
             let id = c.add(cmd, None);
@@ -71,7 +113,7 @@ impl Catalog {
 
     /// The id of a table entry (a command or subcommand of the table this was built from).
     pub fn id_of<H>(&self, cmd: &'static Command<H>) -> Option<CmdId> {
-        self.by_addr.get(&(cmd as *const Command<H> as usize)).copied()
+        self.by_addr.get(cmd as *const Command<H> as usize)
     }
 
     pub fn get(&self, id: CmdId) -> &Entry {

@@ -14,7 +14,7 @@ use super::catalog::{Catalog, CmdId};
 use super::selector::{Selector, READ, WRITE};
 use super::user::User;
 use crate::config::glob::glob_match;
-use crate::spec::keys::keys_with_flags;
+use crate::spec::keys::for_each_key;
 use crate::spec::table::{acl as cat, flag, ks, Command};
 
 /// Why a command was refused, from the least to the most specific.
@@ -57,10 +57,9 @@ pub struct Request<'a, H: 'static> {
 
 /// Whether `user` may run `req`.
 pub fn check<H: Copy>(user: &User, cat: &Catalog, req: &Request<'_, H>) -> Result<(), Denied> {
-    let mut keys: Option<Vec<(u32, u32)>> = None;
     let mut worst: Option<Denied> = None;
     for s in &user.selectors {
-        match check_selector(s, cat, req, &mut keys) {
+        match check_selector(s, cat, req) {
             Ok(()) => return Ok(()),
             Err(d) => {
                 let worse = worst
@@ -78,7 +77,6 @@ fn check_selector<H: Copy>(
     s: &Selector,
     cat: &Catalog,
     req: &Request<'_, H>,
-    keys: &mut Option<Vec<(u32, u32)>>,
 ) -> Result<(), Denied> {
     let deny = |reason, pos| Err(Denied { reason, pos });
     let cmd = req.cmd;
@@ -114,14 +112,21 @@ fn check_selector<H: Copy>(
         }
     }
     if !s.all_keys && has_keys {
-        let found = keys.get_or_insert_with(|| keys_with_flags(cmd, req.argv).unwrap_or_default());
-        for &(pos, flags) in found.iter() {
-            if !key_allowed(s, &req.argv[pos as usize], flags) {
-                return deny(Reason::Key, pos as usize);
+        // Keys are found again for each selector: cheaper than keeping them, for the one
+        // or two keys of most commands.
+        let mut refused = None;
+        for_each_key(cmd, req.argv, |pos, flags| {
+            let ok = key_allowed(s, &req.argv[pos as usize], flags);
+            if !ok {
+                refused = Some(pos as usize);
             }
+            ok
+        });
+        if let Some(pos) = refused {
+            return deny(Reason::Key, pos);
         }
     }
-    if !s.all_channels {
+    if !s.all_channels && cmd.flags & flag::PUBSUB != 0 {
         for (pos, pattern) in channel_arguments(cmd.name, req.argv) {
             if !channel_allowed(&s.channels, &req.argv[pos], pattern) {
                 return deny(Reason::Channel, pos);
@@ -143,7 +148,7 @@ pub fn key_allowed(s: &Selector, key: &[u8], flags: u32) -> bool {
     if flags & (ks::INSERT | ks::DELETE | ks::UPDATE) != 0 {
         need |= WRITE;
     }
-    s.patterns.iter().any(|p| p.perms & need == need && glob_match(&p.pattern, key, false))
+    s.patterns.iter().any(|p| p.perms & need == need && p.matches(key))
 }
 
 /// Whether a channel (or, for PSUBSCRIBE, a pattern, compared literally) is in the list.
@@ -200,9 +205,8 @@ pub fn unrestricted_key_access<H: Copy>(
     if flags & (ks::INSERT | ks::DELETE | ks::UPDATE) != 0 {
         need |= WRITE;
     }
-    let mut keys = None;
     user.selectors.iter().any(|s| {
-        check_selector(s, cat, req, &mut keys).is_ok()
+        check_selector(s, cat, req).is_ok()
             && (s.all_keys
                 || s.patterns.iter().any(|p| p.perms & need == need && p.pattern == b"*"))
     })

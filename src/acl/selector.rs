@@ -25,6 +25,33 @@ pub struct KeyPattern {
     pub pattern: Vec<u8>,
     /// [`READ`], [`WRITE`] or both.
     pub perms: u8,
+    /// The pattern is `prefix*` with no other special character: matched by comparing the
+    /// prefix, without the glob machine (the common `~app:*`).
+    pub prefix_only: bool,
+}
+
+impl KeyPattern {
+    fn new(pattern: &[u8], perms: u8) -> KeyPattern {
+        let prefix_only = pattern.len() > 1
+            && pattern.last() == Some(&b'*')
+            && !pattern[..pattern.len() - 1]
+                .iter()
+                .any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'));
+        KeyPattern { pattern: pattern.to_vec(), perms, prefix_only }
+    }
+
+    /// Whether `key` matches the pattern (Valkey's `stringmatchlen`, case-sensitive).
+    pub fn matches(&self, key: &[u8]) -> bool {
+        if self.prefix_only {
+            // `prefix*` matches a key that starts with the prefix, the empty remainder
+            // included, but never the empty key (an empty subject matches only an empty
+            // pattern).
+            let prefix = &self.pattern[..self.pattern.len() - 1];
+            !key.is_empty() && key.starts_with(prefix)
+        } else {
+            crate::config::glob::glob_match(&self.pattern, key, false)
+        }
+    }
 }
 
 /// The databases a selector may use (Valkey 9.1's `db=` rules).
@@ -285,7 +312,7 @@ impl Selector {
         }
         match self.patterns.iter_mut().find(|p| p.pattern == pattern) {
             Some(p) => p.perms |= perms,
-            None => self.patterns.push(KeyPattern { pattern: pattern.to_vec(), perms }),
+            None => self.patterns.push(KeyPattern::new(pattern, perms)),
         }
         self.all_keys = false;
         Ok(())

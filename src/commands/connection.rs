@@ -1,8 +1,9 @@
 //! Connection commands: PING, ECHO, QUIT, RESET, HELLO and AUTH.
 //!
 //! They change only the calling client's own state (protocol, name, authentication, reply
-//! mode) and never touch the keyspace. There is one user, `default`: it needs no password
-//! while `requirepass` is empty, and otherwise exactly that password.
+//! mode) and never touch the keyspace. AUTH and HELLO AUTH log in as an ACL user
+//! (`crate::acl`): `AUTH password` as `default`, whose password `requirepass` sets; a
+//! failure is counted and written to the ACL log.
 
 use bytes::Bytes;
 

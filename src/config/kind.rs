@@ -114,7 +114,6 @@ pub enum Feature {
     Replication,
     Tls,
     Cluster,
-    Acl,
     Rdma,
     Mptcp,
     Syslog,
@@ -138,7 +137,6 @@ impl Feature {
             }
             Feature::Tls => "TLS",
             Feature::Cluster => "cluster mode",
-            Feature::Acl => "ACL users",
             Feature::Rdma => "RDMA",
             Feature::Mptcp => "MPTCP",
             Feature::Syslog => "logging to syslog",

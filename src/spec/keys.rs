@@ -6,26 +6,56 @@
 
 use bytes::Bytes;
 
-use super::table::{key_positions, ks, Command, KeyBuf, KeySpec};
+use super::table::{ks, spec_key_positions, BeginSearch, Command, FindKeys, KeyBuf};
 
 /// Key positions with their spec's flags, spec by spec; `None` when a spec cannot be
 /// applied to these arguments (as `key_positions` reports for the whole command).
 pub fn keys_with_flags<H: Copy>(cmd: &Command<H>, argv: &[Bytes]) -> Option<Vec<(u32, u32)>> {
-    if matches!(cmd.name, "georadius" | "georadiusbymember") {
-        return Some(georadius_keys(argv));
-    }
     let mut found = Vec::new();
+    for_each_key(cmd, argv, |pos, flags| {
+        found.push((pos, flags));
+        true
+    })?;
+    Some(found)
+}
+
+/// Calls `f(position, flags)` for each key, spec by spec, in the order of
+/// [`keys_with_flags`], without allocating for a few keys; `f` returns false to stop.
+/// `None` when the arguments do not allow extraction, else whether every key was seen.
+pub fn for_each_key<H: Copy>(
+    cmd: &Command<H>,
+    argv: &[Bytes],
+    mut f: impl FnMut(u32, u32) -> bool,
+) -> Option<bool> {
+    // The common shape first: one key at a fixed position (GET, SET, HSET...).
+    if let [spec] = cmd.key_specs {
+        let fixed = matches!(
+            (spec.begin, spec.find),
+            (BeginSearch::Index(_), FindKeys::Range { last_key: 0, .. })
+        );
+        if fixed && spec.flags & (ks::NOT_KEY | ks::VARIABLE_FLAGS) == 0 {
+            let BeginSearch::Index(i) = spec.begin else { unreachable!("matched above") };
+            return Some((i as usize) >= argv.len() || f(i as u32, spec.flags));
+        }
+    }
+    if matches!(cmd.name, "georadius" | "georadiusbymember") {
+        return Some(georadius_keys(argv).into_iter().all(|(pos, flags)| f(pos, flags)));
+    }
     let mut keys = KeyBuf::new();
     for spec in cmd.key_specs {
-        let one: &'static [KeySpec] = std::slice::from_ref(spec);
-        let single = Command { key_specs: one, ..*cmd };
-        if !key_positions(&single, argv, &mut keys) {
+        if spec.flags & ks::NOT_KEY != 0 {
+            continue;
+        }
+        keys.clear();
+        if !spec_key_positions(cmd, spec, argv, &mut keys) {
             return None;
         }
         let flags = resolve_variable_flags(cmd, argv, spec.flags);
-        found.extend(keys.iter().map(|pos| (pos, flags)));
+        if !keys.iter().all(|pos| f(pos, flags)) {
+            return Some(false);
+        }
     }
-    Some(found)
+    Some(true)
 }
 
 /// The flags a `VARIABLE_FLAGS` key spec has for these arguments, as Valkey's per-command

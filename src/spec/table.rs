@@ -267,79 +267,84 @@ fn key_positions_of<H: Copy>(
     flags: u32,
 ) -> bool {
     out.clear();
-    let argc = argv.len() as i32;
     for spec in cmd.key_specs {
         if spec.flags & ks::NOT_KEY != 0 || spec.flags & flags == 0 {
             continue;
         }
-        let begin = match spec.begin {
-            BeginSearch::Index(i) => i,
-            BeginSearch::Keyword { keyword, start_from } => {
-                let found = if start_from >= 0 {
-                    (start_from..argc)
-                        .find(|&i| argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
-                } else {
-                    let start = argc + start_from;
-                    (1..=start)
-                        .rev()
-                        .find(|&i| argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
-                };
-                match found {
-                    Some(i) => i + 1,
-                    None => continue,
-                }
-            }
-            BeginSearch::Unknown => {
-                if let Some(find) = cmd.getkeys {
-                    if !find(argv, spec, out) {
-                        out.clear();
-                        return false;
-                    }
-                }
-                continue;
-            }
-        };
-        if begin >= argc {
-            continue;
+        if !spec_key_positions(cmd, spec, argv, out) {
+            out.clear();
+            return false;
         }
-        let (first, last, step) = match spec.find {
-            FindKeys::Range { last_key, step, limit } => {
-                let last = if last_key >= 0 {
-                    begin + last_key
-                } else if limit <= 1 {
-                    argc + last_key
-                } else {
-                    begin + (argc - begin) / limit - 1
-                };
-                (begin, last.min(argc - 1), step.max(1))
+    }
+    true
+}
+
+/// Appends to `out` the argument indexes of the keys that one key spec of `cmd` finds in
+/// `argv`. Returns false when the arguments do not allow extraction (a bad numkeys, or the
+/// command's own finder refusing them); `out` may then hold part of the keys.
+pub fn spec_key_positions<H: Copy>(
+    cmd: &Command<H>,
+    spec: &KeySpec,
+    argv: &[Bytes],
+    out: &mut KeyBuf,
+) -> bool {
+    let argc = argv.len() as i32;
+    let begin = match spec.begin {
+        BeginSearch::Index(i) => i,
+        BeginSearch::Keyword { keyword, start_from } => {
+            let found = if start_from >= 0 {
+                (start_from..argc)
+                    .find(|&i| argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
+            } else {
+                let start = argc + start_from;
+                (1..=start)
+                    .rev()
+                    .find(|&i| argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
+            };
+            match found {
+                Some(i) => i + 1,
+                None => return true,
             }
-            FindKeys::Keynum { keynum_idx, first_key, step } => {
-                let idx = (begin + keynum_idx) as usize;
-                let Some(n) = argv.get(idx).and_then(|a| crate::types::string::parse_i64(a)) else {
-                    out.clear();
-                    return false;
-                };
-                if n < 0 || n > (argc as i64) {
-                    out.clear();
-                    return false;
-                }
-                let first = begin + first_key;
-                let last = first + (n as i32 - 1) * step;
-                if n > 0 && last >= argc {
-                    out.clear();
-                    return false;
-                }
-                (first, if n == 0 { first - 1 } else { last }, step.max(1))
-            }
-            // Only an Unknown begin goes with an Unknown find (the lint checks it), and
-            // that was handled above.
-            FindKeys::Unknown => continue,
-        };
-        let mut i = first;
-        while i <= last {
-            out.push(i as u32);
-            i += step;
         }
+        BeginSearch::Unknown => return cmd.getkeys.is_none_or(|find| find(argv, spec, out)),
+    };
+    if begin >= argc {
+        return true;
+    }
+    let (first, last, step) = match spec.find {
+        FindKeys::Range { last_key, step, limit } => {
+            let last = if last_key >= 0 {
+                begin + last_key
+            } else if limit <= 1 {
+                argc + last_key
+            } else {
+                begin + (argc - begin) / limit - 1
+            };
+            (begin, last.min(argc - 1), step.max(1))
+        }
+        FindKeys::Keynum { keynum_idx, first_key, step } => {
+            let idx = (begin + keynum_idx) as usize;
+            let Some(n) = argv.get(idx).and_then(|a| crate::types::string::parse_i64(a)) else {
+                return false;
+            };
+            if n < 0 || n > (argc as i64) {
+                return false;
+            }
+            let first = begin + first_key;
+            let last = first + (n as i32 - 1) * step;
+            if n > 0 && last >= argc {
+                return false;
+            }
+            (first, if n == 0 { first - 1 } else { last }, step.max(1))
+        }
+        // Only an Unknown begin goes with an Unknown find (the lint checks it), and that
+        // was handled above.
+        FindKeys::Unknown => return true,
+    };
+    let mut i = first;
+    while i <= last {
+        out.push(i as u32);
+        i += step;
     }
     true
 }
