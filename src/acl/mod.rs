@@ -35,6 +35,9 @@ pub mod user;
 
 use std::collections::BTreeMap;
 
+#[cfg(test)]
+mod tests;
+
 pub use catalog::{Catalog, CmdId};
 pub use selector::Selector;
 pub use user::User;
