@@ -36,8 +36,8 @@ mod subcommands;
 
 use std::fmt::Debug;
 
-use common::diff::{words, Pair};
-use common::{parse_val, sorted_reply, start, start_valkey, Client, Server, Val};
+use common::diff::{line_replies, words, Pair};
+use common::{parse_val, start, start_valkey, Client, Server, Val};
 
 /// The ferrokey binary, for the tests that run it themselves (start-up failures, config
 /// files).
@@ -102,14 +102,7 @@ impl Duo {
     /// The script line (see [`words`]) gets byte-identical replies, sorted first for a
     /// line that starts with `~`.
     pub fn same_line(&mut self, line: &str) {
-        let (sorted, rest) = match line.strip_prefix('~') {
-            Some(rest) => (true, rest),
-            None => (false, line),
-        };
-        let (mut ours, mut theirs) = self.both(&words(rest));
-        if sorted {
-            (ours, theirs) = (sorted_reply(&ours), sorted_reply(&theirs));
-        }
+        let (rest, ours, theirs) = line_replies(line, |argv| self.both(argv));
         same_raw(self.proto, rest, &ours, &theirs);
     }
 

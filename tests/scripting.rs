@@ -14,7 +14,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::diff::Pair;
-use common::{parse_val, Client, Server, Val};
+use common::{aof_commands, parse_val, Client, Val};
 
 /// A pair of servers and the differences found so far.
 struct Diff {
@@ -1127,30 +1127,6 @@ fn keyspace_notifications_from_script_writes() {
 // ---------------------------------------------------------------------------------------
 // Effects replication in the AOF
 // ---------------------------------------------------------------------------------------
-
-/// The commands of the server's incremental AOF files, each as its words.
-fn aof_commands(server: &Server) -> Vec<Vec<String>> {
-    let dir = server.dir.join("appendonlydir");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with(".incr.aof"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let bytes = std::fs::read(&f).expect("read AOF");
-        let mut rest = &bytes[..];
-        while !rest.is_empty() {
-            match parse_val(&mut rest) {
-                Val::Array(words) => out.push(words.iter().map(Val::as_str).collect()),
-                other => panic!("{}: not a command: {other:?}", f.display()),
-            }
-        }
-    }
-    out
-}
 
 #[test]
 fn aof_holds_the_effects_never_the_script() {

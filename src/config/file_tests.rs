@@ -167,7 +167,8 @@ fn every_kind_rejects_bad_values() {
         ("port 1 2", "wrong number of arguments"),
         ("no-such-directive yes", "Bad directive or wrong number of arguments"),
         ("include", "Bad directive or wrong number of arguments"),
-        ("rename-command FLUSHALL \"\"", "rename-command is not supported by ferrokey"),
+        ("rename-command FLUSHALL", "Bad directive or wrong number of arguments"),
+        ("rename-command get a b", "Bad directive or wrong number of arguments"),
         ("port \"6379", "Unbalanced quotes in configuration line"),
         ("bind \"a b", "Unbalanced quotes in configuration line"),
     ];

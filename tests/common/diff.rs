@@ -86,14 +86,7 @@ impl Pair {
 
     /// The script line gets byte-identical replies (sorted first for a `~` line).
     pub fn same_line(&mut self, line: &str) {
-        let (sorted, rest) = match line.strip_prefix('~') {
-            Some(rest) => (true, rest),
-            None => (false, line),
-        };
-        let (mut ours, mut theirs) = self.both(&words(rest));
-        if sorted {
-            (ours, theirs) = (sorted_reply(&ours), sorted_reply(&theirs));
-        }
+        let (rest, ours, theirs) = line_replies(line, |argv| self.both(argv));
         self.assert_same_raw(rest, &ours, &theirs);
     }
 
@@ -111,6 +104,24 @@ impl Pair {
         let ours = normalize(parse_val(&mut &ours[..]));
         let theirs = normalize(parse_val(&mut &theirs[..]));
         self.assert_equal(line, ours, theirs);
+    }
+}
+
+/// The replies (ours, theirs) that `both` gets for a script line, sorted for a line that
+/// starts with `~`, with the line as sent (without the `~`).
+pub fn line_replies(
+    line: &str,
+    both: impl FnOnce(&[&[u8]]) -> (Vec<u8>, Vec<u8>),
+) -> (&str, Vec<u8>, Vec<u8>) {
+    let (sorted, rest) = match line.strip_prefix('~') {
+        Some(rest) => (true, rest),
+        None => (false, line),
+    };
+    let (ours, theirs) = both(&words(rest));
+    if sorted {
+        (rest, sorted_reply(&ours), sorted_reply(&theirs))
+    } else {
+        (rest, ours, theirs)
     }
 }
 

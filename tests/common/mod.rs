@@ -609,3 +609,27 @@ pub fn read_to_close(mut s: TcpStream) -> Vec<u8> {
     let _ = s.read_to_end(&mut out);
     out
 }
+
+/// The commands of the server's incremental AOF files, each as its words.
+pub fn aof_commands(server: &Server) -> Vec<Vec<String>> {
+    let dir = server.dir.join("appendonlydir");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".incr.aof"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let bytes = std::fs::read(&f).expect("read AOF");
+        let mut rest = &bytes[..];
+        while !rest.is_empty() {
+            match parse_val(&mut rest) {
+                Val::Array(words) => out.push(words.iter().map(Val::as_str).collect()),
+                other => panic!("{}: not a command: {other:?}", f.display()),
+            }
+        }
+    }
+    out
+}

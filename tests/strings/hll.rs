@@ -5,7 +5,7 @@
 //! and the effects (dirty counter, hits and misses, events, WATCH, the AOF).
 
 use crate::common::diff::{same_as_valkey_with, Pair};
-use crate::common::{info_int, parse_val, start, start_valkey, Client, Server, Val};
+use crate::common::{info_int, start, start_valkey, Client, Server, Val};
 
 /// A deterministic pseudo-random sequence for generated elements.
 struct Lcg(u64);
@@ -484,27 +484,9 @@ fn effects_are_valkeys() {
     }
 }
 
-/// The commands of the server's incremental AOF files.
+/// The commands of the server's incremental AOF files, each as one line.
 fn aof_commands(server: &Server) -> Vec<String> {
-    let dir = server.dir.join("appendonlydir");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with(".incr.aof"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let bytes = std::fs::read(&f).expect("read AOF");
-        let mut rest = &bytes[..];
-        while !rest.is_empty() {
-            let words: Vec<String> =
-                parse_val(&mut rest).as_array().iter().map(Val::as_str).collect();
-            out.push(words.join(" "));
-        }
-    }
-    out
+    crate::common::aof_commands(server).iter().map(|words| words.join(" ")).collect()
 }
 
 /// What reaches the AOF: PFADD and PFMERGE when they change something, PFCOUNT when it

@@ -8,7 +8,7 @@
 //! that the shortest form does not need (its grisu2 `fpconv_dtoa`), for any sorted set.
 
 use crate::common::diff::{same_as_valkey_with, words, Pair};
-use crate::common::{parse_val, start, start_valkey, Client, Server, Val};
+use crate::common::{aof_commands, parse_val, start, start_valkey, Client, Val};
 
 /// Runs `lines` against both servers in both protocols, with the listpack encoding and with
 /// every sorted set in the large encoding.
@@ -565,26 +565,6 @@ fn drain_events(sub: &mut Client) -> Vec<(String, String)> {
         }
         got.push((msg[2].as_str(), msg[3].as_str()));
     }
-}
-
-/// The commands of the AOF's incremental files, in order.
-fn aof_commands(s: &Server) -> Vec<Vec<String>> {
-    let dir = s.dir.join("appendonlydir");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("AOF directory")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".incr.aof"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let bytes = std::fs::read(f).expect("AOF file");
-        let mut input = &bytes[..];
-        while !input.is_empty() {
-            out.push(parse_val(&mut input).as_array().iter().map(Val::as_str).collect());
-        }
-    }
-    out
 }
 
 const WRITES: &[&str] = &[
