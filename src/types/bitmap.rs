@@ -624,4 +624,52 @@ mod tests {
         assert_eq!(i63.set_value(-(1 << 62), Sat), Some(-(1 << 62)));
         assert_eq!(i64_.set_value(i64::MIN, Sat), Some(i64::MIN));
     }
+
+    /// BITFIELD's reads and writes against a model that keeps one bool per bit: random
+    /// types, offsets (within a byte and across up to nine bytes) and values, and the
+    /// overflow arithmetic against i128 sums.
+    #[test]
+    fn fields_match_a_bit_by_bit_model() {
+        let mut rng = Rng::new(1919);
+        let mut bytes = vec![0u8; 64];
+        let mut model = vec![false; 64 * 8];
+        for _ in 0..20_000 {
+            let signed = rng.below(2) == 0;
+            let bits = 1 + rng.below(if signed { 64 } else { 63 }) as u32;
+            let f = Field::new(signed, bits).expect("a valid type");
+            let offset = rng.below(64 * 8 - bits as usize) as u64;
+            // Read: the model's bits, most significant first, sign-extended.
+            let raw = (0..bits as u64)
+                .fold(0u128, |acc, i| (acc << 1) | model[(offset + i) as usize] as u128);
+            let want = if signed && raw >> (bits - 1) == 1 {
+                (raw as i128 - (1i128 << bits)) as i64
+            } else {
+                raw as i64
+            };
+            assert_eq!(f.get(&bytes, offset), want, "{signed} {bits} at {offset}");
+            // Write a random value through a window, as BITFIELD SET does.
+            let value = rng.next_u64() as i64 >> rng.below(64);
+            let start = (offset / 8) as usize;
+            let mut window = [0u8; WINDOW_BYTES];
+            let end = bytes.len().min(start + WINDOW_BYTES);
+            window[..end - start].copy_from_slice(&bytes[start..end]);
+            f.write(&mut window, (offset % 8) as u32, value);
+            bytes[start..end].copy_from_slice(&window[..end - start]);
+            for i in 0..bits as u64 {
+                model[(offset + i) as usize] = (value as u64 >> (bits as u64 - 1 - i)) & 1 == 1;
+            }
+            for (n, &bit) in model.iter().enumerate() {
+                assert_eq!(bytes[n / 8] >> (7 - n % 8) & 1 == 1, bit, "bit {n}");
+            }
+            // INCRBY wraps as arithmetic modulo 2^bits.
+            let incr = rng.next_u64() as i64 >> rng.below(64);
+            let old = f.get(&bytes, offset);
+            let wrapped = f.incr_value(old, incr, Overflow::Wrap).expect("wrap always fits");
+            let span = 1i128 << bits;
+            assert_eq!(
+                (wrapped as i128).rem_euclid(span),
+                (old as i128 + incr as i128).rem_euclid(span)
+            );
+        }
+    }
 }
