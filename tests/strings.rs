@@ -620,6 +620,80 @@ fn differential_setnx_setex_psetex_getset_getex_getdel() {
     ]);
 }
 
+/// Valkey 9's conditional string writes: SET ... IFEQ (with GET, expiry options, and its
+/// conflicts with NX/XX), DELIFEQ and MSETEX (NX/XX over every key, one expire time, the
+/// numkeys and option errors).
+#[test]
+fn differential_ifeq_delifeq_msetex() {
+    same_as_valkey(&[
+        "SET k v",
+        "DELIFEQ k x",
+        "DELIFEQ k v",
+        "EXISTS k",
+        "DELIFEQ nokey v",
+        "LPUSH l a",
+        "DELIFEQ l a",
+        "SET n 10",
+        "DELIFEQ n 10",
+        "DELIFEQ",
+        "DELIFEQ a b c",
+        "SET k v",
+        "SET k v2 IFEQ v",
+        "GET k",
+        "SET k v3 IFEQ nope",
+        "GET k",
+        "SET k v3 IFEQ nope GET",
+        "SET k v3 IFEQ v2 GET",
+        "GET k",
+        "SET nokey2 v IFEQ x",
+        "EXISTS nokey2",
+        "SET l x IFEQ a",
+        "SET k v4 IFEQ v3 NX",
+        "SET k v4 IFEQ v3 XX",
+        "SET k v4 IFEQ v3 EX 100",
+        "TTL k",
+        "SET k v5 IFEQ v4 KEEPTTL",
+        "TTL k",
+        "SET k v6 IFEQ",
+        "SET k v6 IFEQ a IFEQ v5",
+        "SET k v6 IFEQ v5 IFEQ a",
+        "MSETEX 2 a 1 b 2",
+        "MGET a b",
+        "MSETEX 2 a 1 b 2 EX 100",
+        "TTL a",
+        "MSETEX 2 a 1 b 2 NX",
+        "MSETEX 2 a 1 c 2 NX",
+        "EXISTS c",
+        "MSETEX 2 x 1 y 2 XX",
+        "EXISTS x",
+        "MSETEX 2 a 1 b 2 XX PX 5000",
+        "MSETEX 1 a 1 KEEPTTL",
+        "TTL a",
+        "MSETEX 0 a 1",
+        "MSETEX -1 a 1",
+        "MSETEX 2 a 1",
+        "MSETEX 1 a 1 b",
+        "MSETEX x a 1",
+        "MSETEX 1 a 1 EX 0",
+        "MSETEX 1 a 1 EX -1",
+        "MSETEX 1 a 1 EX x",
+        "MSETEX 1 a 1 EX 100 PX 100",
+        "MSETEX 1 a 1 NX XX",
+        "MSETEX 1 a 1 FOO",
+        "MSETEX 1 a 1 EXAT 1",
+        "EXISTS a",
+        "MSETEX 1 a 1 PXAT 99999999999999",
+        "MSETEX 1 l 1 XX",
+        "TYPE l",
+        "MSETEX 2 a 1 a 2",
+        "GET a",
+        "MSETEX 1 a 1 EX 9999999999999999",
+        "COMMAND INFO delifeq msetex",
+        "COMMAND GETKEYS MSETEX 2 a 1 b 2 EX 10",
+        "COMMAND GETKEYSANDFLAGS DELIFEQ k v",
+    ]);
+}
+
 #[test]
 fn differential_mget_mset_msetnx() {
     same_as_valkey(&[

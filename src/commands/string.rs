@@ -13,15 +13,16 @@
 //! - `string/edit.rs`: APPEND, SETRANGE, GETRANGE/SUBSTR, STRLEN, INCR and friends.
 //! - `string/lcs.rs`: LCS.
 
+mod cond;
 mod edit;
 mod lcs;
 
 use bytes::Bytes;
 
 use crate::commands::args::{int_arg, is, Args};
-use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
+use crate::commands::table::ks::{ACCESS, DELETE, INSERT, OW, RM, RO, RW, UPDATE, VARIABLE_FLAGS};
 use crate::commands::table::Data;
-use crate::commands::table::{acl, flag, range, specs, Command, KeySpec};
+use crate::commands::table::{acl, flag, range, specs, BeginSearch, Command, FindKeys, KeySpec};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
 use crate::keyspace::db::{Db, Ttl};
@@ -39,6 +40,14 @@ const GETDEL_KEYS: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, 0, 1)];
 const MSET_KEYS: &[KeySpec] = &[range(OW | UPDATE, 1, -1, 2)];
 /// MSETNX: as MSET, but keys are only ever created.
 const MSETNX_KEYS: &[KeySpec] = &[range(OW | INSERT, 1, -1, 2)];
+/// MSETEX: a key count, then the pairs.
+const MSETEX_KEYS: &[KeySpec] = &[KeySpec {
+    flags: OW | UPDATE,
+    begin: BeginSearch::Index(1),
+    find: FindKeys::Keynum { keynum_idx: 0, first_key: 1, step: 2 },
+}];
+/// DELIFEQ: removes its key.
+const DELIFEQ_KEYS: &[KeySpec] = &[range(RM | DELETE, 1, 0, 1)];
 /// APPEND: read-modify-write that only adds data.
 const APPEND_KEYS: &[KeySpec] = &[range(RW | INSERT, 1, 0, 1)];
 /// LCS: two keys, read.
@@ -104,6 +113,13 @@ pub static COMMANDS: &[Command] = &[
     Command::new("msetnx", -3, WRITE_SLOW.0, WRITE_SLOW.1, Data(msetnx))
         .keys(MSETNX_KEYS)
         .doc("string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "O(N) where N is the number of keys to set."),
+    Command::new("msetex", -4, WRITE_SLOW.0 | flag::MOVABLE_KEYS, WRITE_SLOW.1, Data(cond::msetex))
+        .keys(MSETEX_KEYS)
+        .tips(MULTI_SHARD_ALL_SUCCEEDED)
+        .doc("string", "9.1.0", "Atomically creates or modifies the string values of one or more keys, and optionally set their expiration.", "O(N) where N is the number of keys to set."),
+    Command::new("delifeq", 3, flag::WRITE | flag::FAST, acl::WRITE | acl::STRING | acl::FAST, Data(cond::delifeq))
+        .keys(DELIFEQ_KEYS)
+        .doc("string", "9.0.0", "Delete key if value matches string.", O1),
     Command::new("append", 3, WRITE_FAST.0, WRITE_FAST.1, Data(edit::append))
         .keys(APPEND_KEYS)
         .doc("string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by the server will double the free space available on every reallocation."),
@@ -274,8 +290,10 @@ impl ExpiryArg<'_> {
 /// Which command's options are being parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Grammar {
-    /// NX | XX, GET, EX | PX | EXAT | PXAT | KEEPTTL.
+    /// NX | XX | IFEQ value, GET, EX | PX | EXAT | PXAT | KEEPTTL.
     Set,
+    /// NX | XX, EX | PX | EXAT | PXAT | KEEPTTL.
+    Msetex,
     /// EX | PX | EXAT | PXAT | PERSIST.
     GetEx,
 }
@@ -286,6 +304,8 @@ struct ParsedOptions<'a> {
     condition: Condition,
     expiry: ExpiryArg<'a>,
     old_value: OldValue,
+    /// SET's IFEQ: write only over a string equal to this.
+    if_eq: Option<&'a [u8]>,
 }
 
 fn timed_option(word: &[u8]) -> Option<(TimeUnit, TimeBase)> {
@@ -305,16 +325,24 @@ fn parse_options<'a>(grammar: Grammar, args: &mut Args<'a>) -> Result<ParsedOpti
         condition: Condition::Always,
         expiry: ExpiryArg::None,
         old_value: OldValue::Discard,
+        if_eq: None,
     };
-    let set = grammar == Grammar::Set;
+    let set = grammar != Grammar::GetEx;
+    // NX, XX and IFEQ exclude one another.
+    let free = |o: &ParsedOptions, c: Condition| {
+        o.if_eq.is_none() && (o.condition == Condition::Always || o.condition == c)
+    };
     while let Some(word) = args.next_opt() {
-        let expiry = if is(word, "NX") && set && opts.condition != Condition::Xx {
+        let expiry = if is(word, "NX") && set && free(&opts, Condition::Nx) {
             opts.condition = Condition::Nx;
             continue;
-        } else if is(word, "XX") && set && opts.condition != Condition::Nx {
+        } else if is(word, "XX") && set && free(&opts, Condition::Xx) {
             opts.condition = Condition::Xx;
             continue;
-        } else if is(word, "GET") && set {
+        } else if is(word, "IFEQ") && grammar == Grammar::Set && free(&opts, Condition::Always) {
+            opts.if_eq = Some(&args.next_bytes()?[..]);
+            continue;
+        } else if is(word, "GET") && grammar == Grammar::Set {
             opts.old_value = OldValue::Reply;
             continue;
         } else if is(word, "KEEPTTL") && set {
@@ -359,8 +387,15 @@ fn resolve_expiry(arg: ExpiryArg<'_>, now_ms: i64, cmd: &str) -> Result<Expiry, 
     Ok(Expiry::At(at_ms))
 }
 
-/// The one write path of SET, SETNX, SETEX, PSETEX and GETSET.
-fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: Ack) -> CmdResult {
+/// The one write path of SET, SETNX, SETEX, PSETEX and GETSET; `if_eq` is SET's IFEQ.
+fn set_generic(
+    ctx: &mut Ctx,
+    key: &[u8],
+    value: &[u8],
+    opts: SetOptions,
+    ack: Ack,
+    if_eq: Option<&[u8]>,
+) -> CmdResult {
     let now_ms = ctx.now_ms;
     let share = share_from(ctx);
     let db = &mut ctx.dbs[ctx.client.db];
@@ -378,6 +413,11 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], opts: SetOptions, ack: A
         OldValue::Discard => None,
     };
     let allowed = match opts.condition {
+        // IFEQ: only over a string equal to the value given (WRONGTYPE over another type).
+        Condition::Always if if_eq.is_some() => match read_str_entry(db, key, now_ms)? {
+            Some(e) => e.value().bytes(&mut [0; 20]) == if_eq.expect("checked"),
+            None => false,
+        },
         // A plain SET needs no lookup before the write.
         Condition::Always => true,
         Condition::Nx => !old_exists.unwrap_or_else(|| db.contains(key, now_ms)),
@@ -435,13 +475,13 @@ fn set(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         expiry: resolve_expiry(parsed.expiry, ctx.now_ms, "set")?,
         old_value: parsed.old_value,
     };
-    set_generic(ctx, &argv[1], &argv[2], opts, Ack::OkOrNull)
+    set_generic(ctx, &argv[1], &argv[2], opts, Ack::OkOrNull, parsed.if_eq)
 }
 
 fn setnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let opts =
         SetOptions { condition: Condition::Nx, expiry: Expiry::None, old_value: OldValue::Discard };
-    set_generic(ctx, &argv[1], &argv[2], opts, Ack::OneOrZero)
+    set_generic(ctx, &argv[1], &argv[2], opts, Ack::OneOrZero, None)
 }
 
 /// SETEX and PSETEX: `key time value`.
@@ -452,7 +492,7 @@ fn set_with_time(ctx: &mut Ctx, argv: &[Bytes], unit: TimeUnit, cmd: &str) -> Cm
         expiry: resolve_expiry(arg, ctx.now_ms, cmd)?,
         old_value: OldValue::Discard,
     };
-    set_generic(ctx, &argv[1], &argv[3], opts, Ack::OkOrNull)
+    set_generic(ctx, &argv[1], &argv[3], opts, Ack::OkOrNull, None)
 }
 
 fn setex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
@@ -469,7 +509,7 @@ fn getset(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         expiry: Expiry::None,
         old_value: OldValue::Reply,
     };
-    set_generic(ctx, &argv[1], &argv[2], opts, Ack::OkOrNull)
+    set_generic(ctx, &argv[1], &argv[2], opts, Ack::OkOrNull, None)
 }
 
 fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {

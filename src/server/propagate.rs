@@ -20,7 +20,9 @@
 //! chance is rewritten to what actually happened, as Valkey does:
 //! - relative expire times become absolute: `EXPIRE`/`PEXPIRE`/`EXPIREAT` become
 //!   `PEXPIREAT key <unix-ms>` (their NX/XX/GT/LT flags kept, as Valkey keeps them), `SETEX`/`PSETEX` and
-//!   `SET ... EX|PX|EXAT` become `SET ... PXAT <unix-ms>`, `GETEX ... EX|PX|EXAT|PXAT`
+//!   `SET key value ... EX|PX|EXAT` become `SET key value PXAT <unix-ms>` (its other
+//!   options dropped, as Valkey drops them), `MSETEX ... EX|PX|EXAT` gets `PXAT` in place,
+//!   `DELIFEQ` that deleted becomes `DEL`, `GETEX ... EX|PX|EXAT|PXAT`
 //!   becomes `PEXPIREAT` and `GETEX ... PERSIST` becomes `PERSIST`, and `RESTORE` with a
 //!   relative TTL gets `ABSTTL`;
 //! - a command whose effect was random (`SPOP`) states it explicitly through
@@ -273,22 +275,35 @@ pub fn rewrite(name: &str, argv: &[Bytes], now_ms: i64) -> Option<Vec<Bytes>> {
             let at = now_ms.checked_add(ms)?;
             Some(vec![word("SET"), argv[1].clone(), argv[3].clone(), word("PXAT"), int(at)])
         }
-        "set" => {
-            // GET changes nothing on a replica: left out, as Valkey leaves it out.
-            let get = argv[3..].iter().any(|a| a.eq_ignore_ascii_case(b"GET"));
-            let expire = expire_option(argv, 3, now_ms);
-            if !get && expire.is_none() {
+        "set" => match expire_option(argv, 3, now_ms) {
+            // EX, PX and EXAT become the whole `SET key value PXAT <ms>` (Valkey drops NX,
+            // XX, IFEQ and GET with them); PXAT is logged as sent, GET included.
+            Some((i, at)) if !argv[i].eq_ignore_ascii_case(b"PXAT") => {
+                Some(vec![word("SET"), argv[1].clone(), argv[2].clone(), word("PXAT"), int(at)])
+            }
+            Some(_) => None,
+            // GET changes nothing on a replica: left out (every `get` word after the value,
+            // as Valkey skips them).
+            None => {
+                let is_get = |a: &Bytes| a.eq_ignore_ascii_case(b"GET");
+                argv[3..].iter().any(is_get).then(|| {
+                    let kept = argv[3..].iter().filter(|a| !is_get(a)).cloned();
+                    argv[..3].iter().cloned().chain(kept).collect()
+                })
+            }
+        },
+        "delifeq" => Some(vec![word("DEL"), argv[1].clone()]),
+        "msetex" => {
+            // The options follow the pairs; EX, PX and EXAT become PXAT in place.
+            let pairs = usize::try_from(parse_i64(&argv[1])?).ok()?;
+            let from = pairs.checked_mul(2)?.checked_add(2)?;
+            let (i, at) = expire_option(argv, from, now_ms)?;
+            if argv[i].eq_ignore_ascii_case(b"PXAT") {
                 return None;
             }
             let mut out = argv.to_vec();
-            if let Some((i, at)) = expire {
-                out[i] = word("PXAT");
-                out[i + 1] = int(at);
-            }
-            if get {
-                let at = 3 + out[3..].iter().position(|a| a.eq_ignore_ascii_case(b"GET"))?;
-                out.remove(at);
-            }
+            out[i] = word("PXAT");
+            out[i + 1] = int(at);
             Some(out)
         }
         "getset" => Some(vec![word("SET"), argv[1].clone(), argv[2].clone()]),
@@ -329,6 +344,11 @@ fn expire_option(argv: &[Bytes], from: usize, now_ms: i64) -> Option<(usize, i64
     let mut i = from;
     while i + 1 < argv.len() {
         let opt = &argv[i];
+        // IFEQ's value is a value, whatever it reads.
+        if opt.eq_ignore_ascii_case(b"IFEQ") {
+            i += 2;
+            continue;
+        }
         let unit = if opt.eq_ignore_ascii_case(b"EX") {
             Some((1000, true))
         } else if opt.eq_ignore_ascii_case(b"PX") {
@@ -451,13 +471,22 @@ mod tests {
         assert_eq!(r("pexpireat k 5"), None);
         assert_eq!(r("setex k 2 v").as_deref(), Some("SET k v PXAT 1002000"));
         assert_eq!(r("psetex k 2 v").as_deref(), Some("SET k v PXAT 1000002"));
-        assert_eq!(r("set k v NX ex 3 GET").as_deref(), Some("set k v NX PXAT 1003000"));
+        assert_eq!(r("set k v NX ex 3 GET").as_deref(), Some("SET k v PXAT 1003000"));
+        assert_eq!(r("set k v IFEQ ex PX 5").as_deref(), Some("SET k v PXAT 1000005"));
+        assert_eq!(r("set k v GET PXAT 5"), None);
+        assert_eq!(r("set k v IFEQ a get").as_deref(), Some("set k v IFEQ a"));
+        assert_eq!(r("delifeq k v").as_deref(), Some("DEL k"));
+        assert_eq!(
+            r("msetex 2 a 1 b 2 NX EX 3").as_deref(),
+            Some("msetex 2 a 1 b 2 NX PXAT 1003000")
+        );
+        assert_eq!(r("msetex 1 ex 1 KEEPTTL"), None);
         assert_eq!(r("set k v get").as_deref(), Some("set k v"));
         assert_eq!(r("getset k v").as_deref(), Some("SET k v"));
         assert_eq!(r("getdel k").as_deref(), Some("DEL k"));
         assert_eq!(r("blmove a b LEFT RIGHT 0").as_deref(), Some("LMOVE a b LEFT RIGHT"));
         assert_eq!(r("brpoplpush a b 0").as_deref(), Some("RPOPLPUSH a b"));
-        assert_eq!(r("set k v exat 3").as_deref(), Some("set k v PXAT 3000"));
+        assert_eq!(r("set k v exat 3").as_deref(), Some("SET k v PXAT 3000"));
         assert_eq!(r("set k v KEEPTTL"), None);
         assert_eq!(r("getex k px 7").as_deref(), Some("PEXPIREAT k 1000007"));
         assert_eq!(r("getex k persist").as_deref(), Some("PERSIST k"));

@@ -245,6 +245,14 @@ pub fn fill_rest(c: &mut Client, port: u16, p: &str) {
     assert_eq!(w(c, &["GEORADIUS", &geo, "15", "37", "200", "km", "STORE", &k("r:geor")]), int(2));
     let by_member = ["GEORADIUSBYMEMBER", &geo, "Palermo", "100", "km", "STOREDIST", &k("r:geom")];
     assert_eq!(w(c, &by_member), int(1));
+    // Valkey 9's conditional writes: relative times made absolute, DELIFEQ as DEL.
+    assert_eq!(w(c, &["SET", &k("r:ifeq"), "a"]), Val::ok());
+    assert_eq!(w(c, &["SET", &k("r:ifeq"), "b", "IFEQ", "a", "EX", "1000"]), Val::ok());
+    assert_eq!(w(c, &["SET", &k("r:ifeq"), "c", "IFEQ", "b", "GET"]), Val::bulk("b"));
+    assert_eq!(w(c, &["DELIFEQ", &k("r:ifeq"), "c"]), int(1));
+    let msetex = ["MSETEX", "2", &k("r:mx1"), "1", &k("r:mx2"), "2", "NX", "PX", "900000"];
+    assert_eq!(w(c, &msetex), int(1));
+    assert_eq!(w(c, &["MSETEX", "1", &k("r:mx1"), "3", "XX", "KEEPTTL"]), int(1));
     // Streams: generated ids and approximate trims are logged as what they did.
     for i in 0..30 {
         w(c, &["XADD", &k("r:x"), "MAXLEN", "~", "12", "*", "i", &i.to_string()]);
