@@ -486,3 +486,32 @@ fn debug_populate_refuses_absurd_sizes() {
     assert_eq!(c.cmd(&["DEBUG", "POPULATE", "1000"]), Val::ok());
     assert_eq!(c.cmd(&["DBSIZE"]), Val::Int(1000));
 }
+
+/// LOLWUT: Valkey's reply for versions without a picture and its errors, in both
+/// protocols; ferrokey's own picture has the asked size and ends with the version.
+#[test]
+fn lolwut_answers_as_valkey() {
+    for proto in [2, 3] {
+        same_as_valkey_with(
+            proto,
+            &[],
+            &[
+                "LOLWUT VERSION 1",
+                "LOLWUT VERSION 4",
+                "LOLWUT VERSION x",
+                "LOLWUT foo",
+                "LOLWUT 10",
+                "LOLWUT 10 5 x 0",
+                "LOLWUT 10 5 1 2 3",
+                "COMMAND INFO lolwut",
+            ],
+        );
+    }
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    let art = c.cmd(&["LOLWUT", "30", "12"]).as_str();
+    let lines: Vec<&str> = art.lines().collect();
+    assert_eq!(lines.len(), 14, "{art}");
+    assert!(lines[..12].iter().all(|l| l.len() == 30), "{art}");
+    assert!(lines[13].ends_with(" Valkey ver. 9.1.2"), "{art}");
+}

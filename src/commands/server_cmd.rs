@@ -23,6 +23,7 @@ use crate::types::string::parse_i64;
 use crate::types::string::{StrRef, StrValue};
 
 mod digest;
+mod lolwut;
 mod memory;
 use crate::util::sha1::hex;
 use memory::MEMORY_SUBCOMMANDS;
@@ -64,6 +65,8 @@ static SLOWLOG_SUBCOMMANDS: &[Command] = &[
 ];
 
 pub static COMMANDS: &[Command] = &[
+    Command::new("lolwut", -1, flag::READONLY | flag::FAST, acl::READ | acl::FAST, Server(lolwut::lolwut))
+        .doc("server", "5.0.0", "Displays computer art and the server version.", ""),
     Command::new("time", 1, flag::LOADING | flag::STALE | flag::FAST, acl::FAST, Server(time))
         .doc("server", "2.6.0", "Returns the server time.", "O(1)")
         .tips(&["nondeterministic_output"]),
