@@ -515,3 +515,21 @@ fn lolwut_answers_as_valkey() {
     assert!(lines[..12].iter().all(|l| l.len() == 30), "{art}");
     assert!(lines[13].ends_with(" Valkey ver. 9.1.2"), "{art}");
 }
+
+/// DEBUG PROTOCOL's test values of every reply type and DEBUG ERROR's error replies, in
+/// both protocols, as Valkey 9.1 sends them (client libraries test their parsers with them).
+#[test]
+fn debug_protocol_and_error_reply_as_valkey() {
+    for proto in [2, 3] {
+        let types =
+            "string integer double bignum null array set map attrib push verbatim true false nope";
+        let mut lines: Vec<String> =
+            types.split(' ').map(|t| format!("DEBUG PROTOCOL {t}")).collect();
+        lines.extend(
+            ["DEBUG ERROR LOADING", "DEBUG ERROR NOAUTH", "DEBUG ERROR", "DEBUG ERROR a b"]
+                .map(String::from),
+        );
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        same_as_valkey_with(proto, &["--enable-debug-command", "yes"], &lines);
+    }
+}

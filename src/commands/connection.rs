@@ -208,7 +208,17 @@ fn hello(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     out.bulk(if ctx.srv.config.cluster_enabled { b"cluster" } else { b"standalone" });
     out.bulk(b"role");
     out.bulk(b"master");
+    // Valkey 9.1 lists its Lua engine as a module; ferrokey has the same engine built in.
     out.bulk(b"modules");
+    out.array(1);
+    out.map(4);
+    out.bulk(b"name");
+    out.bulk(b"lua");
+    out.bulk(b"ver");
+    out.int(1);
+    out.bulk(b"path");
+    out.bulk(b"lua");
+    out.bulk(b"args");
     out.array(0);
     Ok(())
 }

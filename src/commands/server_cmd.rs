@@ -330,6 +330,8 @@ static DEBUG_SUBCOMMANDS: &[DebugSub] = &[
     DebugSub { name: "digest-value", arity: -2, handler: debug_digest_value },
     DebugSub { name: "change-repl-id", arity: 2, handler: debug_change_repl_id },
     DebugSub { name: "log", arity: 3, handler: debug_log },
+    DebugSub { name: "error", arity: 3, handler: debug_error },
+    DebugSub { name: "protocol", arity: 3, handler: debug_protocol },
 ];
 
 /// Whether this client may run DEBUG under `enable-debug-command` (dispatch checks it
@@ -370,12 +372,19 @@ fn debug_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
             "    Output a hex signature representing the current DB content.",
             "DIGEST-VALUE <key> [<key> ...]",
             "    Output a hex signature of the values of all the specified keys.",
+            "ERROR <string>",
+            "    Return a RESP protocol error with <string> as message. Useful for clients",
+            "    unit tests to simulate error replies.",
             "LOG <message>",
             "    Write <message> to the server log.",
             "OBJECT <key> [fast]",
             "    Show low level info about `key` and associated value.",
             "    Some fields of the default behavior may be time consuming to fetch,",
             "    and `fast` can be passed to avoid fetching them.",
+            "PROTOCOL <type>",
+            "    Reply with a test value of the specified type. <type> can be: string,",
+            "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+            "    true, false.",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>. If <prefix> is specified then",
             "    it is used instead of the 'key' prefix. These are not propagated to",
@@ -402,6 +411,68 @@ fn debug_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
             "    Stop the server for <seconds>. Decimals allowed.",
         ],
     );
+    Ok(())
+}
+
+/// `DEBUG ERROR <string>`: the string as an error reply, as given (client libraries test
+/// how they parse `LOADING`, `READONLY`, `NOAUTH`... with it); line breaks become spaces.
+fn debug_error(_ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    let text = argv[2].iter().map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }).collect();
+    Err(CmdError::Raw(text))
+}
+
+/// `DEBUG PROTOCOL <type>`: a test value of each reply type, in the client's protocol (what
+/// RESP2 cannot say, it says as Valkey does: a push is refused, an attribute left out).
+fn debug_protocol(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    let out = &mut *ctx.out;
+    let t = &argv[2];
+    if is(t, "string") {
+        out.bulk(b"Hello World");
+    } else if is(t, "integer") {
+        out.int(12345);
+    } else if is(t, "double") {
+        out.double(3.141);
+    } else if is(t, "bignum") {
+        out.big_number("1234567999999999999999999999999999999");
+    } else if is(t, "null") {
+        out.null();
+    } else if is(t, "array") || is(t, "set") {
+        if is(t, "array") {
+            out.array(3);
+        } else {
+            out.set(3);
+        }
+        (0..3).for_each(|i| out.int(i));
+    } else if is(t, "map") {
+        out.map(3);
+        for i in 0..3 {
+            out.int(i);
+            out.boolean(i == 1);
+        }
+    } else if is(t, "attrib") {
+        if out.is_resp3() {
+            out.raw(b"|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n");
+        }
+        out.bulk(b"Some real reply following the attribute");
+    } else if is(t, "push") {
+        if !out.is_resp3() {
+            return Err(CmdError::Other("ERR RESP2 is not supported by this command".into()));
+        }
+        out.bulk(b"Some real reply following the push reply");
+        out.push(2);
+        out.bulk(b"server-cpu-usage");
+        out.int(42);
+    } else if is(t, "verbatim") {
+        out.verbatim("txt", b"This is a verbatim\nstring");
+    } else if is(t, "true") || is(t, "false") {
+        out.boolean(is(t, "true"));
+    } else {
+        return Err(CmdError::Other(
+            "ERR Wrong protocol type name. Please use one of the following: \
+             string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false"
+                .into(),
+        ));
+    }
     Ok(())
 }
 
