@@ -301,6 +301,7 @@ const LIST_FIELDS: &[&str] = &[
     "age",
     "idle",
     "flags",
+    "capa",
     "db",
     "sub",
     "psub",

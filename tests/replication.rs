@@ -1094,3 +1094,34 @@ fn replicas_authenticate_to_primaries_that_require_it() {
         assert_eq!(info_field(&mut r, "replication", "master_link_status"), "down");
     }
 }
+
+/// CLIENT CAPA REDIRECT: a replica answers that client's reads and writes (even queued in
+/// MULTI) with its primary's address, as Valkey 9.1; other commands run; CLIENT INFO shows
+/// `capa=r`.
+#[test]
+fn a_replica_redirects_clients_that_claim_the_capability() {
+    let mut replies = Vec::new();
+    for valkey in [false, true] {
+        let primary = if valkey { start_valkey(&[]) } else { start(&[]) };
+        let replica = if valkey { start_valkey(&[]) } else { start(&[]) };
+        let mut r = Client::connect(replica.port);
+        follow(&mut r, primary.port);
+        let mut c = Client::connect(replica.port);
+        let mut seen = vec![c.cmd(&["GET", "k"]), c.cmd(&["CLIENT", "CAPA", "redirect", "other"])];
+        for cmd in
+            [&["GET", "k"][..], &["SET", "k", "v"], &["PING"], &["MULTI"], &["GET", "k"], &["EXEC"]]
+        {
+            let reply = c.cmd(cmd);
+            // The primary's port differs between the two runs.
+            let port = primary.port.to_string();
+            seen.push(match reply {
+                Val::Err(e) => Val::Err(e.replace(&port, "PORT")),
+                other => other,
+            });
+        }
+        let info = c.cmd(&["CLIENT", "INFO"]).as_str();
+        assert!(info.contains(" flags=N capa=r db=0 "), "{info}");
+        replies.push(seen);
+    }
+    assert_eq!(replies[0], replies[1], "(left: ferrokey, right: valkey)");
+}

@@ -128,6 +128,12 @@ static SUBCOMMANDS: &[Command] = &[
         "Sets the client eviction mode of the connection.",
         "O(1)",
     ),
+    Command::new("client|capa", -3, OWN_BUSY, ACL_OWN, Server(client_capa)).doc(
+        "connection",
+        "8.0.0",
+        "A client claims its capability.",
+        "O(1)",
+    ),
     Command::new("client|no-touch", 3, OWN_BUSY, ACL_OWN, Server(client_no_touch)).doc(
         "connection",
         "7.2.0",
@@ -280,6 +286,16 @@ fn client_no_evict(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT CAPA capability...: REDIRECT is known; other names are accepted and ignored,
+/// as Valkey ignores them.
+fn client_capa(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    if argv[2..].iter().any(|a| is(a, "REDIRECT")) {
+        ctx.client.capa_redirect = true;
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
 fn client_no_touch(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     ctx.client.no_touch = on_off(&argv[2])?;
     ctx.out.ok();
@@ -376,7 +392,7 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
     let tot_mem = std::mem::size_of::<Client>() + c.qbuf_cap + v.out.buf.capacity() + argv_mem;
     let _ = write!(
         s,
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} capa={} db={} sub={} psub={} ssub={} \
          multi={} watch={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} \
          oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} \
          lib-ver={} tot-net-in={} tot-net-out={} tot-cmds={}",
@@ -388,6 +404,7 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
         now_s - c.created_ms / 1000,
         idle_s,
         c.flag_letters(v.tracking),
+        if c.capa_redirect { "r" } else { "" },
         c.db,
         c.subs.count(Kind::Channel),
         c.subs.count(Kind::Pattern),
@@ -686,11 +703,15 @@ fn client_kill(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 }
 
 /// CLIENT HELP: Valkey 9.1's entries, word for word, for the subcommands and the KILL /
-/// LIST filters that ferrokey implements (CAPA, IMPORT-SOURCE and the newer filters are
-/// left out rather than advertised and then refused).
+/// LIST filters that ferrokey implements (IMPORT-SOURCE and the newer filters are left out
+/// rather than advertised and then refused).
 const HELP_LINES: &[&str] = &[
     "CACHING (YES|NO)",
     "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "CAPA <option> [options...]",
+    "    The client claims its some capability options. Options are:",
+    "    * REDIRECT",
+    "      The client can handle redirection during primary and replica failover in standalone mode.",
     "GETREDIR",
     "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",

@@ -169,6 +169,20 @@ pub fn execute_looked_up(
             return Flow::Continue;
         }
     }
+    // A replica sends a client that claimed CLIENT CAPA REDIRECT to its primary for every
+    // read or write, as Valkey 8+ does in standalone mode.
+    if slot.client.capa_redirect
+        && !from_primary
+        && (cmd.is_write() || cmd.flags & flag::READONLY != 0)
+    {
+        if let Some(e) = redirect_to_primary(srv) {
+            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
+            reply_error(srv, slot, &e);
+            finish_reply_mode(slot, reply_mark);
+            return Flow::Continue;
+        }
+    }
     // maxmemory (server::evict): evict before every command while a limit is set; when
     // nothing more can be evicted, refuse the commands that may grow memory.
     // (Not while a script keeps the server busy, as in Valkey: its allow-busy commands
@@ -444,6 +458,13 @@ fn run_queued(srv: &mut ServerState, token: usize, slot: &mut Slot, now_ms: i64)
     }
     srv.feed.exec_end();
     slot.client.in_exec = was_in_exec;
+}
+
+/// `-REDIRECT host:port` of our primary, when this server is a replica.
+fn redirect_to_primary(srv: &ServerState) -> Option<CmdError> {
+    let r = crate::replication::peek(&*srv.repl)?;
+    let link = r.link.as_ref()?;
+    Some(CmdError::Raw(format!("REDIRECT {}:{}", link.host, link.port).into_bytes()))
 }
 
 /// Count and log an ACL refusal of `cmd argv` for the client in `slot`.

@@ -43,6 +43,9 @@ pub struct Client {
     pub reply_mode: ReplyMode,
     pub no_evict: bool,
     pub no_touch: bool,
+    /// CLIENT CAPA REDIRECT: on a replica, this client's data commands are answered with
+    /// `-REDIRECT host:port` of the primary (CLIENT LIST `capa=r`).
+    pub capa_redirect: bool,
     /// Close once the pending replies are written (QUIT, protocol error, CLIENT KILL).
     pub close_after_reply: bool,
     /// Close now without writing more (output buffer limit).
@@ -108,6 +111,7 @@ impl Client {
             reply_mode: ReplyMode::On,
             no_evict: false,
             no_touch: false,
+            capa_redirect: false,
             close_after_reply: false,
             close_asap: false,
             addr,
