@@ -280,9 +280,9 @@ fn client_list_shows_subscriptions() {
     let list = other.cmd(&["CLIENT", "LIST", "TYPE", "pubsub"]).as_str();
     let lines: Vec<&str> = list.lines().collect();
     assert_eq!(lines.len(), 1, "{list}");
-    assert!(lines[0].contains(" flags=P db=0 sub=2 psub=1 ssub=1 "), "{list}");
+    assert!(lines[0].contains(" flags=P capa= db=0 sub=2 psub=1 ssub=1 "), "{list}");
     let me = other.cmd(&["CLIENT", "INFO"]).as_str();
-    assert!(me.contains(" flags=N db=0 sub=0 psub=0 ssub=0 "), "{me}");
+    assert!(me.contains(" flags=N capa= db=0 sub=0 psub=0 ssub=0 "), "{me}");
     assert_eq!(other.cmd(&["CLIENT", "KILL", "TYPE", "pubsub"]), Val::Int(1));
     assert!(sub.is_closed());
     // A closed subscriber leaves the registry.
