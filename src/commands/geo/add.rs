@@ -6,20 +6,11 @@ use bytes::Bytes;
 
 use super::{lon_lat, zset_limits};
 use crate::commands::args::is;
+use crate::commands::zset::Presence;
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
 use crate::types::geo::hash::score_of;
 use crate::types::zset::ZSetObj;
-
-/// Which members GEOADD may touch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Presence {
-    Any,
-    /// NX: only add new members.
-    OnlyNew,
-    /// XX: only move existing members.
-    OnlyExisting,
-}
 
 /// What GEOADD answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,6 +5,7 @@ use bytes::Bytes;
 
 use super::{reply_distance, reply_point, unit};
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::resp::reply::Reply;
 use crate::types::geo::distance::distance;
 use crate::types::geo::hash::{decode_score, geohash_string};
 use crate::types::zset::ZSetObj;
@@ -32,30 +33,29 @@ pub fn geodist(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 /// GEOHASH key [member ...]
 pub fn geohash(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
-    let now = ctx.now_ms;
-    let z = ctx.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
-    let out = &mut *ctx.out;
-    out.array(argv.len() - 2);
-    for m in &argv[2..] {
-        match z.and_then(|z| z.score(m)) {
-            Some(score) => out.bulk(&geohash_string(score)),
-            None => out.null(),
-        }
-    }
-    Ok(())
+    per_member(ctx, argv, |out, score| match score {
+        Some(score) => out.bulk(&geohash_string(score)),
+        None => out.null(),
+    })
 }
 
 /// GEOPOS key [member ...]
 pub fn geopos(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    per_member(ctx, argv, |out, score| match score {
+        Some(score) => reply_point(out, decode_score(score)),
+        None => out.null_array(),
+    })
+}
+
+/// One reply per member of `argv[2..]`, made by `reply` from its score (None: a missing
+/// member, or a missing key).
+fn per_member(ctx: &mut Ctx, argv: &[Bytes], reply: impl Fn(&mut Reply, Option<f64>)) -> CmdResult {
     let now = ctx.now_ms;
     let z = ctx.dbs[ctx.client.db].read_agg::<ZSetObj>(&argv[1], now)?;
     let out = &mut *ctx.out;
     out.array(argv.len() - 2);
     for m in &argv[2..] {
-        match z.and_then(|z| z.score(m)) {
-            Some(score) => reply_point(out, decode_score(score)),
-            None => out.null_array(),
-        }
+        reply(out, z.and_then(|z| z.score(m)));
     }
     Ok(())
 }

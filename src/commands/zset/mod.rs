@@ -16,6 +16,8 @@ mod pop;
 mod range;
 mod write;
 
+pub(crate) use write::Presence;
+
 use crate::commands::table::ks::{ACCESS, DELETE, OW, RO, RW, UPDATE};
 use crate::commands::table::Data;
 use crate::commands::table::{acl, flag, keynum, range as spec_range, specs, Command, KeySpec};

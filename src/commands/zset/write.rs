@@ -10,9 +10,9 @@ use crate::config::KeyspaceEvents;
 use crate::types::zset::range::parse_score;
 use crate::types::zset::ZSetObj;
 
-/// Which members ZADD may touch.
+/// Which members ZADD (and GEOADD) may touch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Presence {
+pub(crate) enum Presence {
     Any,
     /// NX: only add new members.
     OnlyNew,
