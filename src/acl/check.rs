@@ -141,6 +141,13 @@ pub fn key_allowed(s: &Selector, key: &[u8], flags: u32) -> bool {
     if s.all_keys {
         return true;
     }
+    let need = needed(flags);
+    s.patterns.iter().any(|p| p.perms & need == need && p.matches(key))
+}
+
+/// The pattern permissions a key with key-spec `flags` needs: reading for ACCESS, writing
+/// for INSERT, DELETE or UPDATE.
+fn needed(flags: u32) -> u8 {
     let mut need = 0;
     if flags & ks::ACCESS != 0 {
         need |= READ;
@@ -148,7 +155,7 @@ pub fn key_allowed(s: &Selector, key: &[u8], flags: u32) -> bool {
     if flags & (ks::INSERT | ks::DELETE | ks::UPDATE) != 0 {
         need |= WRITE;
     }
-    s.patterns.iter().any(|p| p.perms & need == need && p.matches(key))
+    need
 }
 
 /// Whether a channel (or, for PSUBSCRIBE, a pattern, compared literally) is in the list.
@@ -198,13 +205,7 @@ pub fn unrestricted_key_access<H: Copy>(
     req: &Request<'_, H>,
     flags: u32,
 ) -> bool {
-    let mut need = 0;
-    if flags & ks::ACCESS != 0 {
-        need |= READ;
-    }
-    if flags & (ks::INSERT | ks::DELETE | ks::UPDATE) != 0 {
-        need |= WRITE;
-    }
+    let need = needed(flags);
     user.selectors.iter().any(|s| {
         check_selector(s, cat, req).is_ok()
             && (s.all_keys

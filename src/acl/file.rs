@@ -143,23 +143,6 @@ pub fn apply_directives(
     Ok(())
 }
 
-/// Check the `user` directives of a configuration file as they are read (Valkey's
-/// `ACLAppendUserForLoading`): a syntax error is reported at once with the index of the
-/// offending word, unknown commands only when the users are loaded.
-pub fn check_directive(words: &[Vec<u8>], cat: &Catalog) -> Result<(), SetError> {
-    let Some((name, rules)) = words.split_first() else { return Err(SetError::Syntax) };
-    let rules: Vec<&[u8]> = rules.iter().map(Vec::as_slice).collect();
-    let merged = merge_selector_args(&rules).map_err(|_| SetError::Syntax)?;
-    let mut user = User::new(name, false);
-    for rule in &merged {
-        match user.apply(rule, cat, false) {
-            Ok(()) | Err(SetError::Unknown) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
 fn trim<'a>(s: &'a [u8], set: &[u8]) -> &'a [u8] {
     let start = s.iter().position(|b| !set.contains(b)).unwrap_or(s.len());
     let end = s.iter().rposition(|b| !set.contains(b)).map_or(start, |e| e + 1);

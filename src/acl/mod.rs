@@ -57,7 +57,6 @@ pub enum SetError {
     ChannelsAfterAll,
     NoSuchPassword,
     BadHash,
-    Duplicate,
     FirstArgOfSubcommand,
     DbOutOfRange,
 }
@@ -83,9 +82,6 @@ impl SetError {
             SetError::BadHash => {
                 "The password hash must be exactly 64 characters and contain only lowercase \
                  hexadecimal characters"
-            }
-            SetError::Duplicate => {
-                "Duplicate user found. A user can only be defined once in config files"
             }
             SetError::FirstArgOfSubcommand => "Allowing first-arg of a subcommand is not supported",
             SetError::DbOutOfRange => "The provided database ID is out of range",

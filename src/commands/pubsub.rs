@@ -17,7 +17,8 @@ use crate::server::pubsub::{self, Kind, Scope};
 
 const SUB_FLAGS: u64 = flag::PUBSUB | flag::NOSCRIPT | flag::LOADING | flag::STALE;
 const SUB_ACL: u64 = acl::PUBSUB | acl::SLOW;
-const PUB_FLAGS: u64 = flag::PUBSUB | flag::LOADING | flag::STALE | flag::FAST;
+const PUB_FLAGS: u64 =
+    flag::PUBSUB | flag::LOADING | flag::STALE | flag::FAST | flag::MAY_REPLICATE_UNPRINTED;
 const PUB_ACL: u64 = acl::PUBSUB | acl::FAST;
 const INTROSPECT_FLAGS: u64 = flag::PUBSUB | flag::LOADING | flag::STALE;
 

@@ -84,7 +84,7 @@ pub static COMMANDS: &[Command] = &[
             "Synchronously saves the database(s) to disk and shuts down the server.",
             "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
         ),
-    Command::new("debug", -2, ADMIN_FLAGS, ACL_ADMIN, Server(debug))
+    Command::new("debug", -2, ADMIN_FLAGS | flag::PROTECTED, ACL_ADMIN, Server(debug))
         .doc_flags(&["syscmd"])
         .doc("server", "1.0.0", "A container for debugging commands.", "Depends on subcommand."),
     Command::container("slowlog", -2, 0, acl::SLOW, SLOWLOG_SUBCOMMANDS)

@@ -129,30 +129,19 @@ pub fn execute_looked_up(
         }
     };
     // Protected commands (`enable-debug-command`) come before authentication, as in Valkey.
-    if cmd.name == "debug" && !crate::commands::server_cmd::debug_allowed(&srv.config, &slot.client)
+    if cmd.flags & flag::PROTECTED != 0
+        && !crate::commands::server_cmd::debug_allowed(&srv.config, &slot.client)
     {
-        srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-        let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::DebugNotAllowed);
-        reply_error(srv, slot, &e);
-        finish_reply_mode(slot, reply_mark);
-        return Flow::Continue;
+        return reject(srv, token, slot, cmd, CmdError::DebugNotAllowed, reply_mark);
     }
     let needs_auth = srv.acl.auth_required() && !slot.client.authenticated;
     if needs_auth && cmd.flags & flag::NO_AUTH == 0 {
-        srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-        let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::NoAuth);
-        reply_error(srv, slot, &e);
-        finish_reply_mode(slot, reply_mark);
-        return Flow::Continue;
+        return reject(srv, token, slot, cmd, CmdError::NoAuth, reply_mark);
     }
     // Inside MULTI, commands flagged no-multi are refused (and fail the transaction).
     if slot.client.multi.is_some() && cmd.flags & flag::NO_MULTI != 0 {
-        srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
         let e = CmdError::Multi(MultiError::NotAllowed(cmd.name));
-        let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
-        reply_error(srv, slot, &e);
-        finish_reply_mode(slot, reply_mark);
-        return Flow::Continue;
+        return reject(srv, token, slot, cmd, e, reply_mark);
     }
     // ACL: the user's rules allow this command on these keys, channels and databases
     // (the primary's stream runs as no user, as in Valkey).
@@ -161,12 +150,8 @@ pub fn execute_looked_up(
             let context =
                 if slot.client.multi.is_some() { Context::Multi } else { Context::Toplevel };
             refuse_by_acl(srv, token, slot, cmd, argv, d, context, now_ms);
-            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
             let e = CmdError::Raw(perm::noperm(srv, slot.client.user, cmd, argv, d));
-            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
-            reply_error(srv, slot, &e);
-            finish_reply_mode(slot, reply_mark);
-            return Flow::Continue;
+            return reject(srv, token, slot, cmd, e, reply_mark);
         }
     }
     // A replica sends a client that claimed CLIENT CAPA REDIRECT to its primary for every
@@ -176,11 +161,7 @@ pub fn execute_looked_up(
         && (cmd.is_write() || cmd.flags & flag::READONLY != 0)
     {
         if let Some(e) = redirect_to_primary(srv) {
-            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
-            reply_error(srv, slot, &e);
-            finish_reply_mode(slot, reply_mark);
-            return Flow::Continue;
+            return reject(srv, token, slot, cmd, e, reply_mark);
         }
     }
     // maxmemory (server::evict): evict before every command while a limit is set; when
@@ -201,11 +182,7 @@ pub fn execute_looked_up(
         // Keys evicted in any database are propagated (and announced) before the command.
         srv.drain_key_events(None);
         if refused {
-            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::Oom);
-            reply_error(srv, slot, &e);
-            finish_reply_mode(slot, reply_mark);
-            return Flow::Continue;
+            return reject(srv, token, slot, cmd, CmdError::Oom, reply_mark);
         }
     }
     // Persistence failing (stop-writes-on-bgsave-error, AOF write errors): writes and PING
@@ -214,11 +191,7 @@ pub fn execute_looked_up(
         crate::persist::deny::write_denied(crate::persist::peek(&*srv.persist), &srv.config)
     {
         if crate::persist::deny::applies_to(cmd, &slot.client) && !from_primary {
-            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
-            reply_error(srv, slot, &e);
-            finish_reply_mode(slot, reply_mark);
-            return Flow::Continue;
+            return reject(srv, token, slot, cmd, e, reply_mark);
         }
     }
     // min-replicas-to-write: writes need enough replicas that acknowledged lately.
@@ -227,11 +200,7 @@ pub fn execute_looked_up(
         && (cmd.is_write() || multi::exec_is_write(&slot.client, cmd))
         && crate::replication::primary::too_few_replicas(srv, now_ms)
     {
-        srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-        let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::NoReplicas);
-        reply_error(srv, slot, &e);
-        finish_reply_mode(slot, reply_mark);
-        return Flow::Continue;
+        return reject(srv, token, slot, cmd, CmdError::NoReplicas, reply_mark);
     }
     // A replica: its own clients do not write (replica-read-only), nor, while the link is
     // down, read stale data when replica-serve-stale-data is no.
@@ -248,11 +217,7 @@ pub fn execute_looked_up(
             None
         };
         if let Some(e) = refusal {
-            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
-            reply_error(srv, slot, &e);
-            finish_reply_mode(slot, reply_mark);
-            return Flow::Continue;
+            return reject(srv, token, slot, cmd, e, reply_mark);
         }
     }
     // RESP2 subscriber mode (RESP3 has no limits): after the OOM check, as Valkey.
@@ -269,11 +234,7 @@ pub fn execute_looked_up(
     // flagged allow-busy run meanwhile.
     if let Some(e) = srv.busy_error() {
         if cmd.flags & flag::ALLOW_BUSY == 0 {
-            srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
-            let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), CmdError::Script(e));
-            reply_error(srv, slot, &e);
-            finish_reply_mode(slot, reply_mark);
-            return Flow::Continue;
+            return reject(srv, token, slot, cmd, CmdError::Script(e), reply_mark);
         }
     }
     // The primary's stream is never paused (CLIENT PAUSE, FAILOVER).
@@ -383,7 +344,7 @@ pub fn call(
             srv,
             slot,
             CallOf { name: cmd.name, flags: cmd.flags },
-            &crate::server::redact::redact(cmd.name, argv),
+            argv,
             result.is_err() || script_failed,
             now_ms,
         );
@@ -458,6 +419,23 @@ fn run_queued(srv: &mut ServerState, token: usize, slot: &mut Slot, now_ms: i64)
     }
     srv.feed.exec_end();
     slot.client.in_exec = was_in_exec;
+}
+
+/// Refuse `cmd` before it runs (Valkey's `rejectCommand`): counted in its
+/// `rejected_calls`, the transaction flagged (see `multi::rejected`), the error replied.
+fn reject(
+    srv: &mut ServerState,
+    token: usize,
+    slot: &mut Slot,
+    cmd: &'static Command,
+    e: CmdError,
+    reply_mark: usize,
+) -> Flow {
+    srv.stats.cmd.entry(cmd.name).or_default().rejected_calls += 1;
+    let e = multi::rejected(srv, token, &mut slot.client, Some(cmd), e);
+    reply_error(srv, slot, &e);
+    finish_reply_mode(slot, reply_mark);
+    Flow::Continue
 }
 
 /// `-REDIRECT host:port` of our primary, when this server is a replica.

@@ -71,10 +71,11 @@ pub fn record_call(
     if cmd.flags & flag::SKIP_COMMANDLOG == 0 && threshold >= 0 && duration_us as i64 >= threshold {
         let max_len = srv.config.slowlog_max_len as usize;
         let name = slot.client.name.as_deref().map(trunc_all).unwrap_or_default();
+        // Secrets are hidden only from what is logged: no work for the calls that are not.
         srv.slowlog.record(
             threshold,
             max_len,
-            argv,
+            &crate::server::redact::redact(cmd.name, argv),
             duration_us,
             now_ms / 1000,
             &slot.client.addr,

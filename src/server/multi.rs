@@ -102,10 +102,9 @@ pub fn refused_when_oom<H: Copy>(client: &Client, cmd: &Command<H>) -> bool {
 /// Whether EXEC counts as a write for CLIENT PAUSE WRITE (one of its commands is).
 pub fn exec_is_write<H: Copy>(client: &Client, cmd: &Command<H>) -> bool {
     cmd.name == "exec"
-        && client
-            .multi
-            .as_deref()
-            .is_some_and(|t| t.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0)
+        && client.multi.as_deref().is_some_and(|t| {
+            t.flags & (flag::WRITE | flag::MAY_REPLICATE | flag::MAY_REPLICATE_UNPRINTED) != 0
+        })
 }
 
 /// A command refused before it ran (unknown, wrong arity, not authenticated, no-multi,
@@ -151,9 +150,6 @@ pub fn queue<H: Copy + Send + Sync + 'static>(
     t.bytes +=
         QUEUED_OVERHEAD_BYTES + argv.iter().map(|a| a.len() + ARG_OVERHEAD_BYTES).sum::<usize>();
     t.flags |= cmd.flags;
-    if cmd.may_replicate() {
-        t.flags |= flag::MAY_REPLICATE;
-    }
     t.commands.push(Queued { cmd, argv });
     let limit = (srv.config.client_query_buffer_limit as usize).max(1);
     if t.bytes + slot.client.qbuf_len > limit {

@@ -38,6 +38,12 @@ pub mod flag {
     pub const NO_MULTI: u64 = 1 << 16;
     pub const MOVABLE_KEYS: u64 = 1 << 17;
     pub const ALLOW_BUSY: u64 = 1 << 18;
+    /// Refused unless an `enable-*-command` setting allows the client (DEBUG): checked
+    /// before authentication, as Valkey's `CMD_PROTECTED`. Not printed by COMMAND INFO.
+    pub const PROTECTED: u64 = 1 << 19;
+    /// May reach replicas, as `MAY_REPLICATE`, but Valkey 9.1's COMMAND INFO does not print
+    /// it: PUBLISH, SPUBLISH, and PFCOUNT (which can rewrite its key's cached count).
+    pub const MAY_REPLICATE_UNPRINTED: u64 = 1 << 20;
 
     /// Names in the order Valkey prints them.
     pub const NAMES: &[(u64, &str)] = &[
@@ -229,13 +235,10 @@ impl<H: Copy + 'static> Command<H> {
         self.flags & flag::WRITE != 0
     }
 
-    /// Whether the command may reach replicas without being a write: the `may_replicate`
-    /// flag, and the three commands Valkey 9.1 gives that flag without printing it in
-    /// COMMAND INFO (PUBLISH, SPUBLISH, and PFCOUNT, which can rewrite its key's cache).
-    /// Such a command waits out CLIENT PAUSE WRITE and is refused in read-only scripts.
+    /// Whether the command may reach replicas without being a write (printed or not): it
+    /// waits out CLIENT PAUSE WRITE and is refused in read-only scripts.
     pub fn may_replicate(&self) -> bool {
-        self.flags & flag::MAY_REPLICATE != 0
-            || matches!(self.name, "publish" | "spublish" | "pfcount")
+        self.flags & (flag::MAY_REPLICATE | flag::MAY_REPLICATE_UNPRINTED) != 0
     }
 
     /// Find a subcommand by (case-insensitive) name.

@@ -49,7 +49,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("pfadd", -2, flag::WRITE | flag::DENYOOM | flag::FAST, acl::WRITE | HLL | acl::FAST, Data(pfadd))
         .keys(PFADD_KEYS)
         .doc(G, SINCE, "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.", "O(1) to add every element."),
-    Command::new("pfcount", -2, flag::READONLY, acl::READ | HLL | acl::SLOW, Data(pfcount))
+    Command::new("pfcount", -2, flag::READONLY | flag::MAY_REPLICATE_UNPRINTED, acl::READ | HLL | acl::SLOW, Data(pfcount))
         .keys(PFCOUNT_KEYS)
         .key_notes(&["RW because it may change the internal representation of the key, and propagate to replicas"])
         .doc(G, SINCE, "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).", "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys."),

@@ -163,9 +163,13 @@ struct Options<'a> {
 
 /// The options after the key, in Valkey's order of checks. A later option of the same kind
 /// replaces an earlier one, except that a BY without `*` anywhere turns sorting off.
-/// BY and GET patterns name keys the command does not: without `full_read` (a user who may
+/// BY and GET patterns name keys the command does not: without `full_read()` (a user who may
 /// read every key) they are refused where they appear.
-fn parse(argv: &[Bytes], mode: Mode, full_read: bool) -> Result<Options<'_>, CmdError> {
+fn parse<'a>(
+    argv: &'a [Bytes],
+    mode: Mode,
+    full_read: &dyn Fn() -> bool,
+) -> Result<Options<'a>, CmdError> {
     let denied = |which: &str| {
         CmdError::Other(format!(
             "ERR {which} option of SORT denied due to insufficient ACL permissions."
@@ -201,7 +205,7 @@ fn parse(argv: &[Bytes], mode: Mode, full_read: bool) -> Result<Options<'_>, Cmd
         } else if is("by") && left >= 1 {
             let p: &[u8] = &argv[j + 1];
             let real = pattern::c_str(p).contains(&b'*');
-            if real && !full_read {
+            if real && !full_read() {
                 return Err(denied("BY"));
             }
             o.by = match o.by {
@@ -211,7 +215,7 @@ fn parse(argv: &[Bytes], mode: Mode, full_read: bool) -> Result<Options<'_>, Cmd
             };
             j += 1;
         } else if is("get") && left >= 1 {
-            if !full_read {
+            if !full_read() {
                 return Err(denied("GET"));
             }
             o.gets.push(&argv[j + 1]);
@@ -235,7 +239,8 @@ fn sort_ro(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn sort_generic(ctx: &mut Ctx, argv: &[Bytes], mode: Mode) -> CmdResult {
-    let mut o = parse(argv, mode, full_read_access(ctx, argv))?;
+    // Asked only when a pattern is there.
+    let mut o = parse(argv, mode, &|| full_read_access(ctx, argv))?;
     let now = ctx.now_ms;
     let db = &mut ctx.dbs[ctx.client.db];
     let (mut items, window) = load(db, &argv[1], now, &mut o)?;
@@ -488,14 +493,14 @@ mod tests {
     #[test]
     fn options_parse_in_valkey_order() {
         let a = args("sort k LIMIT 1 2 GET # GET h_*->f DESC ALPHA STORE d BY w_*");
-        let o = parse(&a, Mode::ReadWrite, true).unwrap();
+        let o = parse(&a, Mode::ReadWrite, &|| true).unwrap();
         assert_eq!((o.offset, o.count, o.order, o.compare), (1, 2, Order::Desc, Compare::Alpha));
         assert_eq!(o.gets, [&b"#"[..], b"h_*->f"]);
         assert_eq!((o.store, o.by), (Some(&b"d"[..]), By::Pattern(b"w_*")));
         // A BY without '*' turns sorting off for good.
         let a = args("sort k BY nosort BY w_*");
-        assert_eq!(parse(&a, Mode::ReadWrite, true).unwrap().by, By::NoSort);
-        let err = |line: &str, mode| parse(&args(line), mode, true).unwrap_err();
+        assert_eq!(parse(&a, Mode::ReadWrite, &|| true).unwrap().by, By::NoSort);
+        let err = |line: &str, mode| parse(&args(line), mode, &|| true).unwrap_err();
         assert_eq!(err("sort k STORE d", Mode::ReadOnly), CmdError::Syntax);
         assert_eq!(err("sort k LIMIT 1", Mode::ReadWrite), CmdError::Syntax);
         assert_eq!(err("sort k LIMIT x 1", Mode::ReadWrite), CmdError::NotInteger);
