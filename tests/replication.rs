@@ -1125,3 +1125,111 @@ fn a_replica_redirects_clients_that_claim_the_capability() {
     }
     assert_eq!(replies[0], replies[1], "(left: ferrokey, right: valkey)");
 }
+
+#[test]
+fn waitaof_answers_as_valkey_without_replicas() {
+    let args = ["--appendonly", "yes"];
+    let mut pair = common::diff::Pair::start(2, &args);
+    pair.same_lines(&[
+        "SET a 1",
+        "WAITAOF 1 0 0",
+        "WAITAOF 0 0 0",
+        "WAITAOF 2 0 0",
+        "WAITAOF -1 0 0",
+        "WAITAOF 0 -1 0",
+        "WAITAOF 0 0 -1",
+        "WAITAOF x 0 0",
+        "WAITAOF 0 x 0",
+        "WAITAOF 1 0 x",
+        "WAITAOF 1 0",
+        // No replica: the timeout answers, with the local disk's acknowledgement.
+        "WAITAOF 1 1 150",
+        "CONFIG SET appendfsync always",
+        "SET a 2",
+        "WAITAOF 1 0 0",
+        "CONFIG SET appendfsync no",
+        "SET a 3",
+        "WAITAOF 1 0 100",
+        // Inside a transaction it cannot block: it answers at once.
+        "MULTI",
+        "WAITAOF 1 1 0",
+        "EXEC",
+        "CONFIG SET appendonly no",
+        "WAITAOF 1 0 0",
+        "WAITAOF 0 0 0",
+        "WAITAOF 0 1 50",
+        "COMMAND INFO waitaof",
+    ]);
+}
+
+#[test]
+fn waitaof_counts_the_replicas_that_say_their_aof_holds_the_writes() {
+    // A replica played by the test: what it says it fsynced (FACK) is what counts.
+    for primary in [
+        start_valkey(&["--repl-diskless-sync", "no", "--appendonly", "yes"]),
+        start(&["--repl-diskless-sync", "no", "--appendonly", "yes"]),
+    ] {
+        let mut fake = Client::connect(primary.port);
+        assert_eq!(fake.cmd(&["REPLCONF", "listening-port", "1"]), Val::ok());
+        fake.send(&[b"PSYNC", b"?", b"-1"]);
+        let head = line(&mut fake);
+        let offset: i64 = head.rsplit(' ').next().unwrap().parse().expect(&head);
+        read_payload(&mut fake);
+        fake.send(&[b"REPLCONF", b"ACK", offset.to_string().as_bytes()]);
+        let mut p = Client::connect(primary.port);
+        wait_until(10, "the replica online", || {
+            info_field(&mut p, "replication", "slave0").contains("state=online")
+        });
+        p.cmd(&["SET", "k", "v"]);
+        let now = info_int(&mut p, "replication", "master_repl_offset").to_string();
+        // Received (WAIT counts it) but not on its disk: WAITAOF does not.
+        fake.send(&[b"REPLCONF", b"ACK", now.as_bytes()]);
+        assert_eq!(p.cmd(&["WAIT", "1", "5000"]), Val::Int(1));
+        assert_eq!(
+            p.cmd(&["WAITAOF", "0", "1", "100"]),
+            Val::Array(vec![Val::Int(1), Val::Int(0)])
+        );
+        fake.send(&[b"REPLCONF", b"ACK", now.as_bytes(), b"FACK", now.as_bytes()]);
+        assert_eq!(
+            p.cmd(&["WAITAOF", "1", "1", "5000"]),
+            Val::Array(vec![Val::Int(1), Val::Int(1)])
+        );
+    }
+}
+
+#[test]
+fn waitaof_counts_real_replicas_with_an_aof_both_ways() {
+    // A ferrokey primary with a Valkey and a ferrokey replica, both logging to an AOF.
+    let aof = ["--appendonly", "yes"];
+    let primary = start(&aof);
+    let (valkey, ours) = (start_valkey(&aof), start(&aof));
+    for r in [&valkey, &ours] {
+        follow(&mut Client::connect(r.port), primary.port);
+    }
+    let mut p = Client::connect(primary.port);
+    wait_until(20, "two replicas online", || {
+        info_field(&mut p, "replication", "slave1").contains("state=online")
+    });
+    for i in 0..3 {
+        p.cmd(&["SET", "k", &i.to_string()]);
+        assert_eq!(
+            p.cmd(&["WAITAOF", "1", "2", "10000"]),
+            Val::Array(vec![Val::Int(1), Val::Int(2)])
+        );
+    }
+    // A ferrokey replica of a Valkey primary says what it fsynced too.
+    let vprimary = start_valkey(&aof);
+    let replica = start(&aof);
+    follow(&mut Client::connect(replica.port), vprimary.port);
+    let mut vp = Client::connect(vprimary.port);
+    vp.cmd(&["SET", "k", "v"]);
+    assert_eq!(vp.cmd(&["WAITAOF", "1", "1", "10000"]), Val::Array(vec![Val::Int(1), Val::Int(1)]));
+    // And a replica without an AOF never counts.
+    let plain = start(&[]);
+    follow(&mut Client::connect(plain.port), vprimary.port);
+    wait_until(20, "two replicas online", || {
+        info_field(&mut vp, "replication", "slave1").contains("state=online")
+    });
+    vp.cmd(&["SET", "k", "w"]);
+    assert_eq!(vp.cmd(&["WAITAOF", "0", "2", "300"]), Val::Array(vec![Val::Int(1), Val::Int(1)]));
+}

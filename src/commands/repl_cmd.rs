@@ -10,8 +10,8 @@ use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::replication::primary::{self, ReplconfReply};
-use crate::replication::Waiter;
 use crate::replication::{failover, replica};
+use crate::replication::{AofWait, Waiter};
 use crate::server::blocking::{BlockRequest, TimeoutReply};
 use crate::server::client::ClientKind;
 use crate::types::string::parse_i64;
@@ -24,6 +24,14 @@ pub static COMMANDS: &[Command] = &[
         .doc("server", "1.0.0", "An internal command used in replication.", ""),
     Command::new("psync", -3, SYNC_FLAGS, ACL_ADMIN, Server(sync))
         .doc("server", "2.8.0", "An internal command used in replication.", ""),
+    Command::new("waitaof", 4, flag::BLOCKING, acl::SLOW | acl::CONNECTION | acl::BLOCKING, Server(waitaof))
+        .doc(
+            "generic",
+            "7.2.0",
+            "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the primary and/or replicas.",
+            "O(1)",
+        )
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"]),
     Command::new(
         "replconf",
         -1,
@@ -204,7 +212,53 @@ fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
         on_timeout: TimeoutReply::NullArray,
         argv: None,
     });
-    let w = Waiter { token: ctx.slot, offset, numreplicas: wanted as usize, deadline_ms };
+    let w =
+        Waiter { token: ctx.slot, offset, numreplicas: wanted as usize, deadline_ms, aof: None };
+    primary::wait_for(ctx.srv, w);
+    Ok(())
+}
+
+/// WAITAOF numlocal numreplicas timeout: whether the local AOF (numlocal 1) and how many
+/// replicas' AOFs hold this client's writes on disk, `[local, replicas]`; at once when the
+/// counts are met (or the client cannot block), else when they are or the time is up.
+fn waitaof(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    let numlocal = parse_i64(&argv[1]).ok_or(CmdError::NotInteger)?;
+    if !(0..=1).contains(&numlocal) {
+        return Err(CmdError::OutOfRangeBetween { min: 0, max: 1 });
+    }
+    // Valkey's positive-number parse: one message for "not a number" and "negative".
+    let numreplicas =
+        parse_i64(&argv[2]).filter(|&n| n >= 0).ok_or(CmdError::OutOfRangePositive)?;
+    let deadline = parse_timeout_ms(&argv[3], ctx.now_ms)?;
+    if ctx.srv.is_replica {
+        return Err(CmdError::Raw(
+            b"ERR WAITAOF cannot be used with replica instances. Please also note that writes \
+              to replicas are just local and are not propagated."
+                .to_vec(),
+        ));
+    }
+    let on_disk = primary::local_aof_on_disk(ctx.srv);
+    if numlocal == 1 && on_disk.is_none() {
+        return Err(CmdError::Raw(primary::WAITAOF_AOF_OFF.as_bytes().to_vec()));
+    }
+    let (offset, local_pos) = (ctx.client.woff, ctx.client.aof_woff);
+    let replicas = primary::aof_acked(ctx.srv, offset);
+    let local = on_disk.is_some_and(|d| d >= local_pos);
+    if (replicas as i64 >= numreplicas && (local || numlocal == 0)) || ctx.client.in_exec {
+        ctx.out.array(2);
+        ctx.out.int(local as i64);
+        ctx.out.int(replicas as i64);
+        return Ok(());
+    }
+    let deadline_ms = (deadline != 0).then_some(deadline);
+    ctx.client.block_request = Some(BlockRequest {
+        keys: Vec::new(),
+        timeout_at_ms: deadline_ms,
+        on_timeout: TimeoutReply::NullArray,
+        argv: None,
+    });
+    let aof = Some(AofWait { numlocal: numlocal == 1, local_pos });
+    let w = Waiter { token: ctx.slot, offset, numreplicas: numreplicas as usize, deadline_ms, aof };
     primary::wait_for(ctx.srv, w);
     Ok(())
 }

@@ -93,6 +93,9 @@ pub struct Replica {
     /// The stream offset it acknowledged last (`REPLCONF ACK`), and when (ms).
     pub ack_offset: i64,
     pub ack_ms: i64,
+    /// The stream offset its AOF holds on disk, as it last said (`REPLCONF ACK .. FACK
+    /// <offset>`; a replica without an AOF never says): what WAITAOF counts.
+    pub aof_ack_offset: i64,
     /// It attached with the old `SYNC`: no `+FULLRESYNC` line, and it never acknowledges.
     pub pre_psync: bool,
 }
@@ -115,7 +118,7 @@ impl Replica {
     }
 }
 
-/// A client blocked in WAIT.
+/// A client blocked in WAIT or WAITAOF.
 #[derive(Debug, Clone, Copy)]
 pub struct Waiter {
     pub token: usize,
@@ -124,6 +127,18 @@ pub struct Waiter {
     pub numreplicas: usize,
     /// When it gives up (ms), or never.
     pub deadline_ms: Option<i64>,
+    /// WAITAOF's: replicas count by what their AOF holds on disk, and the local AOF must
+    /// hold the client's writes too when asked.
+    pub aof: Option<AofWait>,
+}
+
+/// What a WAITAOF waits for besides its replicas.
+#[derive(Debug, Clone, Copy)]
+pub struct AofWait {
+    /// `numlocal` (0 or 1).
+    pub numlocal: bool,
+    /// The client's last write's end in the local AOF stream (`Client::aof_woff`).
+    pub local_pos: u64,
 }
 
 /// A SYNC or PSYNC not handled yet: commands only record it; the event loop acts on it
@@ -218,6 +233,14 @@ impl Replication {
         self.replicas
             .iter()
             .filter(|r| r.state == ReplicaState::Online && r.ack_offset >= offset)
+            .count()
+    }
+
+    /// Online replicas whose AOF holds `offset` on disk.
+    pub fn aof_acked(&self, offset: i64) -> usize {
+        self.replicas
+            .iter()
+            .filter(|r| r.state == ReplicaState::Online && r.aof_ack_offset >= offset)
             .count()
     }
 }

@@ -44,11 +44,20 @@ pub fn replconf(
         if opt_is("ack") {
             // From an attached replica only; never answered.
             let Some(rep) = r.replica_mut(token) else { return Ok(ReplconfReply::Nothing) };
-            if let Some(off) = std::str::from_utf8(val).ok().and_then(|v| v.parse::<i64>().ok()) {
+            let number = |v: &[u8]| std::str::from_utf8(v).ok().and_then(|v| v.parse::<i64>().ok());
+            if let Some(off) = number(val) {
                 if off > rep.ack_offset {
                     rep.ack_offset = off;
                 }
                 rep.ack_ms = now_ms;
+            }
+            // `ACK <offset> FACK <aof offset>`: how much its AOF holds on disk.
+            if let [fack, off, ..] = &argv[i..] {
+                if fack.eq_ignore_ascii_case(b"fack") {
+                    if let Some(off) = number(off) {
+                        rep.aof_ack_offset = rep.aof_ack_offset.max(off);
+                    }
+                }
             }
             return Ok(ReplconfReply::Nothing);
         }
@@ -112,6 +121,7 @@ fn handshake_entry<'a>(r: &'a mut Replication, token: usize, client: &Client) ->
         capa_psync2: false,
         state: ReplicaState::Handshake,
         ack_offset: 0,
+        aof_ack_offset: 0,
         ack_ms: 0,
         pre_psync: false,
     });
@@ -334,9 +344,34 @@ pub fn wait_for(srv: &mut ServerState, w: Waiter) {
     r.getack_wanted = true;
 }
 
+/// WAITAOF's refusal when `numlocal` is asked of a server whose AOF is off.
+pub const WAITAOF_AOF_OFF: &str =
+    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.";
+
+/// How far the local AOF stream is on disk, or None when the AOF is off.
+pub fn local_aof_on_disk(srv: &ServerState) -> Option<u64> {
+    let p = crate::persist::peek(&*srv.persist)?;
+    p.aof.logging().then(|| p.aof.fsynced_upto())
+}
+
+/// Online replicas whose AOF holds `offset` on disk.
+pub fn aof_acked(srv: &ServerState, offset: i64) -> usize {
+    crate::replication::peek(&*srv.repl).map_or(0, |r| r.aof_acked(offset))
+}
+
+/// How a blocked WAIT or WAITAOF is answered.
+#[derive(Debug, Clone, Copy)]
+enum WaitAnswer {
+    Replicas(usize),
+    /// WAITAOF: whether the local AOF holds the writes, and the replicas whose AOF does.
+    Aof(bool, usize),
+    AofOff,
+}
+
 /// Answers the WAITs whose replicas acknowledged, or whose time is up, with the number of
 /// replicas that acknowledged. Called every turn before blocked clients' timeouts.
 pub fn serve_waiters(srv: &mut ServerState, now_ms: i64) {
+    let local_aof = local_aof_on_disk(srv);
     let Some(r) = installed(srv) else { return };
     if r.waiters.is_empty() {
         return;
@@ -344,20 +379,42 @@ pub fn serve_waiters(srv: &mut ServerState, now_ms: i64) {
     let mut done = Vec::new();
     let mut waiters = std::mem::take(&mut r.waiters);
     waiters.retain(|w| {
-        let n = r.acked(w.offset);
-        let finished = n >= w.numreplicas || w.deadline_ms.is_some_and(|d| d <= now_ms);
-        if finished {
-            done.push((w.token, n));
+        let timed_out = w.deadline_ms.is_some_and(|d| d <= now_ms);
+        let answer = match w.aof {
+            None => {
+                let n = r.acked(w.offset);
+                (n >= w.numreplicas || timed_out).then_some(WaitAnswer::Replicas(n))
+            }
+            // The AOF was turned off while a WAITAOF waited for it.
+            Some(a) if a.numlocal && local_aof.is_none() => Some(WaitAnswer::AofOff),
+            Some(a) => {
+                let n = r.aof_acked(w.offset);
+                let local = local_aof.is_some_and(|on_disk| on_disk >= a.local_pos);
+                let met = n >= w.numreplicas && (local || !a.numlocal);
+                (met || timed_out).then_some(WaitAnswer::Aof(local, n))
+            }
+        };
+        if let Some(answer) = answer {
+            done.push((w.token, answer));
         }
-        !finished
+        answer.is_none()
     });
     r.waiters = waiters;
-    for (t, n) in done {
+    for (t, answer) in done {
         let Some(b) = srv.blocking.unblock(t) else { continue };
         let Some(mut slot) = srv.clients.lend(t) else { continue };
         slot.client.blocked = false;
-        slot.out.int(n as i64);
-        crate::server::calls::record_call(srv, &mut slot, b.cmd, &b.argv, false, now_ms);
+        match answer {
+            WaitAnswer::Replicas(n) => slot.out.int(n as i64),
+            WaitAnswer::Aof(local, n) => {
+                slot.out.array(2);
+                slot.out.int(local as i64);
+                slot.out.int(n as i64);
+            }
+            WaitAnswer::AofOff => slot.out.error(WAITAOF_AOF_OFF),
+        }
+        let failed = matches!(answer, WaitAnswer::AofOff);
+        crate::server::calls::record_call(srv, &mut slot, b.cmd, &b.argv, failed, now_ms);
         srv.clients.put_back(t, slot);
         srv.to_write.push(t);
         srv.unblocked.push(t);

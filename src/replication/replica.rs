@@ -57,11 +57,44 @@ pub struct Link {
     /// This link is a FAILOVER's: PSYNC asks the target to take over.
     pub failover: bool,
     pub last_ack_ms: i64,
+    /// What this replica's AOF holds on disk, for `REPLCONF ACK .. FACK`: pairs of (local
+    /// AOF stream position, primary offset it had reached then) not yet known synced, oldest
+    /// first (at most [`FACK_MARKS_MAX`]), and the last offset known synced.
+    fack_marks: std::collections::VecDeque<(u64, i64)>,
+    fack: i64,
     /// The running full sync's transfer (INFO `master_sync_*`), a new one per attempt.
     pub transfer: Arc<Transfer>,
     /// This attempt loads a snapshot from the socket while the dataset is served (INFO
     /// `async_loading`).
     pub diskless: bool,
+}
+
+/// Most (AOF position, offset) pairs a link keeps for FACK: when more are pending (the
+/// disk far behind), the oldest go and FACK only lags further.
+const FACK_MARKS_MAX: usize = 64;
+
+impl Link {
+    /// The primary offset this replica's AOF holds on disk, given that the AOF stream is fed
+    /// up to `fed` now (everything up to `offset` applied) and on disk up to `on_disk`.
+    fn fsynced_offset(&mut self, offset: i64, fed: u64, on_disk: u64) -> i64 {
+        if self.fack_marks.back().is_none_or(|&(pos, _)| pos < fed) {
+            if self.fack_marks.len() == FACK_MARKS_MAX {
+                self.fack_marks.pop_front();
+            }
+            self.fack_marks.push_back((fed, offset));
+        }
+        while let Some(&(pos, off)) = self.fack_marks.front() {
+            if pos > on_disk {
+                break;
+            }
+            self.fack = self.fack.max(off);
+            self.fack_marks.pop_front();
+        }
+        if on_disk >= fed {
+            self.fack = self.fack.max(offset);
+        }
+        self.fack
+    }
 }
 
 /// What the handshake thread tells the main thread.
@@ -127,6 +160,8 @@ pub fn set_primary(srv: &mut ServerState, host: &str, port: u16, now_ms: i64) {
         ack_wanted: false,
         failover: false,
         last_ack_ms: 0,
+        fack_marks: Default::default(),
+        fack: 0,
         transfer: Arc::default(),
         diskless: false,
     });
@@ -381,6 +416,11 @@ pub fn primary_lost(r: &mut Replication, token: usize, now_ms: i64) {
 /// Once a second, and when the primary asked: `REPLCONF ACK <offset>` to the primary; and
 /// the primary's silence past `repl-timeout` drops the link.
 pub fn send_ack(srv: &mut ServerState, now_ms: i64, forced: bool) {
+    // With an AOF: how far its stream is fed and how far it is on disk.
+    let aof = crate::replication::primary::local_aof_on_disk(srv).map(|on_disk| {
+        let written = crate::persist::peek(&*srv.persist).map_or(0, |p| p.aof.written_total);
+        (written + srv.feed.buf.len() as u64, on_disk)
+    });
     let Some(r) = installed(srv) else { return };
     let offset = r.offset;
     let Some(link) = r.link.as_mut() else { return };
@@ -390,6 +430,7 @@ pub fn send_ack(srv: &mut ServerState, now_ms: i64, forced: bool) {
     }
     link.ack_wanted = false;
     link.last_ack_ms = now_ms;
+    let fack = aof.map(|(fed, on_disk)| link.fsynced_offset(offset, fed, on_disk).to_string());
     let timeout_ms = srv.config.replication.repl_timeout_secs.max(1) as i64 * 1000;
     let Some(slot) = srv.clients.get_mut(t) else { return };
     if now_ms - slot.client.last_interaction_ms > timeout_ms {
@@ -399,10 +440,11 @@ pub fn send_ack(srv: &mut ServerState, now_ms: i64, forced: bool) {
     }
     let mut buf = Vec::new();
     let off = offset.to_string();
-    crate::server::propagate::append_command(
-        &mut buf,
-        &[b"REPLCONF".as_slice(), b"ACK", off.as_bytes()],
-    );
+    let mut ack = vec![b"REPLCONF".as_slice(), b"ACK", off.as_bytes()];
+    if let Some(fack) = &fack {
+        ack.extend([b"FACK".as_slice(), fack.as_bytes()]);
+    }
+    crate::server::propagate::append_command(&mut buf, &ack);
     let was_empty = slot.out.is_empty();
     slot.out.raw(&buf);
     if was_empty {

@@ -283,7 +283,7 @@ pub fn call(
     crate::server::tracking::begin(srv, token, slot);
     srv.sync_event_logs();
     let (db_before, changes_before) = (slot.client.db, srv.changes);
-    let fed = srv.feed.repl.len();
+    let (fed, fed_aof) = (srv.feed.repl.len(), srv.feed.buf.len());
     let started = Instant::now();
     // The keys' hashes serve the handler's lookups in its database while `argv` lives.
     srv.dbs[db_before].hashed = hashed;
@@ -317,6 +317,10 @@ pub fn call(
         crate::server::propagate::after_command(srv, cmd, argv, db_before, changes_before, now_ms);
         if srv.feed.repl.len() != fed {
             slot.client.woff = crate::replication::primary::write_offset(srv);
+        }
+        if srv.feed.buf.len() != fed_aof {
+            let written = crate::persist::peek(&*srv.persist).map_or(0, |p| p.aof.written_total);
+            slot.client.aof_woff = written + srv.feed.buf.len() as u64;
         }
     }
     if let Err(e) = &result {

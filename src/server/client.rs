@@ -61,6 +61,10 @@ pub struct Client {
     /// The replication offset just after this client's last write that reached the stream
     /// (Valkey's `woff`): what its WAIT waits for replicas to acknowledge.
     pub woff: i64,
+    /// The AOF stream position just after this client's last write that reached the AOF
+    /// (`persist::aof::Aof::written_total` counts the same bytes): what its WAITAOF waits
+    /// for the local disk to hold.
+    pub aof_woff: u64,
     /// Bytes in the query buffer, as last seen (CLIENT LIST `qbuf=`).
     pub qbuf_len: usize,
     pub qbuf_cap: usize,
@@ -122,6 +126,7 @@ impl Client {
             last_interaction_ms: now_ms,
             last_cmd: "NULL",
             woff: 0,
+            aof_woff: 0,
             qbuf_len: 0,
             qbuf_cap: 0,
             obuf_soft_since_ms: 0,

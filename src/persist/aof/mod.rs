@@ -71,6 +71,13 @@ pub struct Aof {
     pub base_size: u64,
     pub rewrite_base_size: u64,
     pub delayed_fsync: u64,
+    /// Bytes written to the incremental files since start-up, over every file: a position
+    /// in the AOF stream that only grows. A client's writes end at some position
+    /// (`Client::aof_woff`); WAITAOF's local acknowledgement is [`Aof::fsynced_upto`]
+    /// reaching it.
+    pub written_total: u64,
+    /// The position the last sync made in this thread covered.
+    fsynced_total: u64,
 }
 
 /// Sets the AOF's state; the propagation feed is on while the AOF logs.
@@ -88,6 +95,14 @@ impl Aof {
     /// Whether the incremental file has writes not yet synced.
     fn unsynced(&self) -> bool {
         self.incr.as_ref().is_some_and(|i| i.unsynced)
+    }
+
+    /// How far the AOF stream is known to be on disk: what the last sync covered (under
+    /// `appendfsync no` only the forced ones, at a rewrite or when the AOF is turned off,
+    /// so WAITAOF's local acknowledgement waits, as in Valkey).
+    pub fn fsynced_upto(&self) -> u64 {
+        let background = self.syncer.as_ref().map_or(0, Syncer::done);
+        self.fsynced_total.max(background)
     }
 
     /// Whether a background fsync is running (`aof_pending_bio_fsync`).
@@ -134,6 +149,7 @@ fn flush(srv: &mut Store<'_>, now_ms: i64) {
             return;
         }
         aof.current_size += srv.feed.buf.len() as u64;
+        aof.written_total += srv.feed.buf.len() as u64;
         srv.feed.buf.clear();
         if aof.write_error.take().is_some() {
             tracing::info!("AOF write error looks solved, Valkey can write again.");
@@ -160,6 +176,7 @@ fn sync(srv: &mut Store<'_>, now_ms: i64, force: bool) {
         }
         incr.unsynced = false;
         aof.last_fsync_ms = now_ms;
+        aof.fsynced_total = aof.written_total;
     } else if policy == Appendfsync::Everysec && now_ms - aof.last_fsync_ms >= 1000 {
         if aof.syncer.is_none() {
             match Syncer::start() {
@@ -171,7 +188,7 @@ fn sync(srv: &mut Store<'_>, now_ms: i64, force: bool) {
             }
         }
         let syncer = aof.syncer.as_ref().expect("started above");
-        if syncer.request(&incr.file) {
+        if syncer.request(&incr.file, aof.written_total) {
             incr.unsynced = false;
             aof.last_fsync_ms = now_ms;
         } else {

@@ -16,7 +16,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 
@@ -64,25 +64,32 @@ impl IncrFile {
 /// The background syncer of `everysec`.
 #[derive(Debug)]
 pub struct Syncer {
-    tx: Sender<Arc<File>>,
+    tx: Sender<(Arc<File>, u64)>,
     busy: Arc<AtomicBool>,
+    /// The AOF position (bytes ever written, [`super::Aof::written_total`]) the last finished
+    /// sync covered: what WAITAOF counts as on disk.
+    done: Arc<AtomicU64>,
 }
 
 impl Syncer {
     pub fn start() -> io::Result<Syncer> {
         // One request at a time: a new one is only sent when the last is done.
-        let (tx, rx) = bounded::<Arc<File>>(1);
+        let (tx, rx) = bounded::<(Arc<File>, u64)>(1);
         let busy = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&busy);
+        let done = Arc::new(AtomicU64::new(0));
+        let (flag, covered) = (Arc::clone(&busy), Arc::clone(&done));
         thread::Builder::new().name("aof-fsync".into()).spawn(move || {
-            for file in rx {
-                if let Err(e) = file.sync_data() {
-                    tracing::warn!("Error syncing the append only file: {e}");
+            for (file, upto) in rx {
+                match file.sync_data() {
+                    Ok(()) => {
+                        covered.fetch_max(upto, Ordering::Release);
+                    }
+                    Err(e) => tracing::warn!("Error syncing the append only file: {e}"),
                 }
                 flag.store(false, Ordering::Release);
             }
         })?;
-        Ok(Syncer { tx, busy })
+        Ok(Syncer { tx, busy, done })
     }
 
     /// Whether a sync is still running.
@@ -90,13 +97,19 @@ impl Syncer {
         self.busy.load(Ordering::Acquire)
     }
 
-    /// Queues a sync of `file`; false when one is still running.
-    pub fn request(&self, file: &Arc<File>) -> bool {
+    /// The AOF position the last finished sync covered.
+    pub fn done(&self) -> u64 {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// Queues a sync of `file`, which holds the AOF up to position `upto`; false when one is
+    /// still running.
+    pub fn request(&self, file: &Arc<File>, upto: u64) -> bool {
         if self.busy() {
             return false;
         }
         self.busy.store(true, Ordering::Release);
-        match self.tx.try_send(Arc::clone(file)) {
+        match self.tx.try_send((Arc::clone(file), upto)) {
             Ok(()) => true,
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
                 self.busy.store(false, Ordering::Release);
