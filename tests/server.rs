@@ -241,6 +241,25 @@ fn debug_errors_match_redis() {
             "DEBUG OBJECT nokey",
             "DEBUG OBJECT a b",
             "DEBUG",
+            "DEBUG LEAK",
+            "DEBUG LEAK a b",
+            "DEBUG LEAK abc",
+            "DEBUG LOADAOF x",
+            "DEBUG STRINGMATCH-TEST x",
+            "DEBUG STRINGMATCH-TEST",
+            "DEBUG REPLICATE",
+            "DEBUG REPLICATE PING",
+            "DEBUG PAUSE-CRON",
+            "DEBUG PAUSE-CRON 1",
+            "DEBUG PAUSE-CRON 0",
+            "DEBUG SET-SKIP-CHECKSUM-VALIDATION",
+            "DEBUG SET-SKIP-CHECKSUM-VALIDATION 1",
+            "DEBUG SET-SKIP-CHECKSUM-VALIDATION 0",
+            // Without an AOF there is nothing to load: the dataset is emptied and the
+            // error says so.
+            "SET k v",
+            "DEBUG LOADAOF",
+            "DBSIZE",
         ],
     );
 }
@@ -532,4 +551,93 @@ fn debug_protocol_and_error_reply_as_valkey() {
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         same_as_valkey_with(proto, &["--enable-debug-command", "yes"], &lines);
     }
+}
+
+#[test]
+fn debug_loadaof_replays_the_aof_from_disk() {
+    let s = start(&["--enable-debug-command", "yes", "--appendonly", "yes"]);
+    let mut c = Client::connect(s.port);
+    for i in 0..50 {
+        c.cmd(&["RPUSH", "list", &i.to_string()]);
+        c.cmd(&["SET", &format!("k{i}"), "v", "EX", "1000"]);
+    }
+    c.cmd(&["SELECT", "3"]);
+    c.cmd(&["HSET", "h", "f", "v"]);
+    let digest = c.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(c.cmd(&["DEBUG", "LOADAOF"]), Val::ok());
+    assert_eq!(c.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(c.cmd(&["HGET", "h", "f"]), Val::bulk("v"));
+    c.cmd(&["SELECT", "0"]);
+    assert_eq!(c.cmd(&["LLEN", "list"]), Val::Int(50));
+    // Writes after the reload are logged once: a second reload gives the same data.
+    c.cmd(&["SET", "after", "1"]);
+    let digest = c.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(c.cmd(&["DEBUG", "LOADAOF"]), Val::ok());
+    assert_eq!(c.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(c.cmd(&["DBSIZE"]), Val::Int(52));
+}
+
+#[test]
+fn debug_skip_checksum_validation_lets_a_damaged_payload_restore() {
+    let s = start(&["--enable-debug-command", "yes"]);
+    let mut c = Client::connect(s.port);
+    c.cmd(&["SET", "k", "value"]);
+    let Val::Bulk(mut payload) = c.cmd(&["DUMP", "k"]) else { panic!("DUMP") };
+    let last = payload.len() - 1;
+    payload[last] ^= 0xff;
+    let restore = |c: &mut Client, p: &[u8]| c.cmd_b(&[b"RESTORE".as_slice(), b"k2", b"0", p]);
+    assert_eq!(restore(&mut c, &payload), err("ERR DUMP payload version or checksum are wrong"));
+    assert_eq!(c.cmd(&["DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1"]), Val::ok());
+    assert_eq!(restore(&mut c, &payload), Val::ok());
+    assert_eq!(c.cmd(&["GET", "k2"]), Val::bulk("value"));
+    assert_eq!(c.cmd(&["DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "0"]), Val::ok());
+    c.cmd(&["DEL", "k2"]);
+    assert_eq!(restore(&mut c, &payload), err("ERR DUMP payload version or checksum are wrong"));
+}
+
+#[test]
+fn debug_pause_cron_stops_active_expiry_and_crashes_end_the_process() {
+    let s = start(&["--enable-debug-command", "yes"]);
+    let mut c = Client::connect(s.port);
+    assert_eq!(c.cmd(&["DEBUG", "PAUSE-CRON", "1"]), Val::ok());
+    c.cmd(&["SET", "gone", "x", "PX", "1"]);
+    std::thread::sleep(Duration::from_millis(300));
+    // Nothing expired it in the background: it is still counted.
+    assert!(c.cmd(&["INFO", "keyspace"]).as_str().contains("db0:keys=1,"));
+    assert_eq!(c.cmd(&["DEBUG", "PAUSE-CRON", "0"]), Val::ok());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while c.cmd(&["DBSIZE"]) != Val::Int(0) {
+        assert!(Instant::now() < deadline, "active expiry did not resume");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        c.cmd(&["DEBUG", "STRINGMATCH-TEST"]),
+        Val::Simple("Apparently the server did not crash: test passed".into())
+    );
+    assert_eq!(c.cmd(&["DEBUG", "LEAK", "some bytes"]), Val::ok());
+    for what in ["ASSERT", "PANIC", "SEGFAULT", "OOM"] {
+        let mut s = start(&["--enable-debug-command", "yes"]);
+        let mut c = Client::connect(s.port);
+        c.send(&[b"DEBUG".as_slice(), what.as_bytes()]);
+        let status = s.child.wait().expect("the server exits");
+        assert!(!status.success(), "DEBUG {what}: {status:?}");
+    }
+}
+
+#[test]
+fn debug_help_is_valkeys_for_the_subcommands_ferrokey_has() {
+    let args = ["--enable-debug-command", "yes"];
+    let (ours, theirs) = (start(&args), start_valkey(&args));
+    let help = |port| -> Vec<String> {
+        Client::connect(port).cmd(&["DEBUG", "HELP"]).as_array().iter().map(Val::as_str).collect()
+    };
+    let (ours, theirs) = (help(ours.port), help(theirs.port));
+    // Every line of ours is Valkey's, in Valkey's order (ours lacks some subcommands).
+    let mut at = 0;
+    for line in &ours {
+        let found = theirs[at..].iter().position(|t| t == line);
+        at += found.unwrap_or_else(|| panic!("{line:?} is not in Valkey's DEBUG HELP, in order"));
+        at += 1;
+    }
+    assert!(ours.len() > 60, "{ours:?}");
 }

@@ -22,6 +22,7 @@ use crate::server::state::ShutdownMode;
 use crate::types::string::parse_i64;
 use crate::types::string::{StrRef, StrValue};
 
+mod debug_ops;
 mod digest;
 mod lolwut;
 mod memory;
@@ -332,6 +333,20 @@ static DEBUG_SUBCOMMANDS: &[DebugSub] = &[
     DebugSub { name: "log", arity: 3, handler: debug_log },
     DebugSub { name: "error", arity: 3, handler: debug_error },
     DebugSub { name: "protocol", arity: 3, handler: debug_protocol },
+    DebugSub { name: "loadaof", arity: -2, handler: debug_ops::loadaof },
+    DebugSub {
+        name: "set-skip-checksum-validation",
+        arity: 3,
+        handler: debug_ops::set_skip_checksum_validation,
+    },
+    DebugSub { name: "pause-cron", arity: 3, handler: debug_ops::pause_cron },
+    DebugSub { name: "replicate", arity: -3, handler: debug_ops::replicate },
+    DebugSub { name: "stringmatch-test", arity: 2, handler: debug_ops::stringmatch_test },
+    DebugSub { name: "leak", arity: 3, handler: debug_ops::leak },
+    DebugSub { name: "assert", arity: -2, handler: debug_ops::crash },
+    DebugSub { name: "panic", arity: -2, handler: debug_ops::crash },
+    DebugSub { name: "segfault", arity: -2, handler: debug_ops::crash },
+    DebugSub { name: "oom", arity: -2, handler: debug_ops::crash },
 ];
 
 /// Whether this client may run DEBUG under `enable-debug-command` (dispatch checks it
@@ -365,6 +380,8 @@ fn debug_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
         ctx.out,
         "DEBUG",
         &[
+            "ASSERT",
+            "    Crash by assertion failed.",
             "CHANGE-REPL-ID",
             "    Change the replication IDs of the instance.",
             "    Dangerous: should be used only for testing the replication subsystem.",
@@ -375,21 +392,31 @@ fn debug_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
             "ERROR <string>",
             "    Return a RESP protocol error with <string> as message. Useful for clients",
             "    unit tests to simulate error replies.",
+            "LEAK <string>",
+            "    Create a memory leak of the input string.",
             "LOG <message>",
             "    Write <message> to the server log.",
+            "LOADAOF",
+            "    Flush the AOF buffers on disk and reload the AOF in memory.",
+            "REPLICATE <string>",
+            "    Replicates the provided string to replicas, allowing data divergence.",
             "OBJECT <key> [fast]",
             "    Show low level info about `key` and associated value.",
             "    Some fields of the default behavior may be time consuming to fetch,",
             "    and `fast` can be passed to avoid fetching them.",
-            "PROTOCOL <type>",
-            "    Reply with a test value of the specified type. <type> can be: string,",
-            "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
-            "    true, false.",
+            "OOM",
+            "    Crash the server simulating an out-of-memory error.",
+            "PANIC",
+            "    Crash the server simulating a panic.",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>. If <prefix> is specified then",
             "    it is used instead of the 'key' prefix. These are not propagated to",
             "    replicas. Cluster slots are not respected so keys not belonging to the",
             "    current node can be created in cluster mode.",
+            "PROTOCOL <type>",
+            "    Reply with a test value of the specified type. <type> can be: string,",
+            "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+            "    true, false.",
             "RELOAD [option ...]",
             "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
             "    * MERGE: conflicting keys will be loaded from RDB.",
@@ -403,12 +430,20 @@ fn debug_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
             "      existing RDB file.",
             "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
             "      file to the database.",
+            "SEGFAULT",
+            "    Crash the server with sigsegv.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the behavior). Setting it to 1 reenables back the",
             "    default.",
+            "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+            "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
             "SLEEP <seconds>",
             "    Stop the server for <seconds>. Decimals allowed.",
+            "STRINGMATCH-TEST",
+            "    Run a fuzz tester against the stringmatchlen() function.",
+            "PAUSE-CRON <0|1>",
+            "    Stop periodic cron job processing.",
         ],
     );
     Ok(())

@@ -15,6 +15,10 @@ const EXPIRE_ACCEPTABLE_STALE_PCT: usize = 10;
 const EXPIRE_CPU_PCT: u64 = 25;
 
 pub fn run(srv: &mut ServerState, now_ms: i64) {
+    // DEBUG PAUSE-CRON 1: none of the time events run, as in Valkey.
+    if srv.cron_paused {
+        return;
+    }
     srv.cron_loops += 1;
     if let Some(name) = crate::runtime::signals::take() {
         tracing::warn!("Received {name} scheduling shutdown...");

@@ -134,6 +134,12 @@ impl Feed {
         }
     }
 
+    /// Whether commands this server encodes reach its replicas (a backlog exists, and this
+    /// is not a replica, whose stream is its primary's).
+    pub fn repl_gets_commands(&self) -> bool {
+        self.repl_on && !self.repl_proxy
+    }
+
     /// Whether the AOF consumes the feed.
     pub fn aof_on(&self) -> bool {
         self.aof

@@ -464,6 +464,8 @@ pub struct ServerState {
     pub listeners: Box<dyn Listening>,
     pub executable: String,
     pub active_expire_enabled: bool,
+    /// DEBUG PAUSE-CRON: the time events are skipped while set.
+    pub cron_paused: bool,
     /// Client slots (tokens) of MONITOR clients.
     pub monitors: Vec<usize>,
     /// Clients blocked on keys (BLPOP and friends).
@@ -563,6 +565,7 @@ impl ServerState {
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
             active_expire_enabled: true,
+            cron_paused: false,
             monitors: Vec::new(),
             blocking: Default::default(),
             pubsub: Default::default(),

@@ -240,6 +240,15 @@ fn turn_off(srv: &mut Store<'_>, now_ms: i64) {
     tracing::info!("Background append only file rewriting turned off");
 }
 
+/// DEBUG LOADAOF's first step: what was fed is written and synced, whatever the policy.
+pub fn write_and_sync(srv: &mut Store<'_>) {
+    if srv.persist.aof.logging() {
+        let now = crate::util::clock::now_ms();
+        flush(srv, now);
+        sync(srv, now, true);
+    }
+}
+
 /// Called once when the server shuts down: the last writes reach the file and the disk.
 pub fn on_shutdown(srv: &mut Store<'_>) {
     let now = crate::util::clock::now_ms();

@@ -99,6 +99,8 @@ impl LoadSettings {
 pub struct Loaded {
     manifest: manifest::Manifest,
     base_size: u64,
+    /// How the load went (`NotExist`, `Empty`, `Truncated`... are not errors at start-up).
+    pub status: AofStatus,
 }
 
 /// Start-up with `appendonly yes`, first half: loads the AOF directory (the RDB file is not
@@ -144,7 +146,7 @@ pub fn load(
             started.elapsed().as_secs_f64()
         );
     }
-    Ok(Loaded { manifest: outcome.manifest, base_size: outcome.base_size })
+    Ok(Loaded { manifest: outcome.manifest, base_size: outcome.base_size, status: outcome.status })
 }
 
 /// Start-up with `appendonly yes`, second half: opens the loaded directory for appending and

@@ -53,7 +53,9 @@ pub fn unseal(bytes: &[u8], relaxed: bool) -> Result<&[u8], PayloadError> {
     }
     let (body, crc) = bytes.split_at(bytes.len() - 8);
     let version = u16::from_le_bytes([body[body.len() - 2], body[body.len() - 1]]);
-    if !version_readable(version, relaxed) || crc64::update(0, body).to_le_bytes() != crc {
+    let crc_ok =
+        || super::skip_checksum_validation() || crc64::update(0, body).to_le_bytes() == crc;
+    if !version_readable(version, relaxed) || !crc_ok() {
         return Err(PayloadError::VersionOrChecksum);
     }
     Ok(&body[..body.len() - 2])

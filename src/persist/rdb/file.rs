@@ -318,10 +318,12 @@ pub fn load_rdb<R: Read>(
     if version >= 5 {
         let expected = r.crc();
         let stored = u64::from_le_bytes(r.exact()?);
-        // `rdbchecksum no` skips the check, as Valkey.
-        if lim.check_crc && stored == 0 {
+        // `rdbchecksum no` skips the check, as Valkey, and so does DEBUG
+        // SET-SKIP-CHECKSUM-VALIDATION.
+        let check_crc = lim.check_crc && !super::skip_checksum_validation();
+        if check_crc && stored == 0 {
             tracing::info!("RDB file was saved with checksum disabled: no check performed.");
-        } else if lim.check_crc && stored != expected {
+        } else if check_crc && stored != expected {
             tracing::warn!(
                 "Wrong RDB checksum expected: ({expected:x}) but got ({stored:x}). Aborting now."
             );

@@ -11,3 +11,18 @@ pub mod legacy;
 pub mod lzf;
 mod stream;
 pub mod value;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `DEBUG SET-SKIP-CHECKSUM-VALIDATION 1`: files and DUMP payloads load without their CRC-64
+/// being checked (a testing knob, process-wide as in Valkey; off at start).
+static SKIP_CHECKSUM_VALIDATION: AtomicBool = AtomicBool::new(false);
+
+pub fn set_skip_checksum_validation(skip: bool) {
+    SKIP_CHECKSUM_VALIDATION.store(skip, Ordering::Relaxed);
+}
+
+/// Whether checksums are being skipped (see [`set_skip_checksum_validation`]).
+pub fn skip_checksum_validation() -> bool {
+    SKIP_CHECKSUM_VALIDATION.load(Ordering::Relaxed)
+}

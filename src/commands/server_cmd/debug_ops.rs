@@ -1,0 +1,143 @@
+//! DEBUG subcommands that act on the server rather than inspect one key: reloading the
+//! AOF (`LOADAOF`), testing knobs (`SET-SKIP-CHECKSUM-VALIDATION`, `PAUSE-CRON`),
+//! `REPLICATE` (a command sent to the replicas only, to make them diverge on purpose),
+//! `STRINGMATCH-TEST` (a fuzz run of the glob matcher), `LEAK`, and the deliberate crashes
+//! (`ASSERT`, `PANIC`, `SEGFAULT`, `OOM`) that Valkey's test suite uses to check that a
+//! supervisor notices a dead server. Replies and errors are Valkey 9.1's.
+
+use bytes::Bytes;
+
+use crate::commands::{CmdError, CmdResult, ServerCtx};
+use crate::keyspace::db::Db;
+
+/// `DEBUG LOADAOF`: the AOF's buffer written and synced, the dataset emptied and the AOF
+/// directory replayed from disk, as Valkey does. When that fails (no AOF directory, a
+/// corrupt file) the dataset stays empty and the error says so. The function libraries go
+/// too, since the AOF holds them; a script in the file (only Redis 6 and older wrote EVAL
+/// there; ferrokey logs scripts' effects) is refused.
+pub fn loadaof(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    use crate::persist::aof::startup;
+    let now = ctx.now_ms;
+    crate::persist::aof::write_and_sync(&mut crate::persist::store(ctx.srv));
+    for db in ctx.srv.dbs.iter_mut() {
+        let mut old = db.empty_like();
+        Db::swap_contents(db, &mut old);
+    }
+    if let Err(e) = ctx.srv.functions.flush() {
+        tracing::warn!("Could not drop the function libraries before DEBUG LOADAOF: {e}");
+    }
+    let settings = startup::LoadSettings::new(&ctx.srv.config);
+    ctx.srv.set_loading(true);
+    let loaded = {
+        let mut replayer = crate::commands::aof_replay::Replayer::new(ctx.srv, now, refuse_script);
+        startup::load(&settings, &mut replayer, now)
+    };
+    ctx.srv.set_loading(false);
+    ctx.srv.refresh_removal_log();
+    // As Valkey: a load that found no AOF, or had to cut a truncated one, is an error too.
+    use crate::persist::aof::load::AofStatus;
+    let loaded = loaded.and_then(|l| match l.status {
+        AofStatus::Ok | AofStatus::Empty => Ok(()),
+        other => Err(format!("DEBUG LOADAOF: the AOF load ended with {other:?}")),
+    });
+    match loaded {
+        Ok(()) => {
+            tracing::info!("Append Only File loaded by DEBUG LOADAOF");
+            ctx.out.ok();
+            Ok(())
+        }
+        Err(e) => {
+            tracing::warn!("{e}");
+            Err(CmdError::Raw(
+                b"ERR Error trying to load the AOF files, check server logs.".to_vec(),
+            ))
+        }
+    }
+}
+
+/// The script runner of DEBUG LOADAOF's replay: EVAL in the file is an error reply.
+fn refuse_script(
+    _srv: &mut crate::server::state::ServerState,
+    _token: usize,
+    slot: &mut crate::server::state::Slot,
+    _req: &crate::scripting::Request,
+    _argv: &[Bytes],
+    _now_ms: i64,
+) -> bool {
+    slot.out.error("ERR scripts in the AOF cannot be replayed by DEBUG LOADAOF");
+    true
+}
+
+/// `DEBUG SET-SKIP-CHECKSUM-VALIDATION <0|1>`: RDB files and RESTORE payloads load without
+/// their CRC-64 checked.
+pub fn set_skip_checksum_validation(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    crate::persist::rdb::set_skip_checksum_validation(super::leading_i64(&argv[2]) != 0);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// `DEBUG PAUSE-CRON <0|1>`: the time events (active expiry, rehashing, persistence
+/// schedules, replication pings...) stop until it is set back to 0.
+pub fn pause_cron(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    ctx.srv.cron_paused = super::leading_i64(&argv[2]) != 0;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// `DEBUG REPLICATE <command> [arg ...]`: the command goes to the replicas only (not to the
+/// AOF, not run here), in whatever database they have selected.
+pub fn replicate(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    if ctx.srv.feed.repl_gets_commands() {
+        crate::server::propagate::append_command(&mut ctx.srv.feed.repl, &argv[2..]);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Patterns STRINGMATCH-TEST tries.
+const STRINGMATCH_ROUNDS: usize = 100_000;
+
+/// `DEBUG STRINGMATCH-TEST`: random patterns (stars, classes, escapes, in any order and
+/// unbalanced) against random strings, through the matcher KEYS, SCAN and the ACL use; a
+/// match that never returns or overruns would crash the server.
+pub fn stringmatch_test(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    const ALPHABET: &[u8] = b"ab*?[]^-\\";
+    let mut rng = crate::util::rng::Rng::new(ctx.srv.random());
+    let mut pattern = Vec::new();
+    let mut text = Vec::new();
+    for _ in 0..STRINGMATCH_ROUNDS {
+        pattern.clear();
+        text.clear();
+        for _ in 0..rng.below(32) {
+            pattern.push(ALPHABET[rng.below(ALPHABET.len())]);
+        }
+        for _ in 0..rng.below(32) {
+            text.push(ALPHABET[rng.below(ALPHABET.len())]);
+        }
+        std::hint::black_box(crate::config::glob::glob_match(&pattern, &text, false));
+    }
+    ctx.out.simple("Apparently the server did not crash: test passed");
+    Ok(())
+}
+
+/// `DEBUG LEAK <string>`: a copy of the string that is never freed (to test memory
+/// reporting).
+pub fn leak(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    std::mem::forget(argv[2].to_vec());
+    ctx.out.ok();
+    Ok(())
+}
+
+/// `DEBUG ASSERT | PANIC | SEGFAULT | OOM`: the server dies on purpose, after logging why,
+/// with an abort (a core dump where the system keeps them), as Valkey does after its crash
+/// report. Nothing is saved.
+pub fn crash(_ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    let what = String::from_utf8_lossy(&argv[1]).to_ascii_uppercase();
+    match what.as_str() {
+        "ASSERT" => tracing::error!("=== ASSERTION FAILED === DEBUG ASSERT: 1 == 2"),
+        "OOM" => tracing::error!("Out Of Memory allocating (DEBUG OOM)"),
+        "SEGFAULT" => tracing::error!("Crashed by DEBUG SEGFAULT"),
+        _ => tracing::error!("Guru Meditation: DEBUG PANIC called"),
+    }
+    std::process::abort()
+}
