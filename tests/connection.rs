@@ -704,3 +704,30 @@ fn client_kill_id_takes_several_ids() {
     assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", &ids[0], "-1"]), not_positive);
     assert_eq!(a.cmd(&["PING"]), Val::Simple("PONG".into()), "the caller was skipped");
 }
+
+#[test]
+fn extended_redis_compatibility_names_redis_as_valkey_does() {
+    let mut pair = Pair::start(2, &[]);
+    let hello_head =
+        |c: &mut Client| -> Vec<Val> { c.cmd(&["HELLO", "2"]).as_array()[..4].to_vec() };
+    for setting in ["yes", "no", "yes"] {
+        pair.same_lines(&[&format!("CONFIG SET extended-redis-compatibility {setting}")]);
+        assert_eq!(hello_head(&mut pair.a), hello_head(&mut pair.b), "{setting}");
+        pair.same_lines(&["LOLWUT VERSION 1", "CONFIG GET extended-redis-compatibility"]);
+        let caption = |c: &mut Client| {
+            c.cmd(&["LOLWUT"])
+                .as_str()
+                .lines()
+                .last()
+                .map(|l| l.rsplit_once(". ").map_or(String::new(), |(_, v)| v.to_string()))
+        };
+        assert_eq!(caption(&mut pair.a), caption(&mut pair.b), "{setting}");
+    }
+    // Given at start-up too.
+    let s = start(&["--extended-redis-compatibility", "yes"]);
+    let head = hello_head(&mut Client::connect(s.port));
+    assert_eq!(
+        head,
+        vec![Val::bulk("server"), Val::bulk("redis"), Val::bulk("version"), Val::bulk("7.2.4")]
+    );
+}

@@ -145,6 +145,9 @@ fn apply_one(srv: &mut ServerState, name: &str) -> Result<(), ApplyFailure> {
             crate::commands::keyspace::sync_access_clock(srv)
         }
         "notify-keyspace-events" => srv.refresh_removal_log(),
+        "extended-redis-compatibility" => {
+            crate::spec::error::set_redis_compat(srv.config.general.extended_redis_compatibility)
+        }
         "requirepass" => srv.acl.set_default_password(srv.config.requirepass.as_bytes()),
         "appendonly" => {
             let now = crate::util::clock::now_ms();

@@ -9,7 +9,7 @@ use bytes::Bytes;
 
 use crate::commands::args::{is, text};
 use crate::commands::client_cmd::valid_client_attr;
-use crate::commands::server_cmd::{SERVER_NAME, SERVER_VERSION};
+use crate::commands::server_cmd::{REDIS_COMPAT_VERSION, SERVER_NAME, SERVER_VERSION};
 use crate::commands::table::Server;
 use crate::commands::table::{acl, flag, Command};
 use crate::commands::{CmdError, CmdResult, ServerCtx};
@@ -196,10 +196,12 @@ fn hello(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     }
     let out = &mut *ctx.out;
     out.map(7);
+    // `extended-redis-compatibility`: the Redis name and the version Valkey claims.
+    let compat = crate::spec::error::redis_compat();
     out.bulk(b"server");
-    out.bulk(SERVER_NAME.as_bytes());
+    out.bulk(if compat { b"redis".as_slice() } else { SERVER_NAME.as_bytes() });
     out.bulk(b"version");
-    out.bulk(SERVER_VERSION.as_bytes());
+    out.bulk(if compat { REDIS_COMPAT_VERSION } else { SERVER_VERSION }.as_bytes());
     out.bulk(b"proto");
     out.int(if out.is_resp3() { 3 } else { 2 });
     out.bulk(b"id");

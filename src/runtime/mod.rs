@@ -49,6 +49,7 @@ fn load_aof(srv: &mut crate::server::state::ServerState, now: i64) -> Result<(),
 pub fn run(config: Config, config_file: Option<PathBuf>) -> std::io::Result<()> {
     crate::memory::publish();
     crate::commands::set_renames(config.general.renames.clone());
+    crate::spec::error::set_redis_compat(config.general.extended_redis_compatibility);
     banner::starting(config_file.as_deref());
     let now = crate::util::clock::now_ms();
     let mut srv = crate::server::state::ServerState::new(config, config_file, now);

@@ -4,6 +4,31 @@
 //! errorstats under its code (the first word).
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `extended-redis-compatibility`: the texts that name the server say "Redis" instead of
+/// "Valkey" (Valkey keeps them in shared objects rebuilt when the config changes; here a
+/// process-wide flag that the configuration sets at start-up and on CONFIG SET).
+static REDIS_COMPAT: AtomicBool = AtomicBool::new(false);
+
+pub fn set_redis_compat(on: bool) {
+    REDIS_COMPAT.store(on, Ordering::Relaxed);
+}
+
+/// Whether `extended-redis-compatibility` is on.
+pub fn redis_compat() -> bool {
+    REDIS_COMPAT.load(Ordering::Relaxed)
+}
+
+/// The server's name in error texts: "Valkey", or "Redis" under
+/// `extended-redis-compatibility`.
+pub fn server_title() -> &'static str {
+    if redis_compat() {
+        "Redis"
+    } else {
+        "Valkey"
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CmdError {
@@ -415,12 +440,14 @@ impl fmt::Display for CmdError {
                  this option in the configuration file, and then restart the server.",
             ),
             CmdError::NoShutdownInProgress => f.write_str("ERR No shutdown in progress."),
-            CmdError::BgsaveMisconf => f.write_str(
-                "MISCONF Valkey is configured to save RDB snapshots, but it's currently unable to \
+            CmdError::BgsaveMisconf => write!(
+                f,
+                "MISCONF {title} is configured to save RDB snapshots, but it's currently unable to \
                  persist to disk. Commands that may modify the data set are disabled, because \
                  this instance is configured to report errors during writes if RDB snapshotting \
-                 fails (stop-writes-on-bgsave-error option). Please check the Valkey logs for \
+                 fails (stop-writes-on-bgsave-error option). Please check the {title} logs for \
                  details about the RDB error.",
+                title = server_title()
             ),
             CmdError::AofMisconf(e) => write!(f, "MISCONF Errors writing to the AOF file: {e}"),
             CmdError::SaveFailed => f.write_str("ERR"),
@@ -722,9 +749,17 @@ impl fmt::Display for ScriptError {
                 "ERR Write commands are not allowed from read-only scripts."
             }
             ScriptError::NotBusy => "NOTBUSY No scripts in execution right now.",
+            ScriptError::BusyEval if redis_compat() => {
+                "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN \
+                 NOSAVE."
+            }
             ScriptError::BusyEval => {
                 "BUSY Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN \
                  NOSAVE."
+            }
+            ScriptError::BusyFunction if redis_compat() => {
+                "BUSY Redis is busy running a script. You can only call FUNCTION KILL or \
+                 SHUTDOWN NOSAVE."
             }
             ScriptError::BusyFunction => {
                 "BUSY Valkey is busy running a script. You can only call FUNCTION KILL or \

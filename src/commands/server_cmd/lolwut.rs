@@ -31,13 +31,19 @@ pub fn lolwut(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
         }
         _ => (ART_VERSION, &argv[1..]),
     };
-    let text = if version == ART_VERSION {
-        picture(args)?
-    } else {
-        format!("Valkey ver.{SERVER_VERSION}\n")
-    };
+    let text =
+        if version == ART_VERSION { picture(args)? } else { format!("{}\n", version_line("")) };
     ctx.out.verbatim("txt", text.as_bytes());
     Ok(())
+}
+
+/// `Valkey ver.<sep>9.1.2`, or `Redis ver.<sep>7.2.4` under `extended-redis-compatibility`.
+fn version_line(sep: &str) -> String {
+    if crate::spec::error::redis_compat() {
+        format!("Redis ver.{sep}{}", super::REDIS_COMPAT_VERSION)
+    } else {
+        format!("Valkey ver.{sep}{SERVER_VERSION}")
+    }
 }
 
 /// The picture and its caption, for `[columns rows] [real imaginary]`.
@@ -75,7 +81,7 @@ fn picture(args: &[Bytes]) -> Result<String, CmdError> {
         "The Mandelbrot set around {:.2} + {:.2}i, iron filings on a terminal.\n",
         center.0, center.1
     ));
-    out.push_str(&format!("Rust never sleeps. Valkey ver. {SERVER_VERSION}\n"));
+    out.push_str(&format!("Rust never sleeps. {}\n", version_line(" ")));
     Ok(out)
 }
 

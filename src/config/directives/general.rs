@@ -335,8 +335,7 @@ pub(super) static ROWS: &[Directive] = &[
         "no",
         |c| c.general.extended_redis_compatibility,
         |c, v| c.general.extended_redis_compatibility = v,
-    )
-    .support(Gate(Feature::RedisCompatibility)),
+    ),
     boolean(
         "import-mode",
         Mutable,
