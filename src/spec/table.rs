@@ -312,7 +312,10 @@ pub fn spec_key_positions<H: Copy>(
         BeginSearch::Unknown => return cmd.getkeys.is_none_or(|find| find(argv, spec, out)),
     };
     if begin >= argc {
-        return true;
+        // A keyword that ends the line has no keys after it; a fixed position past the end
+        // is a call the spec cannot apply to, as Valkey's `getKeysUsingKeySpecs` judges it
+        // (`PFMERGE dest` without source keys: GETKEYS answers "Invalid arguments").
+        return matches!(spec.begin, BeginSearch::Keyword { .. });
     }
     let (first, last, step) = match spec.find {
         FindKeys::Range { last_key, step, limit } => {
