@@ -20,7 +20,7 @@
 
 use crate::commands::table::{acl, flag, ks, BeginSearch, Command, FindKeys, KeySpec};
 use crate::resp::reply::Reply;
-use crate::spec::docs::{self, arg_flag, Arg};
+use crate::spec::docs::{arg_flag, Arg, ArgumentLists};
 
 /// The COMMAND INFO entry of `cmd`.
 pub fn reply_info(out: &mut Reply, cmd: &Command) {
@@ -129,17 +129,18 @@ fn int_field(out: &mut Reply, name: &str, value: i32) {
     out.int(i64::from(value));
 }
 
-/// The COMMAND DOCS entry of `cmd` (the value; the caller writes the name).
-pub fn reply_docs(out: &mut Reply, cmd: &Command) {
+/// The COMMAND DOCS entry of `cmd` (the value; the caller writes the name), with its
+/// arguments (and its subcommands') from `lists`.
+pub fn reply_docs(out: &mut Reply, cmd: &Command, lists: &ArgumentLists) {
     let text_fields =
         [("summary", cmd.summary), ("since", cmd.since), ("complexity", cmd.complexity)];
     let texts = text_fields.iter().filter(|(_, v)| !v.is_empty()).count();
-    let lists = usize::from(!cmd.doc_flags.is_empty())
+    let listed = usize::from(!cmd.doc_flags.is_empty())
         + usize::from(!cmd.history.is_empty())
         + 2 * usize::from(cmd.deprecated.is_some());
-    let args = docs::arguments(cmd.name).unwrap_or_default();
+    let args = lists.get(cmd.name).unwrap_or_default();
     let nested = usize::from(!args.is_empty()) + usize::from(!cmd.subcommands.is_empty());
-    out.map(texts + 1 + lists + nested);
+    out.map(texts + 1 + listed + nested);
     for (name, value) in &text_fields[..2] {
         text_field(out, name, value);
     }
@@ -176,7 +177,7 @@ pub fn reply_docs(out: &mut Reply, cmd: &Command) {
         out.map(cmd.subcommands.len());
         for sub in cmd.subcommands {
             out.bulk(sub.name.as_bytes());
-            reply_docs(out, sub);
+            reply_docs(out, sub, lists);
         }
     }
 }
@@ -300,7 +301,7 @@ mod tests {
             .doc("server", "1.0.0", "S", "");
         cmd.since = "";
         let mut out = Reply::new(Proto::Resp3);
-        reply_docs(&mut out, &cmd);
+        reply_docs(&mut out, &cmd, &ArgumentLists::default());
         assert_eq!(out.buf, b"%2\r\n$7\r\nsummary\r\n$1\r\nS\r\n$5\r\ngroup\r\n$6\r\nserver\r\n");
     }
 }

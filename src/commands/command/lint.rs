@@ -240,9 +240,10 @@ fn argument_lists_match_the_key_specs() {
             walk(n, specs, &arg.children);
         }
     }
+    let lists = crate::spec::docs::ArgumentLists::all();
     for (_, c) in every() {
         let n = c.name;
-        let args = crate::spec::docs::arguments(n);
+        let args = lists.get(n);
         let args = args.unwrap_or_else(|| panic!("{n}: no record in spec/docs/arguments.txt"));
         assert!(c.subcommands.is_empty() || args.is_empty(), "{n}: a container has no arguments");
         walk(n, c.key_specs.len(), args);

@@ -1,8 +1,8 @@
 //! The argument lists that COMMAND DOCS prints (`arguments`: names, types, tokens, flags,
 //! nested `oneof`/`block` groups), kept out of the command table's entries in a text file of
-//! our own notation, `arguments.txt`, parsed into [`Arg`] trees on first use. Nothing here is
-//! on the request path: the text costs no heap until COMMAND DOCS first asks for it, and the
-//! trees are then kept for the life of the process. This module owns only the argument
+//! our own notation, `arguments.txt`, parsed into [`Arg`] trees when COMMAND DOCS asks for them
+//! ([`ArgumentLists`]). Nothing here is on the request path, and the trees are dropped once
+//! the reply is written: the text costs no heap at all. This module owns only the argument
 //! descriptions; the rest of a command's documentation (summary, since, history...) stays in
 //! its table entry, and the reply is written by the command layer.
 //!
@@ -52,9 +52,8 @@ mod parse;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
-pub use parse::{parse_records, ParseError};
+pub use parse::{parse_records, parse_records_where, ParseError};
 
 /// The text of every argument list.
 const ARGUMENTS: &str = include_str!("arguments.txt");
@@ -133,16 +132,40 @@ pub struct Arg {
     pub children: Vec<Arg>,
 }
 
-/// The argument list of the command or subcommand `full_name` (lower case, `config|get`);
-/// None for a name that has no record. The first call parses every record.
-pub fn arguments(full_name: &str) -> Option<&'static [Arg]> {
-    static TABLE: OnceLock<HashMap<&'static str, Vec<Arg>>> = OnceLock::new();
-    let table = TABLE.get_or_init(|| match parse_records(ARGUMENTS) {
-        Ok(records) => records.into_iter().collect(),
-        // The text is checked by this module's tests: a bad record is a programmer error.
-        Err(e) => panic!("arguments.txt: {e}"),
-    });
-    table.get(full_name).map(Vec::as_slice)
+/// Argument lists parsed from the text, for one COMMAND DOCS reply: built when the reply is
+/// written and dropped after it, so that the trees hold memory (and count in `used_memory`,
+/// which Valkey's static tables do not) only while a reply is being written. Parsing every
+/// record takes well under a millisecond.
+#[derive(Debug, Default)]
+pub struct ArgumentLists {
+    by_name: HashMap<&'static str, Vec<Arg>>,
+}
+
+impl ArgumentLists {
+    /// The lists of the records whose full name `wanted` accepts.
+    pub fn parse(wanted: impl Fn(&str) -> bool) -> ArgumentLists {
+        match parse_records_where(ARGUMENTS, wanted) {
+            Ok(records) => ArgumentLists { by_name: records.into_iter().collect() },
+            // The text is checked by this module's tests: a bad record is a programmer error.
+            Err(e) => panic!("arguments.txt: {e}"),
+        }
+    }
+
+    /// Every list.
+    pub fn all() -> ArgumentLists {
+        ArgumentLists::parse(|_| true)
+    }
+
+    /// The argument list of the command or subcommand `full_name` (lower case,
+    /// `config|get`); None for a name that has no record or was not parsed.
+    pub fn get(&self, full_name: &str) -> Option<&[Arg]> {
+        self.by_name.get(full_name).map(Vec::as_slice)
+    }
+}
+
+/// The argument list of one command or subcommand, parsed from its record alone.
+pub fn arguments(full_name: &str) -> Option<Vec<Arg>> {
+    ArgumentLists::parse(|name| name == full_name).by_name.remove(full_name)
 }
 
 #[cfg(test)]
@@ -164,6 +187,7 @@ mod tests {
     #[test]
     fn lookup_finds_commands_and_subcommands() {
         let set = arguments("set").unwrap();
+        let set = &set[..];
         assert_eq!(set[0].name, "key");
         assert_eq!(set[0].kind, ArgType::Key);
         assert_eq!(set[0].key_spec_index, Some(0));
@@ -172,8 +196,12 @@ mod tests {
         assert_eq!(expiration.flags, arg_flag::OPTIONAL);
         assert_eq!(expiration.children[0].token.as_deref(), Some("EX"));
         assert_eq!(arguments("config|get").unwrap()[0].flags, arg_flag::MULTIPLE);
-        assert_eq!(arguments("lastsave"), Some(&[][..]));
+        assert_eq!(arguments("lastsave"), Some(Vec::new()));
         assert_eq!(arguments("nosuch"), None);
+        let lists = ArgumentLists::parse(|n| n.starts_with("config|"));
+        assert!(lists.get("config|set").is_some() && lists.get("config|get").is_some());
+        assert_eq!(lists.get("set"), None);
+        assert_eq!(ArgumentLists::all().by_name.len(), 399);
     }
 
     #[test]

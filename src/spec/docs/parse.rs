@@ -27,7 +27,17 @@ impl fmt::Display for ParseError {
 
 /// Every record of `text`: (full name, arguments), in the order written.
 pub fn parse_records(text: &'static str) -> Result<Vec<(&'static str, Vec<Arg>)>, ParseError> {
-    split_records(text).map(parse_record).collect()
+    parse_records_where(text, |_| true)
+}
+
+/// The records of `text` whose full name `wanted` accepts (the others are only split out,
+/// not parsed).
+pub fn parse_records_where(
+    text: &'static str,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<Vec<(&'static str, Vec<Arg>)>, ParseError> {
+    let name = |record: &'static str| record.split(char::is_whitespace).next().unwrap_or("");
+    split_records(text).filter(|r| wanted(name(r))).map(parse_record).collect()
 }
 
 /// The text of each record: a line that starts with neither whitespace nor `#`, with the
@@ -188,7 +198,8 @@ impl Parser {
             }
             token = Some(t);
         }
-        let name = self.word(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_".contains(&b));
+        let name =
+            self.word(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_".contains(&b));
         if name.is_empty() {
             return Err(self.error("expected a name or a token"));
         }
@@ -376,11 +387,17 @@ mod tests {
         assert_eq!(args[0], Arg { key_spec_index: Some(0), ..leaf("key".into(), ArgType::Key) });
         assert_eq!(args[1].token.as_deref(), Some("EX"));
         assert_eq!((args[1].name.as_ref(), args[1].since), ("seconds", Some("2.6.12")));
-        assert_eq!(args[2], Arg { flags: arg_flag::OPTIONAL, ..pure_token("nx".into(), "NX".into()) });
+        assert_eq!(
+            args[2],
+            Arg { flags: arg_flag::OPTIONAL, ..pure_token("nx".into(), "NX".into()) }
+        );
         assert_eq!(args[2].display_text.as_deref(), Some("nx"));
         assert_eq!(args[3], pure_token("change".into(), "CH".into()));
         let p = &args[4];
-        assert_eq!((p.kind, p.key_spec_index, p.token.as_deref()), (ArgType::Pattern, Some(1), Some("GET")));
+        assert_eq!(
+            (p.kind, p.key_spec_index, p.token.as_deref()),
+            (ArgType::Pattern, Some(1), Some("GET"))
+        );
         assert_eq!(p.display_text.as_deref(), Some("pattern"));
         let all = arg_flag::OPTIONAL | arg_flag::MULTIPLE | arg_flag::MULTIPLE_TOKEN;
         assert_eq!(p.flags, all);
@@ -393,10 +410,16 @@ mod tests {
         let args = one("x [cond(NX|\n    XX|LIMIT/lim(a:integer\n b:integer)@6.2.0)] d(f:string v:string)...\n");
         assert_eq!(args.len(), 2);
         let cond = &args[0];
-        assert_eq!((cond.kind, cond.flags, cond.display_text.as_ref()), (ArgType::Oneof, arg_flag::OPTIONAL, None));
+        assert_eq!(
+            (cond.kind, cond.flags, cond.display_text.as_ref()),
+            (ArgType::Oneof, arg_flag::OPTIONAL, None)
+        );
         assert_eq!(cond.children.len(), 3);
         let lim = &cond.children[2];
-        assert_eq!((lim.kind, lim.token.as_deref(), lim.since), (ArgType::Block, Some("LIMIT"), Some("6.2.0")));
+        assert_eq!(
+            (lim.kind, lim.token.as_deref(), lim.since),
+            (ArgType::Block, Some("LIMIT"), Some("6.2.0"))
+        );
         assert_eq!(lim.children.iter().map(|a| a.name.as_ref()).collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!((args[1].kind, args[1].flags), (ArgType::Block, arg_flag::MULTIPLE));
     }
