@@ -513,3 +513,48 @@ fn sample_args(
         }
     }
 }
+
+/// The argument list of every command and subcommand Valkey 9.1 has, whether ferrokey has it
+/// yet or not (a command prints its arguments right from the day it lands): each record of
+/// `spec::docs`, rendered here as Valkey shapes it in RESP3, against the oracle's
+/// `arguments`.
+#[test]
+fn argument_lists_of_every_valkey_command() {
+    use ferrokey::spec::docs::ArgumentLists;
+    let mut p = Pair::start(3, &[]);
+    let names = bulk_strings(&p.b.cmd(&["COMMAND", "LIST"]));
+    assert_eq!(names.len(), 399);
+    let lists = ArgumentLists::all();
+    for name in &names {
+        let reply = p.b.cmd(&["COMMAND", "DOCS", name]);
+        let fields = doc_entries(&doc_entries(&reply)[0].1);
+        let theirs = fields.into_iter().find(|(k, _)| k == "arguments").map(|(_, v)| v);
+        let ours = lists.get(name).unwrap_or_else(|| panic!("{name}: no argument list"));
+        let ours = (!ours.is_empty()).then(|| Val::Array(ours.iter().map(arg_val).collect()));
+        assert_eq!(ours, theirs, "{name}: arguments differ (left: spec::docs, right: valkey)");
+    }
+}
+
+/// One argument as Valkey 9.1's COMMAND DOCS sends it in RESP3.
+fn arg_val(arg: &ferrokey::spec::docs::Arg) -> Val {
+    use ferrokey::spec::docs::arg_flag;
+    let text = |k: &str, v: &str| (Val::bulk(k), Val::bulk(v));
+    let mut map = vec![text("name", &arg.name), text("type", arg.kind.as_str())];
+    map.extend(arg.display_text.as_deref().map(|d| text("display_text", d)));
+    if let Some(index) = arg.key_spec_index {
+        map.push((Val::bulk("key_spec_index"), Val::Int(i64::from(index))));
+    }
+    map.extend(arg.token.as_deref().map(|t| text("token", t)));
+    map.extend(arg.summary.as_deref().map(|s| text("summary", s)));
+    map.extend(arg.since.map(|s| text("since", s)));
+    map.extend(arg.deprecated_since.map(|s| text("deprecated_since", s)));
+    if arg.flags != 0 {
+        let names = arg_flag::NAMES.iter().filter(|(bit, _)| arg.flags & bit != 0);
+        let flags = names.map(|(_, n)| Val::Simple(n.to_string())).collect();
+        map.push((Val::bulk("flags"), Val::Set(flags)));
+    }
+    if !arg.children.is_empty() {
+        map.push((Val::bulk("arguments"), Val::Array(arg.children.iter().map(arg_val).collect())));
+    }
+    Val::Map(map)
+}

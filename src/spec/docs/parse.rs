@@ -41,34 +41,31 @@ pub fn parse_records_where(
 }
 
 /// The text of each record: a line that starts with neither whitespace nor `#`, with the
-/// lines after it that start with whitespace.
+/// lines after it that start with whitespace and are not blank. Comments and blank lines
+/// between records are skipped; a continuation line with no record above it becomes a
+/// record of its own, which then fails to parse.
 fn split_records(text: &'static str) -> impl Iterator<Item = &'static str> {
     let mut rest = text;
-    std::iter::from_fn(move || loop {
-        let line_end = |s: &str| s.find('\n').map_or(s.len(), |i| i + 1);
+    std::iter::from_fn(move || {
+        while !rest.is_empty() {
+            let line = &rest[..line_end_at(rest, 0)];
+            if !line.starts_with('#') && !line.trim().is_empty() {
+                break;
+            }
+            rest = &rest[line.len()..];
+        }
         if rest.is_empty() {
             return None;
         }
-        let first = line_end(rest);
-        let starts_record = !rest.starts_with(|c: char| c.is_whitespace() || c == '#');
-        if !starts_record {
-            // A comment, a blank line, or a continuation with nothing to continue (which
-            // then fails to parse as a record of its own, below, unless it is blank).
-            if rest[..first].trim().is_empty() || rest.starts_with('#') {
-                rest = &rest[first..];
-                continue;
-            }
-        }
-        let mut end = first;
-        while end < rest.len()
-            && rest[end..].starts_with([' ', '\t'])
+        let mut end = line_end_at(rest, 0);
+        while rest[end..].starts_with([' ', '\t'])
             && !rest[end..line_end_at(rest, end)].trim().is_empty()
         {
             end = line_end_at(rest, end);
         }
-        let record = &rest[..end];
-        rest = &rest[end..];
-        return Some(record);
+        let (record, after) = rest.split_at(end);
+        rest = after;
+        Some(record)
     })
 }
 
