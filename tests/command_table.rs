@@ -1,6 +1,9 @@
-//! The COMMAND family against a real Valkey 9.1 (the oracle): INFO shapes byte for byte (RESP2
-//! and RESP3), DOCS that clients can parse, GETKEYS / GETKEYSANDFLAGS, LIST filters, error
-//! texts, and redis-cli, which reads COMMAND DOCS when it starts interactively.
+//! The COMMAND family against a real Valkey 9.1 (the oracle): INFO and DOCS of every command
+//! compared whole (RESP2 and RESP3: flags, key specs with their notes, argument lists,
+//! history...), the argument list of every Valkey command whether ferrokey has it yet or not,
+//! GETKEYS / GETKEYSANDFLAGS of sample calls of every command, LIST filters by every ACL
+//! category and by pattern, error texts, and redis-cli, which reads COMMAND DOCS when it
+//! starts interactively.
 
 mod common;
 

@@ -2,7 +2,8 @@
 //! nested `oneof`/`block` groups), kept out of the command table's entries in a text file of
 //! our own notation, `arguments.txt`, parsed into [`Arg`] trees when COMMAND DOCS asks for them
 //! ([`ArgumentLists`]). Nothing here is on the request path, and the trees are dropped once
-//! the reply is written: the text costs no heap at all. This module owns only the argument
+//! the reply is written: the text itself is static data, so the lists cost no heap between
+//! COMMAND DOCS calls. This module owns only the argument
 //! descriptions; the rest of a command's documentation (summary, since, history...) stays in
 //! its table entry, and the reply is written by the command layer.
 //!
@@ -12,8 +13,8 @@
 //! for every command Valkey 9.1 has, so that a command prints its arguments as soon as it is
 //! in ferrokey's table. A record is the name, then the arguments separated by whitespace. A
 //! line that starts with whitespace continues the record above it (a record may be wrapped at
-//! any whitespace, or after a `|`); a line that starts with `#` is a comment. A record with
-//! no arguments (`ping` has some, `lastsave` none) is the bare name.
+//! any whitespace, or after a `|`); a line that starts with `#` is a comment. A command
+//! without arguments (`lastsave`, or a container such as `config`) is its bare name.
 //!
 //! ```text
 //! set key:key#0 value:string [condition(NX@2.6.12|XX@2.6.12|
@@ -44,9 +45,12 @@
 //! | `!version`     | `deprecated_since`                                                 |
 //! | `...`          | flag `multiple`; `...+`: `multiple` and `multiple_token` (the token repeats with each value) |
 //!
-//! and square brackets around the whole (`[GET@6.2.0]`) make it `optional`. Quoted text takes
-//! `\\` and `\'` (or `\"`) escapes. The parser is in `parse.rs`; every record is checked by
-//! its tests, and the reply against Valkey's by `tests/command_table.rs`.
+//! and square brackets around the whole (`[GET@6.2.0]`) make it `optional`. A value or pure
+//! token has a `display_text`, its name unless `~` gives another. Quoted text takes `\\` and
+//! `\'` (or `\"`) escapes. The parser is in `parse.rs`. This module's tests parse the whole
+//! text (one record for each of the 399 names); `tests/command_table.rs` compares every
+//! record with the oracle's COMMAND DOCS, and the lint in `commands/command/lint.rs` checks
+//! that each command of the table has its record and that its `key_spec_index`es exist.
 
 mod parse;
 
