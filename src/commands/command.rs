@@ -21,6 +21,7 @@ use crate::commands::table::{acl, flag, Command};
 use crate::commands::{all, lookup, CmdError, CmdResult, ServerCtx};
 use crate::config::glob_match;
 use crate::resp::reply::{AggKind, Reply};
+use crate::spec::docs::ArgumentLists;
 
 pub use info::{reply_docs, reply_info};
 
@@ -158,25 +159,29 @@ fn info(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// COMMAND DOCS [name ...]: a map of name to documentation; unknown names are left out.
+/// COMMAND DOCS [name ...]: a map of name to documentation; unknown names are left out. The
+/// argument lists of the commands named (with their subcommands') are parsed for this reply.
 fn docs(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let names = &argv[2..];
     if names.is_empty() {
+        let lists = ArgumentLists::all();
         ctx.out.map(all().count());
         for cmd in all() {
             ctx.out.bulk(cmd.name.as_bytes());
-            reply_docs(ctx.out, cmd);
+            reply_docs(ctx.out, cmd, &lists);
         }
         return Ok(());
     }
-    let header = ctx.out.begin_deferred(AggKind::Map);
-    let mut found = 0;
-    for cmd in names.iter().filter_map(|n| find_by_full_name(n)) {
+    let found: Vec<&Command> = names.iter().filter_map(|n| find_by_full_name(n)).collect();
+    let lists = ArgumentLists::parse(|name| {
+        let parent = name.split('|').next().unwrap_or(name);
+        found.iter().any(|cmd| cmd.name == name || cmd.name == parent)
+    });
+    ctx.out.map(found.len());
+    for cmd in found {
         ctx.out.bulk(cmd.name.as_bytes());
-        reply_docs(ctx.out, cmd);
-        found += 1;
+        reply_docs(ctx.out, cmd, &lists);
     }
-    ctx.out.end_deferred(header, found);
     Ok(())
 }
 

@@ -114,13 +114,13 @@ pub static COMMANDS: &[Command] = &[
     Command::new("fcall", -3, FCALL_FLAGS, SCRIPTING, Server(fcall))
         .keys(RW_KEYS)
         .key_notes(&[
-            "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE flags",
+            "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
         ])
         .doc(G, "7.0.0", "Invokes a function.", "Depends on the function that is executed."),
     Command::new("fcall_ro", -3, FCALL_FLAGS | flag::READONLY, SCRIPTING, Server(fcall_ro))
         .keys(RO_KEYS)
         .key_notes(&[
-            "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS flags",
+            "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
         ])
         .doc(
             G,

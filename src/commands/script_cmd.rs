@@ -23,9 +23,9 @@ const EVAL_FLAGS: u64 = flag::NOSCRIPT
     | flag::NO_MANDATORY_KEYS
     | flag::MOVABLE_KEYS;
 const RW_NOTE: &[&str] =
-    &["We cannot tell how the keys will be used so we assume the worst, RW and UPDATE flags"];
+    &["We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"];
 const RO_NOTE: &[&str] =
-    &["We cannot tell how the keys will be used so we assume the worst, RO and ACCESS flags"];
+    &["We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"];
 
 /// The keys of `EVAL script numkeys key...` (also FCALL's).
 pub const RW_KEYS: &[KeySpec] = &[keynum(ks::RW | ks::ACCESS | ks::UPDATE, 2)];

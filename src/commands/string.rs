@@ -83,6 +83,7 @@ pub static COMMANDS: &[Command] = &[
             ("8.1.0", "Added the `IFEQ` option."),
         ])
         .keys(SET_KEYS)
+        .key_notes(&["RW and ACCESS due to the optional `GET` argument"])
         .doc("string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", O1),
     Command::new("setnx", 3, WRITE_FAST.0, WRITE_FAST.1, Data(setnx))
         .keys(SETNX_KEYS)
@@ -101,6 +102,7 @@ pub static COMMANDS: &[Command] = &[
         .doc("string", "6.2.0", "Returns the string value of a key after deleting the key.", O1),
     Command::new("getex", -2, WRITE_FAST_NO_OOM.0, WRITE_FAST_NO_OOM.1, Data(getex))
         .keys(specs::RW1_UPDATE)
+        .key_notes(&["RW and UPDATE because it changes the TTL"])
         .doc("string", "6.2.0", "Returns the string value of a key after setting its expiration time.", O1),
     Command::new("mget", -2, READ_FAST.0, READ_FAST.1, Data(mget))
         .keys(specs::READ_ALL)

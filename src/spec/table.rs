@@ -312,7 +312,10 @@ pub fn spec_key_positions<H: Copy>(
         BeginSearch::Unknown => return cmd.getkeys.is_none_or(|find| find(argv, spec, out)),
     };
     if begin >= argc {
-        return true;
+        // A keyword that ends the line has no keys after it; a fixed position past the end
+        // is a call the spec cannot apply to, as Valkey's `getKeysUsingKeySpecs` judges it
+        // (`PFMERGE dest` without source keys: GETKEYS answers "Invalid arguments").
+        return matches!(spec.begin, BeginSearch::Keyword { .. });
     }
     let (first, last, step) = match spec.find {
         FindKeys::Range { last_key, step, limit } => {
@@ -330,15 +333,18 @@ pub fn spec_key_positions<H: Copy>(
             let Some(n) = argv.get(idx).and_then(|a| crate::types::string::parse_i64(a)) else {
                 return false;
             };
-            if n < 0 || n > (argc as i64) {
+            // No keys is no match either, as Valkey's key procedures judge a count below 1:
+            // EVAL with numkeys 0 has no keys at all (its NO_MANDATORY_KEYS lets GETKEYS
+            // answer an empty list), ZUNIONSTORE's destination is not returned alone.
+            if n < 1 || n > (argc as i64) {
                 return false;
             }
             let first = begin + first_key;
             let last = first + (n as i32 - 1) * step;
-            if n > 0 && last >= argc {
+            if last >= argc {
                 return false;
             }
-            (first, if n == 0 { first - 1 } else { last }, step.max(1))
+            (first, last, step.max(1))
         }
         // Only an Unknown begin goes with an Unknown find (the lint checks it), and that
         // was handled above.
@@ -579,4 +585,44 @@ pub mod specs {
     pub const READ_ALL_META: &[KeySpec] = &[range(RO, 1, -1, 1)];
     /// Every argument from 1 is a key, deleted.
     pub const DELETE_ALL: &[KeySpec] = &[range(RM | DELETE, 1, -1, 1)];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(line: &str) -> Vec<Bytes> {
+        line.split(' ').map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
+    }
+
+    fn positions(cmd: &Command<()>, line: &str) -> Option<Vec<u32>> {
+        let mut out = KeyBuf::new();
+        key_positions(cmd, &argv(line), &mut out).then(|| out.iter().collect())
+    }
+
+    /// When a spec cannot be applied, as Valkey's `getKeysUsingKeySpecs` judges it: a fixed
+    /// position past the end, a count below 1; a keyword that is absent only finds nothing.
+    #[test]
+    fn specs_that_do_not_apply() {
+        const PFMERGE: &[KeySpec] = &[range(ks::RW, 1, 0, 1), range(ks::RO, 2, -1, 1)];
+        let pfmerge = Command::new("pfmerge", -2, 0, 0, ()).keys(PFMERGE);
+        assert_eq!(positions(&pfmerge, "pfmerge d a b"), Some(vec![1, 2, 3]));
+        assert_eq!(positions(&pfmerge, "pfmerge d"), None);
+
+        const ZUNIONSTORE: &[KeySpec] = &[range(ks::OW, 1, 0, 1), keynum(ks::RO, 2)];
+        let zunionstore = Command::new("zunionstore", -4, 0, 0, ()).keys(ZUNIONSTORE);
+        assert_eq!(positions(&zunionstore, "zunionstore d 2 a b"), Some(vec![1, 3, 4]));
+        assert_eq!(positions(&zunionstore, "zunionstore d 0 a"), None);
+        assert_eq!(positions(&zunionstore, "zunionstore d 3 a b"), None);
+        assert_eq!(positions(&zunionstore, "zunionstore d x a"), None);
+
+        const STREAMS: &[KeySpec] = &[KeySpec {
+            flags: ks::RO,
+            begin: BeginSearch::Keyword { keyword: "STREAMS", start_from: 1 },
+            find: FindKeys::Range { last_key: -1, step: 1, limit: 2 },
+        }];
+        let xread = Command::new("xread", -4, 0, 0, ()).keys(STREAMS);
+        assert_eq!(positions(&xread, "xread streams a b 0 0"), Some(vec![2, 3]));
+        assert_eq!(positions(&xread, "xread count 1 block"), Some(vec![]));
+    }
 }

@@ -12,11 +12,15 @@
 //! status), `begin_search` {type, spec}, `find_keys` {type, spec}; an `unknown` search has
 //! an empty spec map. COMMAND DOCS is a map per command: summary, since, group, complexity
 //! (each only when non-empty, group always), doc_flags (set of status) and history (set of
-//! [version, change] arrays) when there are any, and subcommands (a map) for containers.
-//! Argument lists are not carried.
+//! [version, change] arrays) when there are any, `arguments` (an array of maps, from
+//! [`spec::docs`](crate::spec::docs)) when the command takes any, and subcommands (a map) for
+//! containers. An argument's map: name, type, display_text (not for a group), key_spec_index,
+//! token, summary, since, deprecated_since, flags (set of status), arguments (a group's),
+//! each only when it has one.
 
 use crate::commands::table::{acl, flag, ks, BeginSearch, Command, FindKeys, KeySpec};
 use crate::resp::reply::Reply;
+use crate::spec::docs::{arg_flag, Arg, ArgumentLists};
 
 /// The COMMAND INFO entry of `cmd`.
 pub fn reply_info(out: &mut Reply, cmd: &Command) {
@@ -125,15 +129,18 @@ fn int_field(out: &mut Reply, name: &str, value: i32) {
     out.int(i64::from(value));
 }
 
-/// The COMMAND DOCS entry of `cmd` (the value; the caller writes the name).
-pub fn reply_docs(out: &mut Reply, cmd: &Command) {
+/// The COMMAND DOCS entry of `cmd` (the value; the caller writes the name), with its
+/// arguments (and its subcommands') from `lists`.
+pub fn reply_docs(out: &mut Reply, cmd: &Command, lists: &ArgumentLists) {
     let text_fields =
         [("summary", cmd.summary), ("since", cmd.since), ("complexity", cmd.complexity)];
     let texts = text_fields.iter().filter(|(_, v)| !v.is_empty()).count();
-    let lists = usize::from(!cmd.doc_flags.is_empty())
+    let listed = usize::from(!cmd.doc_flags.is_empty())
         + usize::from(!cmd.history.is_empty())
         + 2 * usize::from(cmd.deprecated.is_some());
-    out.map(texts + 1 + lists + usize::from(!cmd.subcommands.is_empty()));
+    let args = lists.get(cmd.name).unwrap_or_default();
+    let nested = usize::from(!args.is_empty()) + usize::from(!cmd.subcommands.is_empty());
+    out.map(texts + 1 + listed + nested);
     for (name, value) in &text_fields[..2] {
         text_field(out, name, value);
     }
@@ -161,12 +168,64 @@ pub fn reply_docs(out: &mut Reply, cmd: &Command) {
             out.bulk(change.as_bytes());
         }
     }
+    if !args.is_empty() {
+        out.bulk(b"arguments");
+        reply_args(out, args);
+    }
     if !cmd.subcommands.is_empty() {
         out.bulk(b"subcommands");
         out.map(cmd.subcommands.len());
         for sub in cmd.subcommands {
             out.bulk(sub.name.as_bytes());
-            reply_docs(out, sub);
+            reply_docs(out, sub, lists);
+        }
+    }
+}
+
+/// An argument list of COMMAND DOCS: an array of one map per argument.
+fn reply_args(out: &mut Reply, args: &[Arg]) {
+    out.array(args.len());
+    for arg in args {
+        // After name, type, display_text and key_spec_index, in this order; an empty token
+        // (MIGRATE's `""`) is printed.
+        let texts = [
+            ("token", arg.token.as_deref()),
+            ("summary", arg.summary.as_deref()),
+            ("since", arg.since),
+            ("deprecated_since", arg.deprecated_since),
+        ];
+        let fields = 2
+            + usize::from(arg.display_text.is_some())
+            + usize::from(arg.key_spec_index.is_some())
+            + texts.iter().filter(|(_, v)| v.is_some()).count()
+            + usize::from(arg.flags != 0)
+            + usize::from(!arg.children.is_empty());
+        out.map(fields);
+        out.bulk(b"name");
+        out.bulk(arg.name.as_bytes());
+        out.bulk(b"type");
+        out.bulk(arg.kind.as_str().as_bytes());
+        if let Some(display) = &arg.display_text {
+            out.bulk(b"display_text");
+            out.bulk(display.as_bytes());
+        }
+        if let Some(index) = arg.key_spec_index {
+            out.bulk(b"key_spec_index");
+            out.int(i64::from(index));
+        }
+        for (name, value) in texts {
+            if let Some(value) = value {
+                out.bulk(name.as_bytes());
+                out.bulk(value.as_bytes());
+            }
+        }
+        if arg.flags != 0 {
+            out.bulk(b"flags");
+            reply_names(out, arg_flag::NAMES, arg.flags, "");
+        }
+        if !arg.children.is_empty() {
+            out.bulk(b"arguments");
+            reply_args(out, &arg.children);
         }
     }
 }
@@ -242,7 +301,7 @@ mod tests {
             .doc("server", "1.0.0", "S", "");
         cmd.since = "";
         let mut out = Reply::new(Proto::Resp3);
-        reply_docs(&mut out, &cmd);
+        reply_docs(&mut out, &cmd, &ArgumentLists::default());
         assert_eq!(out.buf, b"%2\r\n$7\r\nsummary\r\n$1\r\nS\r\n$5\r\ngroup\r\n$6\r\nserver\r\n");
     }
 }

@@ -226,3 +226,26 @@ fn key_specs_are_reachable() {
         assert_eq!(unknown, c.getkeys.is_some(), "{n}: a getkeys function iff unknown key specs");
     }
 }
+
+/// Every command and subcommand has its record in `spec::docs` (COMMAND DOCS would otherwise
+/// print no `arguments`), and every `key_spec_index` there names one of the command's key
+/// specs: the argument lists and the table's key specs are written apart, this ties them.
+#[test]
+fn argument_lists_match_the_key_specs() {
+    fn walk(n: &str, specs: usize, args: &[crate::spec::docs::Arg]) {
+        for arg in args {
+            if let Some(index) = arg.key_spec_index {
+                assert!((index as usize) < specs, "{n}: {} names key spec {index}", arg.name);
+            }
+            walk(n, specs, &arg.children);
+        }
+    }
+    let lists = crate::spec::docs::ArgumentLists::all();
+    for (_, c) in every() {
+        let n = c.name;
+        let args = lists.get(n);
+        let args = args.unwrap_or_else(|| panic!("{n}: no record in spec/docs/arguments.txt"));
+        assert!(c.subcommands.is_empty() || args.is_empty(), "{n}: a container has no arguments");
+        walk(n, c.key_specs.len(), args);
+    }
+}
