@@ -10,6 +10,8 @@
 mod common;
 #[path = "keyspace/diff.rs"]
 mod diff;
+#[path = "keyspace/import.rs"]
+mod import;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

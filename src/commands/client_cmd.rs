@@ -128,6 +128,12 @@ static SUBCOMMANDS: &[Command] = &[
         "Sets the client eviction mode of the connection.",
         "O(1)",
     ),
+    Command::new("client|import-source", 3, OWN, ACL_OWN, Server(client_import_source)).doc(
+        "connection",
+        "8.1.0",
+        "Mark this client as an import source when server is in import mode.",
+        "O(1)",
+    ),
     Command::new("client|capa", -3, OWN_BUSY, ACL_OWN, Server(client_capa)).doc(
         "connection",
         "8.0.0",
@@ -282,6 +288,18 @@ fn on_off(a: &[u8]) -> Result<bool, CmdError> {
 
 fn client_no_evict(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     ctx.client.no_evict = on_off(&argv[2])?;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CLIENT IMPORT-SOURCE ON|OFF: a sync tool's connection sees keys past their expire time
+/// while the server is in `import-mode` (turning it on outside import mode is refused).
+fn client_import_source(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    let on = on_off(&argv[2])?;
+    if on && !ctx.srv.config.general.import_mode {
+        return Err(CmdError::Raw(b"ERR Server is not in import mode".to_vec()));
+    }
+    ctx.client.import_source = on;
     ctx.out.ok();
     Ok(())
 }

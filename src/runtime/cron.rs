@@ -33,8 +33,9 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     if srv.pause.kind.is_some() && now_ms >= srv.pause.until_ms {
         srv.pause.kind = None;
     }
-    // A replica waits for its primary's deletions.
-    if srv.active_expire_enabled && !srv.is_replica {
+    // A replica waits for its primary's deletions; in import mode the sync tool's writes
+    // decide.
+    if srv.active_expire_enabled && !srv.is_replica && !srv.config.general.import_mode {
         active_expire(srv, now_ms, ExpireCycle::Slow);
     }
     if srv.config.activerehashing {
@@ -104,7 +105,11 @@ const FAST_CYCLE_GAP_MS: i64 = 2;
 
 /// The fast expire cycle, called before the event loop sleeps.
 pub fn before_sleep_expire(srv: &mut ServerState, now_ms: i64) {
-    if !srv.active_expire_enabled || !srv.expire_fast_wanted || srv.is_replica {
+    if !srv.active_expire_enabled
+        || !srv.expire_fast_wanted
+        || srv.is_replica
+        || srv.config.general.import_mode
+    {
         return;
     }
     if now_ms - srv.expire_fast_last_ms < FAST_CYCLE_GAP_MS {

@@ -271,14 +271,22 @@ pub fn call(
     reply_mark: usize,
 ) -> Flow {
     // Expired keys: the primary's stream sees them (it sends the DELs), a replica's reads
-    // do not, and nobody deletes them on a replica but a writable replica's own writes.
-    srv.set_expiry(if srv.loading || slot.client.kind == ClientKind::Primary {
-        Expiry::Paused
-    } else if srv.is_replica && !cmd.is_write() {
-        Expiry::Hidden
-    } else {
-        Expiry::Live
-    });
+    // do not, and nobody deletes them on a replica but a writable replica's own writes. In
+    // `import-mode` the same: the import source (a sync tool) sees them, others' reads
+    // do not, and only writes delete them.
+    let import_mode = srv.config.general.import_mode;
+    srv.set_expiry(
+        if srv.loading
+            || slot.client.kind == ClientKind::Primary
+            || (import_mode && slot.client.import_source)
+        {
+            Expiry::Paused
+        } else if (srv.is_replica || import_mode) && !cmd.is_write() {
+            Expiry::Hidden
+        } else {
+            Expiry::Live
+        },
+    );
     // Client tracking: the current client, and tracking-table-max-keys.
     crate::server::tracking::begin(srv, token, slot);
     srv.sync_event_logs();

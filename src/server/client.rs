@@ -43,6 +43,9 @@ pub struct Client {
     pub reply_mode: ReplyMode,
     pub no_evict: bool,
     pub no_touch: bool,
+    /// CLIENT IMPORT-SOURCE ON (with `import-mode yes`): a sync tool's connection, which
+    /// sees keys past their expire time as they were (CLIENT LIST flag `I`).
+    pub import_source: bool,
     /// CLIENT CAPA REDIRECT: on a replica, this client's data commands are answered with
     /// `-REDIRECT host:port` of the primary (CLIENT LIST `capa=r`).
     pub capa_redirect: bool,
@@ -115,6 +118,7 @@ impl Client {
             reply_mode: ReplyMode::On,
             no_evict: false,
             no_touch: false,
+            import_source: false,
             capa_redirect: false,
             close_after_reply: false,
             close_asap: false,
@@ -195,6 +199,9 @@ impl Client {
         }
         if self.no_touch {
             f.push('T');
+        }
+        if self.import_source {
+            f.push('I');
         }
         if f.is_empty() {
             f.push('N');

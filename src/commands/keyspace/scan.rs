@@ -38,8 +38,10 @@ pub fn keys(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let out = &mut *ctx.out;
     let header = out.begin_deferred(AggKind::Array);
     let mut n = 0;
+    // Keys past their time count where lookups still see them (an import source).
+    let all = db.expiry == crate::keyspace::db::Expiry::Paused;
     db.for_each(|key, obj| {
-        if Db::is_live(obj, now) && pattern.matches(key) {
+        if (all || Db::is_live(obj, now)) && pattern.matches(key) {
             out.bulk(key);
             n += 1;
         }

@@ -342,8 +342,7 @@ pub(super) static ROWS: &[Directive] = &[
         "no",
         |c| c.general.import_mode,
         |c, v| c.general.import_mode = v,
-    )
-    .support(Gate(Feature::ImportMode)),
+    ),
     string(
         "hash-seed",
         Immutable,
