@@ -606,3 +606,78 @@ fn rename_command_matches_valkey() {
         assert!(text.contains(reason), "{bad:?}: {text}");
     }
 }
+
+/// Valkey 9.1's hidden testing directives: shown by exact name only, set and checked as
+/// Valkey does.
+#[test]
+fn hidden_testing_directives_match_valkey() {
+    let mut p = pair(2);
+    let values: &[(&str, &[&str])] = &[
+        ("use-exit-on-panic", &["yes", "maybe", "no"]),
+        ("aof-disable-auto-gc", &["yes", "x", "no"]),
+        ("enable-debug-assert", &["yes", "no"]),
+        ("debug-context", &["ctx", ""]),
+        ("rdb-key-save-delay", &["-2147483648", "-2147483649", "2147483647", "1k", "0"]),
+        ("key-load-delay", &["-5", "2147483648", "100", "0"]),
+        ("watchdog-period", &["-1", "100", "0"]),
+        ("loading-process-events-interval-bytes", &["1023", "1024", "2147483648", "2097152"]),
+    ];
+    for (name, tries) in values {
+        p.same(&["CONFIG", "GET", name]);
+        for value in *tries {
+            p.same(&["CONFIG", "SET", name, value]);
+            p.same(&["CONFIG", "GET", name]);
+        }
+    }
+    p.same_get(&["CONFIG", "GET", "*delay*"]);
+    p.same_get(&["CONFIG", "GET", "*-gc"]);
+}
+
+/// `key-load-delay` and `rdb-key-save-delay` slow each key of a load or a save (tests use
+/// them to catch one in progress); `aof-disable-auto-gc` keeps the AOF's history files.
+#[test]
+fn testing_directives_act() {
+    let s = start(&["--enable-debug-command", "yes", "--appendonly", "yes"]);
+    let mut c = Client::connect(s.port);
+    for i in 0..100 {
+        c.cmd(&["SET", &format!("k{i}"), "v"]);
+    }
+    assert_eq!(c.cmd(&["CONFIG", "SET", "key-load-delay", "2000"]), Val::ok());
+    let started = std::time::Instant::now();
+    assert_eq!(c.cmd(&["DEBUG", "RELOAD"]), Val::ok());
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200), "{:?}", started.elapsed());
+    assert_eq!(c.cmd(&["CONFIG", "SET", "key-load-delay", "0"]), Val::ok());
+    assert_eq!(c.cmd(&["DBSIZE"]), Val::Int(100));
+
+    assert_eq!(c.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "5000"]), Val::ok());
+    c.cmd(&["BGSAVE"]);
+    let info = c.cmd(&["INFO", "persistence"]).as_str();
+    assert!(info.contains("rdb_bgsave_in_progress:1"), "{info}");
+    assert_eq!(c.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "0"]), Val::ok());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while c.cmd(&["INFO", "persistence"]).as_str().contains("rdb_bgsave_in_progress:1") {
+        assert!(std::time::Instant::now() < deadline, "the BGSAVE did not end");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    let manifest = || {
+        let dir = s.dir.join("appendonlydir");
+        std::fs::read_to_string(dir.join("appendonly.aof.manifest")).unwrap()
+    };
+    let rewrite = |c: &mut Client| {
+        c.cmd(&["BGREWRITEAOF"]);
+        let busy = |i: &str| {
+            i.contains("aof_rewrite_in_progress:1") || i.contains("aof_rewrite_scheduled:1")
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while busy(&c.cmd(&["INFO", "persistence"]).as_str()) {
+            assert!(std::time::Instant::now() < deadline, "the rewrite did not end");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    assert_eq!(c.cmd(&["CONFIG", "SET", "aof-disable-auto-gc", "yes"]), Val::ok());
+    rewrite(&mut c);
+    assert!(manifest().contains("type h"), "{}", manifest());
+    assert_eq!(c.cmd(&["CONFIG", "SET", "aof-disable-auto-gc", "no"]), Val::ok());
+    assert!(!manifest().contains("type h"), "{}", manifest());
+}

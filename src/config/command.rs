@@ -35,7 +35,8 @@ impl Config {
         let mut found = Vec::new();
         for d in all() {
             let names = std::iter::once(&d.name).chain(d.aliases);
-            let hidden = super::directives::HIDDEN.contains(&d.name);
+            let hidden = super::directives::HIDDEN.contains(&d.name)
+                || super::directives::TESTING_HIDDEN.contains(&d.name);
             for name in names {
                 let matches = |p: &&[u8]| {
                     if hidden {

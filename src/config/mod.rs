@@ -51,7 +51,8 @@ pub(crate) fn is_command(name: &str) -> bool {
 
 pub use command::Caller;
 pub use directives::{
-    all as all_directives, lookup, Cluster, General, Memory, Network, Persistence, Replication, Tls,
+    all as all_directives, debug_delay, lookup, Cluster, General, Memory, Network, Persistence,
+    Replication, Testing, Tls,
 };
 pub use file::{from_args, ConfigError, Origin};
 pub use glob::glob_match;
@@ -170,6 +171,7 @@ pub struct Config {
     pub replication: Replication,
     pub tls: Tls,
     pub cluster: Cluster,
+    pub testing: Testing,
     // NOT DIRECTIVES
     /// One message per directive that the config text set to a value without effect here
     /// ([`Support::NoEffect`]) or for a feature not there yet ([`Support::Tunes`]). Loading
@@ -264,6 +266,7 @@ impl Default for Config {
             replication: Replication::default(),
             tls: Tls::default(),
             cluster: Cluster::default(),
+            testing: Testing::default(),
             warnings: Vec::new(),
         }
     }

@@ -130,14 +130,23 @@ pub fn leak(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 
 /// `DEBUG ASSERT | PANIC | SEGFAULT | OOM`: the server dies on purpose, after logging why,
 /// with an abort (a core dump where the system keeps them), as Valkey does after its crash
-/// report. Nothing is saved.
-pub fn crash(_ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+/// report (a plain exit with status 1 under `use-exit-on-panic`). Nothing is saved.
+pub fn crash(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     let what = String::from_utf8_lossy(&argv[1]).to_ascii_uppercase();
+    let context = &ctx.srv.config.testing.debug_context;
+    if !context.is_empty() {
+        tracing::error!("debug-context: {context}");
+    }
     match what.as_str() {
         "ASSERT" => tracing::error!("=== ASSERTION FAILED === DEBUG ASSERT: 1 == 2"),
         "OOM" => tracing::error!("Out Of Memory allocating (DEBUG OOM)"),
         "SEGFAULT" => tracing::error!("Crashed by DEBUG SEGFAULT"),
         _ => tracing::error!("Guru Meditation: DEBUG PANIC called"),
+    }
+    // `use-exit-on-panic`: a plain exit, for supervisors and tools that treat an abort as
+    // a failure of their own.
+    if ctx.srv.config.testing.use_exit_on_panic {
+        std::process::exit(1);
     }
     std::process::abort()
 }

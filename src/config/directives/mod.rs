@@ -18,6 +18,7 @@ mod memory;
 mod network;
 mod persistence;
 mod replication;
+mod testing;
 mod tls;
 
 pub use cluster::Cluster;
@@ -26,6 +27,8 @@ pub use memory::Memory;
 pub use network::{Network, HIDDEN};
 pub use persistence::Persistence;
 pub use replication::Replication;
+pub use testing::HIDDEN as TESTING_HIDDEN;
+pub use testing::{debug_delay, Testing};
 pub use tls::Tls;
 
 use super::kind::{Base, Directive, Feature, Kind, Mutability, Special, Support};
@@ -143,6 +146,7 @@ static AREAS: &[&[Directive]] = &[
     replication::ROWS,
     tls::ROWS,
     cluster::ROWS,
+    testing::ROWS,
 ];
 
 /// Every directive, area by area.

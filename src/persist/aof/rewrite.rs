@@ -250,7 +250,9 @@ fn install(srv: &mut Store<'_>, job: &Job) -> io::Result<()> {
     // While on, the last incr is the one written since the fork: it stays.
     m.mark_incrs_as_history(srv.persist.aof.state != AofState::Off);
     m.persist(&dir, &appendfilename).map_err(io::Error::other)?;
-    let history = m.take_history();
+    // `aof-disable-auto-gc yes` keeps the history files (listed as such) until it is off.
+    let history =
+        if srv.config.testing.aof_disable_auto_gc { Vec::new() } else { m.take_history() };
     srv.persist.aof.manifest = m;
     for h in &history {
         let name = name_of(h);

@@ -159,9 +159,10 @@ pub fn open_loaded(srv: &mut Store<'_>, loaded: Loaded, now_ms: i64) -> Result<(
     Ok(())
 }
 
-/// Deletes the files the manifest lists as history, and persists it without them.
-fn delete_history(srv: &mut Store<'_>) {
-    if srv.persist.aof.manifest.history.is_empty() {
+/// Deletes the files the manifest lists as history, and persists it without them (not while
+/// `aof-disable-auto-gc` is on; turning it off calls this).
+pub fn delete_history(srv: &mut Store<'_>) {
+    if srv.persist.aof.manifest.history.is_empty() || srv.config.testing.aof_disable_auto_gc {
         return;
     }
     let dir = dir_path(srv);

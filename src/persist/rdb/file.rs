@@ -83,6 +83,8 @@ pub struct SaveInfo {
     pub checksum: bool,
     /// The code of each function library, written as function records before the data.
     pub functions: Vec<bytes::Bytes>,
+    /// `rdb-key-save-delay`: a pause after each key (a testing knob).
+    pub key_delay: i32,
 }
 
 impl SaveInfo {
@@ -96,6 +98,7 @@ impl SaveInfo {
             prefetch: true,
             checksum: config.rdbchecksum,
             functions: Vec::new(),
+            key_delay: config.testing.rdb_key_save_delay,
         }
     }
 }
@@ -134,6 +137,7 @@ pub fn write_rdb<W: Write>(w: &mut RdbWriter<W>, dbs: &[Db], info: &SaveInfo) ->
                 return;
             }
             result = write_key(w, key, e, access, info);
+            crate::config::debug_delay(info.key_delay);
         };
         if info.prefetch {
             db.for_each_with_values(&mut each);
@@ -312,6 +316,7 @@ pub fn load_rdb<R: Read>(
                     )));
                 }
                 stats.keys_loaded += 1;
+                crate::config::debug_delay(lim.key_delay);
             }
         }
     }

@@ -187,6 +187,8 @@ pub struct LoadLimits {
     /// `rdb-version-check relaxed`: read foreign and future RDB versions as far as their
     /// types and opcodes are known.
     pub relaxed_version_check: bool,
+    /// `key-load-delay`: a pause after each key (a testing knob).
+    pub key_delay: i32,
 }
 
 impl LoadLimits {
@@ -210,6 +212,7 @@ impl LoadLimits {
             check_crc: c.rdbchecksum,
             relaxed_version_check: c.persistence.rdb_version_check
                 == crate::config::RdbVersionCheck::Relaxed,
+            key_delay: c.testing.key_load_delay,
         }
     }
 }
