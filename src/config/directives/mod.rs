@@ -24,10 +24,9 @@ mod tls;
 pub use cluster::Cluster;
 pub use general::General;
 pub use memory::Memory;
-pub use network::{Network, HIDDEN};
+pub use network::Network;
 pub use persistence::Persistence;
 pub use replication::Replication;
-pub use testing::HIDDEN as TESTING_HIDDEN;
 pub use testing::{debug_delay, Testing};
 pub use tls::Tls;
 
@@ -135,6 +134,12 @@ const fn special(
         kind: Kind::Special(special),
         support: Support::Acts,
     }
+}
+
+/// Whether Valkey 9.1 keeps directive `name` out of `CONFIG GET` with a pattern (it is
+/// listed only when asked for by its exact name).
+pub fn is_hidden(name: &str) -> bool {
+    network::HIDDEN.contains(&name) || testing::HIDDEN.contains(&name)
 }
 
 /// The table, area by area.
