@@ -24,7 +24,7 @@
 //! Cost: one boxed key name per volatile hash (16 bytes of box plus the name's allocation)
 //! and the map's nodes per slot, shared by every hash due in that second.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Slots are 1024 ms wide.
 const SLOT_SHIFT: u32 = 10;
@@ -32,7 +32,7 @@ const SLOT_SHIFT: u32 = 10;
 /// The queue of hashes with volatile fields (see the module documentation).
 #[derive(Default, Debug)]
 pub struct FieldExpiryQueue {
-    slots: BTreeMap<i64, Vec<Box<[u8]>>>,
+    slots: BTreeMap<i64, VecDeque<Box<[u8]>>>,
     len: usize,
 }
 
@@ -40,7 +40,7 @@ impl FieldExpiryQueue {
     /// Files `key` under the slot of `bound_ms` (a time before which none of its fields
     /// expires).
     pub fn file(&mut self, key: &[u8], bound_ms: i64) {
-        self.slots.entry(bound_ms >> SLOT_SHIFT).or_default().push(key.into());
+        self.slots.entry(bound_ms >> SLOT_SHIFT).or_default().push_back(key.into());
         self.len += 1;
     }
 
@@ -50,7 +50,9 @@ impl FieldExpiryQueue {
         if *first.key() > now_ms >> SLOT_SHIFT {
             return None;
         }
-        let key = first.get_mut().pop().expect("no slot is left empty");
+        // First filed, first taken: hashes due in the same slot go in the order they were
+        // filed, about the order of their times.
+        let key = first.get_mut().pop_front().expect("no slot is left empty");
         if first.get().is_empty() {
             first.remove();
         }
@@ -99,9 +101,8 @@ mod tests {
         q.file(b"b", t0 + 5);
         assert_eq!(q.len(), 3);
         assert_eq!(q.take_due(t0 - 5_000), None);
-        let mut due = vec![q.take_due(t0 + 10).unwrap(), q.take_due(t0 + 10).unwrap()];
-        due.sort();
-        assert_eq!(due, [b"a"[..].into(), b"b"[..].into()]);
+        let due = vec![q.take_due(t0 + 10).unwrap(), q.take_due(t0 + 10).unwrap()];
+        assert_eq!(due, [b"a"[..].into(), b"b"[..].into()], "in filing order");
         assert_eq!(q.take_due(t0 + 10), None, "the late slot is not due");
         assert_eq!(q.take_due(t0 + 20_000).as_deref(), Some(&b"late"[..]));
         assert!(q.is_empty());
