@@ -18,7 +18,7 @@ use super::reply_elem;
 use crate::commands::args::{int_arg, is};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
-use crate::types::hash::{HashObj, Limits, TtlWrite};
+use crate::types::hash::{FieldTtl, HashObj, Limits, TtlWrite};
 
 /// HSETEX's FNX / FXX.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,10 +117,9 @@ pub(super) fn hsetex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let limits = Limits::from_config(ctx.config);
     let db = &mut ctx.dbs[ctx.client.db];
     // Type first, then the time, then the conditions; a key is created only to be written.
-    let exists = match db.read_agg_quiet::<HashObj>(key, now)? {
-        Some(h) => Some(pairs.chunks_exact(2).filter(|p| h.contains(&p[0], now)).count()),
-        None => None,
-    };
+    let exists = db
+        .read_agg_quiet::<HashObj>(key, now)?
+        .map(|h| pairs.chunks_exact(2).filter(|p| h.contains(&p[0], now)).count());
     let when = resolve(ttl, now, "hsetex")?;
     let n = pairs.len() / 2;
     let allowed = match (presence, exists) {
@@ -228,11 +227,9 @@ pub(super) fn hgetex(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
                 h.set_field_expire(f, Some(w));
                 changed.push(f.clone());
             }
-            (TtlOpt::Persist, _) => {
-                if h.field_ttl(f, now) != crate::types::hash::FieldTtl::Persistent {
-                    h.set_field_expire(f, None);
-                    changed.push(f.clone());
-                }
+            (TtlOpt::Persist, _) if h.field_ttl(f, now) != FieldTtl::Persistent => {
+                h.set_field_expire(f, None);
+                changed.push(f.clone());
             }
             _ => {}
         }
