@@ -418,8 +418,9 @@ impl Db {
 
     /// Write `value` at `key` with the given TTL rule.
     pub fn set(&mut self, key: &[u8], mut value: Value, ttl: Ttl, now_ms: i64) {
+        let bound = hash_fields::expire_bound(&value);
         self.write(key, Obj::new_value(&mut value), ttl, false, now_ms);
-        self.file_if_volatile_hash(key);
+        self.file_hash(key, bound);
     }
 
     /// The aggregate of type `T` at `key`, for reading: counts a hit or miss and touches the
@@ -616,6 +617,7 @@ impl Db {
     /// replaces a key: Valkey deletes the destination first, then adds the key.
     pub fn put(&mut self, key: &[u8], mut obj: Obj) {
         let h = hash_key(key);
+        let bound = hash_fields::expire_bound(&obj.value);
         self.keys.insert(h, key, Obj::new_value(&mut obj.value), obj.expire_at_ms, obj.lru);
         self.log_created(key);
         if obj.raw {
@@ -623,7 +625,7 @@ impl Db {
                 e.set_raw();
             }
         }
-        self.file_if_volatile_hash(key);
+        self.file_hash(key, bound);
     }
 
     /// Insert an entry removed from a database ([`Db::take_raw`]) under `key` (RENAME, MOVE),
@@ -631,16 +633,18 @@ impl Db {
     /// allocation (header and key) is rebuilt, so a big string is not copied.
     pub fn put_entry(&mut self, key: &[u8], mut e: KeyEntry) {
         let h = hash_key(key);
+        let bound = hash_fields::entry_expire_bound(&e);
         let moved = e.rebuilt(key, e.expire_at());
         self.keys.insert_entry(h, key, moved);
         self.log_created(key);
-        self.file_if_volatile_hash(key);
+        self.file_hash(key, bound);
     }
 
     /// As [`Db::put`] for a key that must not exist (loading a file): false, and nothing
     /// stored, when it does (expired or not).
     pub fn put_absent(&mut self, key: &[u8], mut obj: Obj) -> bool {
         let h = hash_key(key);
+        let bound = hash_fields::expire_bound(&obj.value);
         let value = Obj::new_value(&mut obj.value);
         if !self.keys.insert_absent(h, key, value, obj.expire_at_ms, obj.lru) {
             return false;
@@ -651,7 +655,7 @@ impl Db {
                 e.set_raw();
             }
         }
-        self.file_if_volatile_hash(key);
+        self.file_hash(key, bound);
         true
     }
 

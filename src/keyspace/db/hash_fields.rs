@@ -5,9 +5,10 @@
 //! (the `hexpired` event, `HDEL` in the propagation feed).
 
 use super::Db;
-use crate::keyspace::value::is_expired;
+use crate::keyspace::entry::KeyEntry;
+use crate::keyspace::value::{is_expired, Value};
 use crate::table::hash_key;
-use crate::types::agg::{AggType, Typed};
+use crate::types::agg::{Agg, AggType, Typed};
 use crate::types::hash::HashObj;
 
 /// Fields active expiry removed from one hash.
@@ -30,6 +31,19 @@ pub struct FieldsStep {
     pub more: bool,
 }
 
+/// The field-expiry lower bound of `v` when it is a hash with volatile fields.
+pub(super) fn expire_bound(v: &Value) -> Option<i64> {
+    match v {
+        Value::Agg(Agg::Hash(h)) => h.next_expire_bound(),
+        _ => None,
+    }
+}
+
+/// [`expire_bound`] of the value an entry holds.
+pub(super) fn entry_expire_bound(e: &KeyEntry) -> Option<i64> {
+    e.agg().and_then(HashObj::from_ref).and_then(HashObj::next_expire_bound)
+}
+
 impl Db {
     /// A write changed the expire times of the hash at `key`: its lower bound went from
     /// `before` to `after` (None: no volatile field). Files the hash for active expiry when
@@ -43,14 +57,9 @@ impl Db {
     }
 
     /// A value was stored whole at `key` (RENAME, MOVE, RESTORE, a load): files it when it
-    /// is a hash with volatile fields.
-    pub(super) fn file_if_volatile_hash(&mut self, key: &[u8]) {
-        let bound = self
-            .keys
-            .get(hash_key(key), key)
-            .and_then(|e| e.agg())
-            .and_then(HashObj::from_ref)
-            .and_then(HashObj::next_expire_bound);
+    /// is a hash with volatile fields, whose lower bound ([`expire_bound`]) the caller took
+    /// before storing it.
+    pub(super) fn file_hash(&mut self, key: &[u8], bound: Option<i64>) {
         if let Some(bound) = bound {
             self.field_queue.file(key, bound);
         }
