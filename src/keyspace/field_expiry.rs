@@ -5,10 +5,15 @@
 //! # Design: a coarse timing wheel of key names, stale entries allowed
 //!
 //! ```text
-//!  slots: BTreeMap<slot, Vec<key>>     slot = bound_ms >> SLOT_SHIFT (about a second)
-//!         [1700000000] -> [k1, k7, k2]
-//!         [1700000003] -> [k9]
+//!  slots: BTreeMap<slot, VecDeque<key>>     slot = bound_ms >> SLOT_SHIFT (128 ms)
+//!         [13281250000] -> [k1, k7, k2]
+//!         [13281250003] -> [k9]
 //! ```
+//!
+//! A slot is handed out once it has ended (its last millisecond is past), so every hash
+//! taken whose bound is still the one it was filed under is due: a hash never comes back
+//! in the same cycle without work to do, at the price of up to 128 ms of delay (Valkey's
+//! own field expiry takes longer than that to get to a field).
 //!
 //! A hash is filed under the slot of its lower bound (`HashObj::next_expire_bound`) when it
 //! gains its first volatile field and whenever a write lowers that bound; nothing is done
@@ -26,8 +31,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-/// Slots are 1024 ms wide.
-const SLOT_SHIFT: u32 = 10;
+/// Slots are 128 ms wide.
+const SLOT_SHIFT: u32 = 7;
 
 /// The queue of hashes with volatile fields (see the module documentation).
 #[derive(Default, Debug)]
@@ -44,10 +49,15 @@ impl FieldExpiryQueue {
         self.len += 1;
     }
 
-    /// Takes one entry whose slot may be due at `now_ms`; None when none is.
+    /// Files `key` as due at once (a hash whose sweep stopped at its step's limit).
+    pub fn file_due(&mut self, key: &[u8], now_ms: i64) {
+        self.file(key, now_ms - (1 << SLOT_SHIFT));
+    }
+
+    /// Takes one entry of a slot that ended before `now_ms`; None when there is none.
     pub fn take_due(&mut self, now_ms: i64) -> Option<Box<[u8]>> {
         let mut first = self.slots.first_entry()?;
-        if *first.key() > now_ms >> SLOT_SHIFT {
+        if *first.key() >= now_ms >> SLOT_SHIFT {
             return None;
         }
         // First filed, first taken: hashes due in the same slot go in the order they were
@@ -101,9 +111,10 @@ mod tests {
         q.file(b"b", t0 + 5);
         assert_eq!(q.len(), 3);
         assert_eq!(q.take_due(t0 - 5_000), None);
-        let due = vec![q.take_due(t0 + 10).unwrap(), q.take_due(t0 + 10).unwrap()];
+        assert_eq!(q.take_due(t0), None, "a slot is due once it has ended");
+        let due = vec![q.take_due(t0 + 300).unwrap(), q.take_due(t0 + 300).unwrap()];
         assert_eq!(due, [b"a"[..].into(), b"b"[..].into()], "in filing order");
-        assert_eq!(q.take_due(t0 + 10), None, "the late slot is not due");
+        assert_eq!(q.take_due(t0 + 300), None, "the late slot is not due");
         assert_eq!(q.take_due(t0 + 20_000).as_deref(), Some(&b"late"[..]));
         assert!(q.is_empty());
         q.file(b"x", 5);
