@@ -16,6 +16,8 @@ mod damage;
 mod fill;
 #[path = "aof/harness.rs"]
 mod harness;
+#[path = "aof/hash_fields.rs"]
+mod hash_fields;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;

@@ -9,6 +9,8 @@
 //! after sorting their pairs ([`pairs_sorted`]).
 
 mod common;
+#[path = "hash/ttl.rs"]
+mod ttl;
 
 use std::collections::{HashMap, HashSet};
 

@@ -639,6 +639,7 @@ const SET2: &[&[&str]] = &[&["SADD", "s1", "a", "b"], &["SADD", "s2", "b", "c"]]
 const ZSET2: &[&[&str]] = &[&["ZADD", "z1", "1", "a", "2", "b"], &["ZADD", "z2", "1", "b"]];
 const STR: &[&[&str]] = &[&["SET", "k", "10"]];
 const HASH: &[&[&str]] = &[&["HSET", "k", "f", "1"]];
+const HASH_VOLATILE: &[&[&str]] = &[&["HSETEX", "k", "EX", "100", "FIELDS", "1", "f", "1"]];
 const STREAM: &[&[&str]] = &[&["XADD", "k", "1-1", "a", "1"], &["XADD", "k", "2-1", "b", "2"]];
 const GROUP: &[&[&str]] = &[&["XADD", "k", "1-1", "a", "1"], &["XGROUP", "CREATE", "k", "g", "0"]];
 const PENDING: &[&[&str]] = &[
@@ -697,6 +698,14 @@ fn write_cases() -> Vec<WriteCase> {
         case(HASH, &["HINCRBYFLOAT", "k", "f", "1.5"]),
         case(&[], &["HMSET", "k", "f", "v"]),
         case(&[], &["HSET", "k", "f", "v"]),
+        case(HASH, &["HEXPIRE", "k", "100", "FIELDS", "1", "f"]),
+        case(HASH, &["HPEXPIRE", "k", "100000", "FIELDS", "1", "f"]),
+        case(HASH, &["HEXPIREAT", "k", "4000000000", "FIELDS", "1", "f"]),
+        case(HASH, &["HPEXPIREAT", "k", "4000000000000", "FIELDS", "1", "f"]),
+        case(HASH_VOLATILE, &["HPERSIST", "k", "FIELDS", "1", "f"]),
+        case(&[], &["HSETEX", "k", "EX", "100", "FIELDS", "1", "f", "v"]),
+        case(HASH, &["HGETEX", "k", "EX", "100", "FIELDS", "1", "f"]),
+        case(HASH, &["HGETDEL", "k", "FIELDS", "1", "f"]),
         case(&[], &["HSETNX", "k", "f", "v"]),
         case(STR, &["INCR", "k"]),
         case(STR, &["INCRBY", "k", "2"]),

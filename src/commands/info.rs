@@ -437,9 +437,10 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
     let repl_stats = crate::replication::peek(&*srv.repl).map(|r| r.stats).unwrap_or_default();
     let eviction = evict::stats(now.ms);
     let (mut expired, mut hits, mut misses, mut stale, mut sampled) = (0, 0, 0, 0, 0);
-    let mut evicted = 0;
+    let (mut evicted, mut expired_fields) = (0, 0);
     for db in &srv.dbs {
         evicted += db.stats.evicted_keys;
+        expired_fields += db.stats.expired_fields;
         expired += db.stats.expired_keys;
         hits += db.stats.keyspace_hits;
         misses += db.stats.keyspace_misses;
@@ -466,6 +467,7 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
         "sync_partial_ok" => repl_stats.partial_ok,
         "sync_partial_err" => repl_stats.partial_err,
         "expired_keys" => expired,
+        "expired_fields" => expired_fields,
         "expired_stale_perc" => format!("{:.2}", ratio(stale as usize, sampled as usize) * 100.0),
         "expired_time_cap_reached_count" => 0,
         "expire_cycle_cpu_milliseconds" => st.expire_cycle_cpu_us / 1000,

@@ -9,6 +9,7 @@ use crate::keyspace::clock::{accessed_clock, new_clock};
 pub use crate::keyspace::clock::{idle_ms, lfu_decayed, lru_clock, AccessClock, LFU_INIT_VAL};
 pub use crate::keyspace::entry::StrEdit;
 use crate::keyspace::entry::{KeyEntry, NewValue, Rebuild, RebuiltValue};
+use crate::keyspace::field_expiry::FieldExpiryQueue;
 use crate::keyspace::keys::{Detached, FoundKey, KeyProbe, Keys};
 pub use crate::keyspace::keys::{KeySet, TableGrowth};
 pub use crate::keyspace::value::{is_expired, Obj, ObjView, Value, ValueRef, WrongType};
@@ -16,6 +17,7 @@ use crate::table::hash_key;
 use crate::types::agg::Typed;
 use crate::types::string::{StrRef, StrValue};
 use crate::util::rng::Rng;
+pub use hash_fields::{FieldsExpired, FieldsStep};
 
 /// What to do with an existing TTL when a key is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,6 +114,8 @@ impl Pending {
 #[derive(Default, Debug, Clone, Copy)]
 pub struct DbStats {
     pub expired_keys: u64,
+    /// Hash fields removed by active field expiry.
+    pub expired_fields: u64,
     pub expired_stale_samples: u64,
     pub expired_samples: u64,
     pub keyspace_hits: u64,
@@ -137,6 +141,8 @@ enum Access {
 #[derive(Default)]
 pub struct Db {
     keys: Keys,
+    /// Hashes with volatile fields, for active field expiry (see `hash_fields`).
+    field_queue: FieldExpiryQueue,
     pub stats: DbStats,
     access: AccessClock,
     /// The generator behind the LFU counter's probabilistic increment.
@@ -412,13 +418,27 @@ impl Db {
 
     /// Write `value` at `key` with the given TTL rule.
     pub fn set(&mut self, key: &[u8], mut value: Value, ttl: Ttl, now_ms: i64) {
+        let bound = hash_fields::expire_bound(&value);
         self.write(key, Obj::new_value(&mut value), ttl, false, now_ms);
+        self.file_hash(key, bound);
     }
 
     /// The aggregate of type `T` at `key`, for reading: counts a hit or miss and touches the
     /// access clock. `Err(WrongType)` when the key holds another type.
     pub fn read_agg<T: Typed>(&mut self, key: &[u8], now_ms: i64) -> Result<Option<&T>, WrongType> {
         match self.lookup(self.hash(key), key, now_ms, Access::Read) {
+            None => Ok(None),
+            Some(e) => e.agg().and_then(T::from_ref).map(Some).ok_or(WrongType),
+        }
+    }
+
+    /// As [`Db::read_agg`] for a write that reads first (no hit/miss counting, no touch).
+    pub fn read_agg_quiet<T: Typed>(
+        &mut self,
+        key: &[u8],
+        now_ms: i64,
+    ) -> Result<Option<&T>, WrongType> {
+        match self.lookup(self.hash(key), key, now_ms, Access::Quiet) {
             None => Ok(None),
             Some(e) => e.agg().and_then(T::from_ref).map(Some).ok_or(WrongType),
         }
@@ -597,6 +617,7 @@ impl Db {
     /// replaces a key: Valkey deletes the destination first, then adds the key.
     pub fn put(&mut self, key: &[u8], mut obj: Obj) {
         let h = hash_key(key);
+        let bound = hash_fields::expire_bound(&obj.value);
         self.keys.insert(h, key, Obj::new_value(&mut obj.value), obj.expire_at_ms, obj.lru);
         self.log_created(key);
         if obj.raw {
@@ -604,6 +625,7 @@ impl Db {
                 e.set_raw();
             }
         }
+        self.file_hash(key, bound);
     }
 
     /// Insert an entry removed from a database ([`Db::take_raw`]) under `key` (RENAME, MOVE),
@@ -611,15 +633,18 @@ impl Db {
     /// allocation (header and key) is rebuilt, so a big string is not copied.
     pub fn put_entry(&mut self, key: &[u8], mut e: KeyEntry) {
         let h = hash_key(key);
+        let bound = hash_fields::entry_expire_bound(&e);
         let moved = e.rebuilt(key, e.expire_at());
         self.keys.insert_entry(h, key, moved);
         self.log_created(key);
+        self.file_hash(key, bound);
     }
 
     /// As [`Db::put`] for a key that must not exist (loading a file): false, and nothing
     /// stored, when it does (expired or not).
     pub fn put_absent(&mut self, key: &[u8], mut obj: Obj) -> bool {
         let h = hash_key(key);
+        let bound = hash_fields::expire_bound(&obj.value);
         let value = Obj::new_value(&mut obj.value);
         if !self.keys.insert_absent(h, key, value, obj.expire_at_ms, obj.lru) {
             return false;
@@ -630,6 +655,7 @@ impl Db {
                 e.set_raw();
             }
         }
+        self.file_hash(key, bound);
         true
     }
 
@@ -652,6 +678,7 @@ impl Db {
     pub fn clear(&mut self) -> usize {
         let n = self.keys.len();
         self.keys = Keys::default();
+        self.field_queue.clear();
         n
     }
 
@@ -676,6 +703,7 @@ impl Db {
 
     /// Take the whole contents out, for freeing on another thread (lazyfree).
     pub fn take_all(&mut self) -> Detached {
+        self.field_queue.clear();
         self.keys.detach()
     }
 
@@ -710,6 +738,7 @@ impl Db {
     /// and settings stay with their database.
     pub fn swap_contents(a: &mut Db, b: &mut Db) {
         std::mem::swap(&mut a.keys, &mut b.keys);
+        std::mem::swap(&mut a.field_queue, &mut b.field_queue);
     }
 
     /// Every key, in storage order (KEYS).
@@ -842,7 +871,7 @@ impl Db {
 
     /// Bytes of the table and the expire index (INFO memory overhead).
     pub fn overhead_bytes(&self) -> usize {
-        self.keys.overhead_bytes()
+        self.keys.overhead_bytes() + self.field_queue.memory_bytes()
     }
 
     /// Bytes of the hashtable alone (MEMORY STATS `overhead.hashtable.main`).
@@ -981,6 +1010,8 @@ impl LiveKey<'_> {
         self.at.set_expire(key, at);
     }
 }
+
+mod hash_fields;
 
 #[cfg(test)]
 mod edit_tests;

@@ -7,6 +7,7 @@
 //!   growable out-of-line buffer of a long string value (growth rule there).
 //! - `expire_index`: the entries that have a TTL, for active expiry's sampling.
 //! - `keys`: table plus expire index, kept in step.
+//! - `field_expiry`: the queue of hashes with volatile fields, for active field expiry.
 //! - `db`: the API commands use (lazy expiry, access clocks, statistics).
 //! - `clock`: LRU/LFU access clocks. `value`: value and object views. `lazyfree`: freeing
 //!   large values and whole databases off the main thread.
@@ -15,6 +16,7 @@ pub mod clock;
 pub mod db;
 pub mod entry;
 pub mod expire_index;
+pub mod field_expiry;
 pub mod heap_str;
 pub mod keys;
 pub mod lazyfree;

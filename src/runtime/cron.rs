@@ -154,10 +154,48 @@ pub fn active_expire(srv: &mut ServerState, now_ms: i64, cycle: ExpireCycle) {
             }
         }
     }
+    if !timed_out {
+        timed_out = active_expire_fields(srv, now_ms, started, budget_us);
+    }
     srv.stats.expire_cycle_cpu_us += started.elapsed().as_micros() as u64;
     if cycle == ExpireCycle::Slow {
         srv.expire_fast_wanted = timed_out;
     }
+}
+
+/// Queue entries (hashes) one field-expiry step takes, and buckets it sweeps per hash.
+const FIELD_EXPIRE_HASHES_PER_STEP: usize = 32;
+const FIELD_EXPIRE_BUCKETS_PER_HASH: usize = 64;
+
+/// Active expiry of hash fields, in what is left of the cycle's time budget: per db, steps
+/// over the hashes due (see `keyspace::field_expiry`) until none is or time is up; each
+/// hash that lost fields gets its effects (`hexpired`, `HDEL` in the feed, `del` and the
+/// key's removal when it was emptied). True when it ran out of time with work left.
+fn active_expire_fields(
+    srv: &mut ServerState,
+    now_ms: i64,
+    started: std::time::Instant,
+    budget_us: u64,
+) -> bool {
+    for i in 0..srv.dbs.len() {
+        loop {
+            let step = srv.dbs[i].expire_fields_step(
+                now_ms,
+                FIELD_EXPIRE_HASHES_PER_STEP,
+                FIELD_EXPIRE_BUCKETS_PER_HASH,
+            );
+            for gone in &step.expired {
+                crate::server::events::hash_fields_expired(srv, i, gone);
+            }
+            if !step.more {
+                break;
+            }
+            if started.elapsed().as_micros() as u64 > budget_us {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 fn close_idle_clients(srv: &mut ServerState, now_ms: i64) {

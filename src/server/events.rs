@@ -264,3 +264,32 @@ impl ServerState {
         crate::server::pubsub::publish(self, crate::server::pubsub::Scope::Global, channel, message)
     }
 }
+
+/// Active expiry removed fields of a hash (`Db::expire_fields_step`): the `hexpired` event,
+/// WATCH and tracking, `HDEL key field...` in the feed, and when the hash was left empty
+/// (and deleted) the `del` event with `UNLINK`/`DEL` after the `HDEL`, both in one
+/// `MULTI`/`EXEC`, as Valkey 9.1 logs it.
+pub fn hash_fields_expired(
+    srv: &mut ServerState,
+    db: usize,
+    gone: &crate::keyspace::db::FieldsExpired,
+) {
+    srv.dirty.0 += gone.fields.len() as u64;
+    srv.key_modified(db, &gone.key);
+    if srv.feed.on {
+        let mut hdel: Vec<&[u8]> = vec![b"HDEL", &gone.key];
+        hdel.extend(gone.fields.iter().map(Vec::as_slice));
+        if gone.deleted {
+            srv.feed.exec_begin();
+            srv.feed.command(db, &hdel);
+            crate::server::propagate::removed(srv, db, &gone.key, false);
+            srv.feed.exec_end();
+        } else {
+            srv.feed.command(db, &hdel);
+        }
+    }
+    srv.notify(db, KeyspaceEvents::HASH, "hexpired", &gone.key);
+    if gone.deleted {
+        srv.notify(db, KeyspaceEvents::GENERIC, "del", &gone.key);
+    }
+}

@@ -47,6 +47,9 @@ pub enum CmdError {
     DbIndexOutOfRange,
     /// `-ERR invalid expire time in '<cmd>' command`
     InvalidExpire(String),
+    /// `-ERR numfields should be greater than 0 and match the provided number of fields`
+    /// (the hash field expiration commands' FIELDS block)
+    NumFields,
     /// `-ERR value is out of range, must be positive`
     OutOfRangePositive,
     /// `-ERR string exceeds maximum allowed size (proto-max-bulk-len)`
@@ -355,6 +358,9 @@ impl fmt::Display for CmdError {
             CmdError::NoSuchKey => f.write_str("ERR no such key"),
             CmdError::DbIndexOutOfRange => f.write_str("ERR DB index is out of range"),
             CmdError::InvalidExpire(cmd) => write!(f, "ERR invalid expire time in '{cmd}' command"),
+            CmdError::NumFields => f.write_str(
+                "ERR numfields should be greater than 0 and match the provided number of fields",
+            ),
             CmdError::OutOfRangePositive => {
                 f.write_str("ERR value is out of range, must be positive")
             }

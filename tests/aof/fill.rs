@@ -308,6 +308,27 @@ pub fn fill_rest(c: &mut Client, port: u16, p: &str) {
         &["ZADD", &k("r:bzm"), "1", "one", "2", "two"],
     );
     assert_eq!(r.as_array()[0], bulk(&k("r:bzm")));
+    hash_field_ttls(c, &k("r:hfe"));
+}
+
+/// Hash field expiration, every command and form: relative times must be logged as
+/// absolute ones, times already past as HDEL, so a replay gives the same fields and times.
+fn hash_field_ttls(c: &mut Client, key: &str) {
+    w(c, &["HSET", key, "a", "1", "b", "2", "c", "3", "d", "4", "e", "5", "gone", "x"]);
+    w(c, &["HEXPIRE", key, "1000", "FIELDS", "2", "a", "nosuch"]);
+    w(c, &["HPEXPIRE", key, "2000000", "NX", "FIELDS", "1", "b"]);
+    w(c, &["HEXPIREAT", key, "4000000000", "FIELDS", "1", "c"]);
+    w(c, &["HPEXPIREAT", key, "4000000000123", "FIELDS", "1", "d"]);
+    w(c, &["HPERSIST", key, "FIELDS", "1", "d"]);
+    w(c, &["HEXPIRE", key, "0", "FIELDS", "1", "gone"]);
+    w(c, &["HSETEX", key, "PX", "3000000", "FIELDS", "2", "x", "1", "y", "2"]);
+    w(c, &["HSETEX", key, "FXX", "KEEPTTL", "FIELDS", "1", "x", "10"]);
+    w(c, &["HSETEX", key, "EXAT", "1", "FIELDS", "1", "y", "3"]);
+    w(c, &["HGETEX", key, "EX", "5000", "FIELDS", "1", "e"]);
+    w(c, &["HGETEX", key, "PERSIST", "FIELDS", "1", "a"]);
+    w(c, &["HGETDEL", key, "FIELDS", "1", "nosuch"]);
+    w(c, &["HSET", &format!("{key}:2"), "f", "v", "g", "w"]);
+    w(c, &["HGETDEL", &format!("{key}:2"), "FIELDS", "1", "g"]);
 }
 
 /// Keys set to expire within the second, in every relative form: logged as relative times,

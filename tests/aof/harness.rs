@@ -223,7 +223,7 @@ pub fn contents_of(c: &mut Client, key: &[u8]) -> Val {
     };
     match c.cmd_b(&[b"TYPE", key]).as_str().as_str() {
         "string" => c.cmd_b(&[b"GET", key]),
-        "hash" => sorted(c.cmd_b(&[b"HGETALL", key])),
+        "hash" => Val::Array(vec![sorted(c.cmd_b(&[b"HGETALL", key])), field_ttls(c, key)]),
         "set" => sorted(c.cmd_b(&[b"SMEMBERS", key])),
         "list" => c.cmd_b(&[b"LRANGE", key, b"0", b"-1"]),
         "zset" => common::scores_as_numbers(c.cmd_b(&[b"ZRANGE", key, b"0", b"-1", b"WITHSCORES"])),
@@ -233,6 +233,25 @@ pub fn contents_of(c: &mut Client, key: &[u8]) -> Val {
         ]),
         other => panic!("{:?}: type {other}", Key(key.to_vec())),
     }
+}
+
+/// The expire time of every field of a hash that has one, sorted by field (none on servers
+/// without hash field expiration: redis-server 7.0 answers an error).
+fn field_ttls(c: &mut Client, key: &[u8]) -> Val {
+    let mut fields = c.cmd_b(&[b"HKEYS", key]).as_array();
+    fields.sort_by_key(|x| format!("{x:?}"));
+    let mut out = Vec::new();
+    for f in fields {
+        let Val::Bulk(f) = f else { panic!("field {f:?}") };
+        match c.cmd_b(&[b"HPEXPIRETIME", key, b"FIELDS", b"1", &f]) {
+            Val::Array(at) if at[0] != Val::Int(-1) => {
+                out.push(Val::Array(vec![Val::Bulk(f), at[0].clone()]))
+            }
+            Val::Array(_) => {}
+            _ => return Val::Array(vec![]),
+        }
+    }
+    Val::Array(out)
 }
 
 /// Every key of every database.

@@ -1,13 +1,22 @@
 //! Hash commands: HSET, HSETNX, HMSET, HGET, HMGET, HDEL, HLEN, HSTRLEN, HEXISTS, HKEYS,
-//! HVALS, HGETALL, HINCRBY, HINCRBYFLOAT here; HRANDFIELD in `random`; HSCAN in `scan`.
+//! HVALS, HGETALL, HINCRBY, HINCRBYFLOAT here; HRANDFIELD in `random`; HSCAN in `scan`;
+//! the field TTL commands (HEXPIRE..., HTTL..., HPERSIST) in `ttl`; HSETEX, HGETEX and
+//! HGETDEL in `ex`, with their shared `FIELDS` block and time options in `fields`.
+//!
+//! Fields whose TTL has passed are invisible to every read here (each takes the command's
+//! `now_ms`), though HLEN still counts them until active expiry reclaims them, as Valkey
+//! 9.1 does.
 //!
 //! Handlers parse and check every argument before they look the key up or create it, so a
 //! failed command never leaves an empty hash behind. The listpack thresholds are read from
 //! the configuration at each write ([`Limits::from_config`]), so CONFIG SET applies to the
 //! next write; the encoding itself lives in `types::hash`.
 
+mod ex;
+mod fields;
 mod random;
 mod scan;
+mod ttl;
 
 use bytes::Bytes;
 
@@ -19,7 +28,7 @@ use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
 use crate::resp::reply::Reply;
 use crate::types::agg::AggType;
-use crate::types::hash::{HashObj, Limits};
+use crate::types::hash::{HashObj, Limits, TtlWrite};
 use crate::types::listpack::{LpEntry, INT_DECIMAL_BYTES_MAX};
 use crate::types::string::LongDouble;
 
@@ -38,6 +47,11 @@ const DELETE_FAST: (u64, u64) = (flag::WRITE | flag::FAST, acl::WRITE | acl::HAS
 
 const ORDER_TIP: &[&str] = &["nondeterministic_output_order"];
 const OUTPUT_TIP: &[&str] = &["nondeterministic_output"];
+
+const RW_ACCESS_DELETE: &[KeySpec] = &[range(RW | ACCESS | DELETE, 1, 0, 1)];
+/// The TTL writes never grow memory much: no DENYOOM (as Valkey).
+const TTL_WRITE: (u64, u64) = (flag::WRITE | flag::FAST, acl::WRITE | acl::HASH | acl::FAST);
+const ON_FIELDS: &str = "O(N) where N is the number of specified fields.";
 
 const O1: &str = "O(1)";
 const ON_SIZE: &str = "O(N) where N is the size of the hash.";
@@ -98,6 +112,42 @@ pub static COMMANDS: &[Command] = &[
         .keys(RO_ACCESS)
         .tips(OUTPUT_TIP)
         .doc("hash", "2.8.0", "Iterates over fields and values of a hash.", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection."),
+    Command::new("hexpire", -6, TTL_WRITE.0, TTL_WRITE.1, Data(ttl::hexpire))
+        .keys(RW_UPDATE)
+        .doc("hash", "9.0.0", "Sets expiry time on hash fields.", ON_FIELDS),
+    Command::new("hpexpire", -6, TTL_WRITE.0, TTL_WRITE.1, Data(ttl::hpexpire))
+        .keys(RW_UPDATE)
+        .doc("hash", "9.0.0", "Sets expiry time on hash object.", ON_FIELDS),
+    Command::new("hexpireat", -6, TTL_WRITE.0, TTL_WRITE.1, Data(ttl::hexpireat))
+        .keys(RW_UPDATE)
+        .doc("hash", "9.0.0", "Sets expiry time on hash fields.", ON_FIELDS),
+    Command::new("hpexpireat", -6, TTL_WRITE.0, TTL_WRITE.1, Data(ttl::hpexpireat))
+        .keys(RW_UPDATE)
+        .doc("hash", "9.0.0", "Sets expiration time on hash field.", ON_FIELDS),
+    Command::new("httl", -5, READ_FAST.0, READ_FAST.1, Data(ttl::httl))
+        .keys(RO_ACCESS)
+        .doc("hash", "9.0.0", "Returns the remaining time to live (in seconds) of a hash key's field(s) that have an associated expiration.", ON_FIELDS),
+    Command::new("hpttl", -5, READ_FAST.0, READ_FAST.1, Data(ttl::hpttl))
+        .keys(RO_ACCESS)
+        .doc("hash", "9.0.0", "Returns the remaining time to live in milliseconds of a hash key's field(s) that have an associated expiration.", ON_FIELDS),
+    Command::new("hexpiretime", -5, READ_FAST.0, READ_FAST.1, Data(ttl::hexpiretime))
+        .keys(RO_ACCESS)
+        .doc("hash", "9.0.0", "Returns Unix timestamps in seconds since the epoch at which the given key's field(s) will expire.", ON_FIELDS),
+    Command::new("hpexpiretime", -5, READ_FAST.0, READ_FAST.1, Data(ttl::hpexpiretime))
+        .keys(RO_ACCESS)
+        .doc("hash", "9.0.0", "Returns the Unix timestamp in milliseconds since Unix epoch at which the given key's field(s) will expire.", ON_FIELDS),
+    Command::new("hpersist", -5, TTL_WRITE.0, TTL_WRITE.1, Data(ttl::hpersist))
+        .keys(RW_UPDATE)
+        .doc("hash", "9.0.0", "Remove the existing expiration on a hash key's field(s).", ON_FIELDS),
+    Command::new("hsetex", -6, WRITE_FAST.0, WRITE_FAST.1, Data(ex::hsetex))
+        .keys(RW_INSERT)
+        .doc("hash", "9.0.0", "Sets the value of one or more fields of a given hash key, and optionally sets their expiration time.", ON_FIELDS),
+    Command::new("hgetex", -5, TTL_WRITE.0, TTL_WRITE.1, Data(ex::hgetex))
+        .keys(RW_ACCESS_UPDATE)
+        .doc("hash", "9.0.0", "Gets the value of one or more fields of a given hash key, and optionally sets their expiration time or time-to-live (TTL).", ON_FIELDS),
+    Command::new("hgetdel", -5, DELETE_FAST.0, DELETE_FAST.1, Data(ex::hgetdel))
+        .keys(RW_ACCESS_DELETE)
+        .doc("hash", "9.1.0", "Returns the values of one or more fields and deletes them from a hash.", "O(N) where N is the number of fields to be retrieved and deleted."),
 ];
 
 /// Reply with a field or value as a bulk string (integers in decimal).
@@ -119,7 +169,11 @@ fn set_pairs(ctx: &mut Ctx, argv: &[Bytes]) -> Result<i64, CmdError> {
     let h = db.write_agg_or_create(&argv[1], ctx.now_ms, HashObj::new)?;
     let pairs = &argv[2..];
     h.prepare_write(pairs, limits);
-    let created = pairs.chunks_exact(2).filter(|p| h.set(&p[0], &p[1], limits)).count();
+    let now = ctx.now_ms;
+    let created = pairs
+        .chunks_exact(2)
+        .filter(|p| h.set_with(&p[0], &p[1], TtlWrite::Clear, limits, now))
+        .count();
     // Raised even when no value changed, as Valkey does.
     ctx.changed(&argv[1], (pairs.len() / 2) as u64, KeyspaceEvents::HASH, "hset");
     Ok(created as i64)
@@ -143,10 +197,10 @@ fn hsetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let db = &mut ctx.dbs[ctx.client.db];
     let h = db.write_agg_or_create(key, ctx.now_ms, HashObj::new)?;
     // As Valkey: an existing field changes nothing, not even the encoding.
-    let set = !h.contains(field);
+    let set = !h.contains(field, ctx.now_ms);
     if set {
         h.prepare_write(&argv[2..4], limits);
-        h.set(field, value, limits);
+        h.set_with(field, value, TtlWrite::Clear, limits, ctx.now_ms);
         ctx.changed(key, 1, KeyspaceEvents::HASH, "hset");
     }
     ctx.out.int(i64::from(set));
@@ -155,7 +209,7 @@ fn hsetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn hget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let db = &mut ctx.dbs[ctx.client.db];
-    match db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?.and_then(|h| h.get(&argv[2])) {
+    match db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?.and_then(|h| h.get(&argv[2], ctx.now_ms)) {
         Some(v) => reply_elem(ctx.out, v),
         None => ctx.out.null(),
     }
@@ -168,7 +222,7 @@ fn hmget(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let fields = &argv[2..];
     ctx.out.array(fields.len());
     for field in fields {
-        match h.and_then(|h| h.get(field)) {
+        match h.and_then(|h| h.get(field, ctx.now_ms)) {
             Some(v) => reply_elem(ctx.out, v),
             None => ctx.out.null(),
         }
@@ -184,7 +238,8 @@ fn hdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
         return Ok(());
     };
     let fields = h.get();
-    let deleted = argv[2..].iter().filter(|f| fields.remove(f)).count();
+    let now = ctx.now_ms;
+    let deleted = argv[2..].iter().filter(|f| fields.remove_live(f, now)).count();
     let emptied = h.remove_if_empty();
     if deleted > 0 {
         ctx.changed(key, deleted as u64, KeyspaceEvents::HASH, "hdel");
@@ -205,7 +260,8 @@ fn hlen(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn hstrlen(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let db = &mut ctx.dbs[ctx.client.db];
-    let value = db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?.and_then(|h| h.get(&argv[2]));
+    let value =
+        db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?.and_then(|h| h.get(&argv[2], ctx.now_ms));
     let len = value.map_or(0, |v| v.write_to(&mut [0u8; INT_DECIMAL_BYTES_MAX]).len());
     ctx.out.int(len as i64);
     Ok(())
@@ -213,7 +269,9 @@ fn hstrlen(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 fn hexists(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let db = &mut ctx.dbs[ctx.client.db];
-    let found = db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?.is_some_and(|h| h.contains(&argv[2]));
+    let found = db
+        .read_agg::<HashObj>(&argv[1], ctx.now_ms)?
+        .is_some_and(|h| h.contains(&argv[2], ctx.now_ms));
     ctx.out.int(i64::from(found));
     Ok(())
 }
@@ -228,13 +286,14 @@ enum Part {
 
 fn get_all(ctx: &mut Ctx, key: &[u8], part: Part) -> CmdResult {
     let db = &mut ctx.dbs[ctx.client.db];
-    let h = db.read_agg::<HashObj>(key, ctx.now_ms)?;
-    let len = h.map_or(0, |h| h.len());
+    let now = ctx.now_ms;
+    let h = db.read_agg::<HashObj>(key, now)?;
+    let len = h.map_or(0, |h| h.live_len(now));
     match part {
         Part::Both => ctx.out.map(len),
         Part::Fields | Part::Values => ctx.out.array(len),
     }
-    for (field, value) in h.into_iter().flat_map(HashObj::iter) {
+    for (field, value) in h.into_iter().flat_map(|h| h.iter_live(now)) {
         if part != Part::Values {
             reply_elem(ctx.out, field);
         }
@@ -264,12 +323,12 @@ fn hincrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let db = &mut ctx.dbs[ctx.client.db];
     let h = db.write_agg_or_create(key, ctx.now_ms, HashObj::new)?;
     // Errors come only from an existing field, so the hash is not empty on an error.
-    let current = match h.get(field) {
+    let current = match h.get(field, ctx.now_ms) {
         None => 0,
         Some(v) => v.as_int().ok_or(CmdError::HashValueNotInteger)?,
     };
     let next = current.checked_add(incr).ok_or(CmdError::IncrOverflow)?;
-    h.set_int(field, next, limits);
+    h.set_int(field, next, limits, ctx.now_ms);
     ctx.changed(key, 1, KeyspaceEvents::HASH, "hincrby");
     ctx.out.int(next);
     Ok(())
@@ -287,14 +346,14 @@ fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let db = &mut ctx.dbs[ctx.client.db];
     let h = db.write_agg_or_create(key, ctx.now_ms, HashObj::new)?;
     // Errors come only from an existing field, so the hash is not empty on an error.
-    let current = match h.get(field) {
+    let current = match h.get(field, ctx.now_ms) {
         None => LongDouble::ZERO,
         Some(LpEntry::Int(n)) => LongDouble::from_i64(n),
         Some(LpEntry::Str(s)) => LongDouble::parse(s).ok_or(CmdError::HashValueNotFloat)?,
     };
     let sum = current.checked_add(incr).ok_or(CmdError::NanOrInfinity)?;
     let text = sum.to_human_string();
-    h.set(field, text.as_bytes(), limits);
+    h.set_with(field, text.as_bytes(), TtlWrite::Keep, limits, ctx.now_ms);
     ctx.changed(key, 1, KeyspaceEvents::HASH, "hincrbyfloat");
     // Replayed as the value it stored, as Valkey propagates it.
     ctx.propagate_as(|| {

@@ -54,6 +54,9 @@ pub(super) fn hrandfield(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let mut limit = ReplyLimit::new(ctx);
     let db = &mut ctx.dbs[ctx.client.db];
     let h = db.read_agg::<HashObj>(&argv[1], ctx.now_ms)?;
+    // Fields past their TTL are not drawn: sample a copy without them while some remain.
+    let live_copy = h.and_then(|h| h.without_expired(ctx.now_ms));
+    let h = live_copy.as_ref().or(h).filter(|h| h.len() > 0);
     let out = &mut *ctx.out;
     let Some(h) = h else {
         match count {

@@ -3,7 +3,7 @@
 //! The argument order and the options are those of every element scan
 //! ([`scan_elements`]). A listpack hash answers every pair and cursor 0 whatever the
 //! cursor; a table visits about COUNT items (see [`HashObj::scan`]). MATCH filters on the
-//! field.
+//! field. Fields expired at the command's time are skipped.
 
 use bytes::Bytes;
 
@@ -13,8 +13,9 @@ use crate::types::hash::HashObj;
 use crate::types::listpack::INT_DECIMAL_BYTES_MAX;
 
 pub(super) fn hscan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+    let now_ms = ctx.now_ms;
     scan_elements::<HashObj>(ctx, argv, ScanKind::Hash, |h, cursor, opts, items| {
-        h.scan(cursor, opts.count, |(field, value)| {
+        h.scan(cursor, opts.count, now_ms, |(field, value)| {
             let mut buf = [0u8; INT_DECIMAL_BYTES_MAX];
             let field = field.write_to(&mut buf);
             if opts.pattern.matches(field) {

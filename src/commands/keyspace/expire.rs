@@ -46,14 +46,14 @@ enum Compare {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Condition {
+pub(crate) struct Condition {
     presence: Presence,
     compare: Compare,
 }
 
 impl Condition {
     /// Whether a new expire time `when_ms` may replace `current_ms` (None: no expire time).
-    fn allows(&self, current_ms: Option<i64>, when_ms: i64) -> bool {
+    pub(crate) fn allows(&self, current_ms: Option<i64>, when_ms: i64) -> bool {
         let presence_ok = match self.presence {
             Presence::Any => true,
             Presence::Nx => current_ms.is_none(),
@@ -72,7 +72,7 @@ impl Condition {
 
 /// Parse NX, XX, GT, LT (any order, repeats allowed), then reject the combinations Valkey
 /// rejects. An unknown word is reported before any combination error.
-fn parse_condition(opts: &[Bytes]) -> Result<Condition, CmdError> {
+pub(crate) fn parse_condition(opts: &[Bytes]) -> Result<Condition, CmdError> {
     const NX: u8 = 1;
     const XX: u8 = 2;
     const GT: u8 = 4;

@@ -8,8 +8,9 @@ use super::{db_index_arg, db_position, two_dbs};
 use crate::commands::args::Args;
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::config::KeyspaceEvents;
-use crate::keyspace::db::{Db, Ttl};
+use crate::keyspace::db::{Db, Ttl, Value, ValueRef};
 use crate::keyspace::lazyfree;
+use crate::types::agg::{Agg, AggRef};
 
 /// How a deleted value is freed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,7 +154,7 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
     let Some((value, expire_at_ms)) = ctx.dbs[src_pos]
         .read_obj(src_key, now)
-        .map(|o| (o.value_ref().to_owned(), o.expire_at_ms()))
+        .map(|o| (copy_value(o.value_ref(), now), o.expire_at_ms()))
     else {
         ctx.out.int(0);
         return Ok(());
@@ -178,6 +179,16 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     ctx.changed_in(dst_pos, dst_key, 1, KeyspaceEvents::GENERIC, "copy_to");
     ctx.out.int(1);
     Ok(())
+}
+
+/// A deep copy of a value for COPY: a hash leaves its expired fields behind, as Valkey's.
+fn copy_value(v: ValueRef<'_>, now_ms: i64) -> Value {
+    if let ValueRef::Agg(AggRef::Hash(h)) = v {
+        if let Some(live) = h.without_expired(now_ms) {
+            return Value::Agg(Agg::Hash(Box::new(live)));
+        }
+    }
+    v.to_owned()
 }
 
 /// MOVE: the object moves to another database as it is, unless the key exists there.

@@ -14,7 +14,7 @@
 //! - `dbs.rs`: commands on whole databases.
 
 mod dbs;
-mod expire;
+pub(crate) mod expire;
 mod keys;
 mod object;
 mod scan;

@@ -90,7 +90,7 @@ pub fn lookup<'e>(db: &mut Db, pattern: &[u8], elem: &'e [u8], now: i64) -> Opti
     };
     let found = match (db.get(&key, now)?, field) {
         (ValueRef::Str(s), None) => s.to_vec(),
-        (ValueRef::Agg(AggRef::Hash(h)), Some(f)) => h.get(f)?.to_vec(),
+        (ValueRef::Agg(AggRef::Hash(h)), Some(f)) => h.get(f, now)?.to_vec(),
         _ => return None,
     };
     Some(Cow::Owned(found))

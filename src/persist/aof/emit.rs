@@ -61,6 +61,22 @@ fn key_commands(buf: &mut Vec<u8>, key: &[u8], v: ValueRef<'_>) {
         }
         ValueRef::Agg(AggRef::List(l)) => batched(buf, b"RPUSH", key, l.iter().map(|e| e.to_vec())),
         ValueRef::Agg(AggRef::Set(s)) => batched(buf, b"SADD", key, s.iter().map(|e| e.to_vec())),
+        ValueRef::Agg(AggRef::Hash(h)) if h.has_volatile() => {
+            // As Valkey 9.1 rewrites them: `HSETEX key PXAT <unix-ms> FIELDS 1 field value`
+            // per field with a TTL, the others batched as usual.
+            let persistent = h
+                .iter_with_expire()
+                .filter(|(_, at)| at.is_none())
+                .flat_map(|((f, v), _)| [f.to_vec(), v.to_vec()]);
+            batched_by(buf, b"HSET", key, persistent, 2);
+            for ((f, v), at) in h.iter_with_expire() {
+                let Some(at) = at else { continue };
+                let (at, f, v) = (at.to_string(), f.to_vec(), v.to_vec());
+                let argv: [&[u8]; 8] =
+                    [b"HSETEX", key, b"PXAT", at.as_bytes(), b"FIELDS", b"1", &f, &v];
+                append_command(buf, &argv);
+            }
+        }
         ValueRef::Agg(AggRef::Hash(h)) => {
             let pairs = h.iter().flat_map(|(f, v)| [f.to_vec(), v.to_vec()]);
             batched_by(buf, b"HSET", key, pairs, 2)

@@ -29,16 +29,27 @@ pub fn version_readable(version: u16, relaxed: bool) -> bool {
 }
 
 /// The DUMP payload of `v`.
+/// A hash with volatile fields is written as Valkey 9's `HASH_2`, which only a version-80
+/// reader knows: its payload says version 80, as Valkey 9.1's do.
 pub fn payload(v: ValueRef<'_>, compress: bool) -> Vec<u8> {
     let mut w = RdbWriter::new(Vec::new(), compress);
     write_value(&mut w, v).expect("writing to memory cannot fail");
-    seal(w)
+    let volatile_hash = matches!(
+        v,
+        ValueRef::Agg(crate::types::agg::AggRef::Hash(h)) if h.has_volatile()
+    );
+    seal_as(w, if volatile_hash { RDB_VERSION_VALKEY } else { RDB_VERSION })
 }
 
 /// A payload's bytes with their footer: the RDB version, then the CRC-64 of everything
 /// (FUNCTION DUMP's payloads have the same).
-pub fn seal(mut w: RdbWriter<Vec<u8>>) -> Vec<u8> {
-    w.raw(&RDB_VERSION.to_le_bytes()).expect("writing to memory cannot fail");
+pub fn seal(w: RdbWriter<Vec<u8>>) -> Vec<u8> {
+    seal_as(w, RDB_VERSION)
+}
+
+/// [`seal`] with the given RDB version.
+fn seal_as(mut w: RdbWriter<Vec<u8>>, version: u16) -> Vec<u8> {
+    w.raw(&version.to_le_bytes()).expect("writing to memory cannot fail");
     let crc = w.crc();
     let mut out = w.into_inner();
     out.extend_from_slice(&crc.to_le_bytes());

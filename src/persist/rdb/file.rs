@@ -105,7 +105,15 @@ impl SaveInfo {
 
 /// Writes every database as one RDB file.
 pub fn write_rdb<W: Write>(w: &mut RdbWriter<W>, dbs: &[Db], info: &SaveInfo) -> io::Result<()> {
-    w.raw(format!("REDIS{RDB_VERSION:04}").as_bytes())?;
+    // Hashes with volatile fields are written as Valkey 9's HASH_2, which only a Valkey 9
+    // reader knows: such a file says so in its signature, as Valkey 9.1's files do. (The
+    // field-expiry queues may hold stale entries, so a file may say VALKEY080 without
+    // needing to; Valkey 9 reads it all the same.)
+    if dbs.iter().any(|db| db.field_queue_len() > 0) {
+        w.raw(format!("VALKEY{RDB_VERSION_VALKEY:03}").as_bytes())?;
+    } else {
+        w.raw(format!("REDIS{RDB_VERSION:04}").as_bytes())?;
+    }
     let aux = |w: &mut RdbWriter<W>, k: &str, v: &str| -> io::Result<()> {
         w.byte(OP_AUX)?;
         w.string(k.as_bytes())?;

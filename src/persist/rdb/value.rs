@@ -130,6 +130,18 @@ pub fn write_keyed_value<W: Write>(
                 head(w, TYPE_HASH_LISTPACK, key)?;
                 w.string(lp.as_bytes())
             }
+            None if h.has_volatile() => {
+                // Valkey 9's HASH_2: each field's expire time after its value (-1: none),
+                // expired fields included (the loader decides).
+                head(w, TYPE_HASH_2, key)?;
+                w.length(h.len() as u64)?;
+                for ((f, v), at) in h.iter_with_expire() {
+                    w.string(&entry_bytes(f))?;
+                    w.string(&entry_bytes(v))?;
+                    w.raw(&at.unwrap_or(-1).to_le_bytes())?;
+                }
+                Ok(())
+            }
             None => {
                 head(w, TYPE_HASH, key)?;
                 w.length(h.len() as u64)?;
@@ -274,17 +286,23 @@ pub fn read_value_or_empty<R: Read>(
                 return Ok(None);
             }
             let mut pairs = Vec::new();
+            let mut expiring = Vec::new();
             for _ in 0..n {
                 let (field, value) = (r.string()?, r.string()?);
                 // HASH_2 gives each field its expire time (-1: none).
-                if ty == TYPE_HASH_2 && i64::from_le_bytes(r.exact()?) != -1 {
-                    // Hash field expiration comes with Valkey 9's hash commands (issue 21):
-                    // refused rather than loaded without the expire times.
-                    return Err(corrupt("Hash field expiration is not supported yet: a hash with volatile fields can't be loaded"));
+                if ty == TYPE_HASH_2 {
+                    let at = i64::from_le_bytes(r.exact()?);
+                    if at != -1 {
+                        expiring.push((pairs.len(), at));
+                    }
                 }
                 pairs.push((field, value));
             }
-            Value::Agg(build_hash(&pairs, lim)?.wrap())
+            let mut h = build_hash(&pairs, lim)?;
+            for (i, at) in expiring {
+                h.set_field_expire(&pairs[i].0, Some(at));
+            }
+            Value::Agg(h.wrap())
         }
         TYPE_HASH_LISTPACK => {
             let lp = read_listpack(r)?;

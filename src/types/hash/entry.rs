@@ -7,13 +7,15 @@
 //!
 //! ```text
 //!  byte 0                                                                   size-1
-//!     +---------------+---------------+-------------------+---------------------+
-//!     |   field_len   |   value_tag   |    field bytes    |     value bytes     |
-//!     |  varint 1..5  |  varint 1..10 |   field_len bytes |                     |
-//!     +---------------+---------------+-------------------+---------------------+
+//!     +---------------+---------------+-------------+-----------------+---------------+
+//!     |   field_tag   |   value_tag   | [expire_at] |   field bytes   |  value bytes  |
+//!     |  varint 1..6  |  varint 1..10 |  0 or 8     | field_len bytes |               |
+//!     +---------------+---------------+-------------+-----------------+---------------+
 //!
 //!  varint:     LEB128, 7 bits a byte, least significant group first; bit 7 set on every
-//!              byte but the last (lengths below 128 take one byte)
+//!              byte but the last (lengths below 64 take one byte)
+//!  field_tag:  field_len << 1 | volatile
+//!  expire_at:  only when `volatile`: the field's expire time, unix ms, i64 little endian
 //!  value_tag:  len << 1 | 0   a string: `len` bytes follow the field
 //!              n   << 1 | 1   an integer: `n` (1..=8) bytes, little endian two's complement,
 //!                             sign-extended to 64 bits when read
@@ -26,14 +28,19 @@
 //!
 //! # The byte budget
 //!
-//! There is no header word, no capacity, no pointer to the value: the field length takes one
-//! byte below 128, the value tag one byte for a string shorter than 64 bytes and for every
+//! There is no header word, no capacity, no pointer to the value: the field tag takes one
+//! byte for a field shorter than 64 bytes, the value tag one byte for a string shorter than 64 bytes and for every
 //! integer. A 10-byte field with a 10-byte value is 1 + 1 + 10 + 10 = 22 bytes, the 24-byte
 //! size class; with an integer value below 2^15 it is 14 bytes, the 16-byte class. Valkey 7's
 //! dict spends a 24-byte entry pointing to an sds field and a separate sds value (3-byte
 //! header and a NUL each): 24 + 16 + 16 = 56 bytes in three allocations for the same pair.
 //! The table slot (8 bytes) and the bucket overhead come on top of both, see
 //! `table`.
+//!
+//! A field with a TTL (hash field expiration) pays 8 more bytes for its expire time, and
+//! only such a field: a field without one has no room for it, and giving it one (or taking
+//! it away) rebuilds the entry ([`HashEntry::with_expire`]); changing the time of a field
+//! that has one writes the 8 bytes in place ([`HashEntry::set_expire_in_place`]).
 //!
 //! The allocation has alignment 1: every multi-byte quantity is read byte by byte, so any
 //! address is fine and no padding is ever added.
@@ -130,6 +137,8 @@ impl<'a> ValueBytes<'a> {
 /// Where the parts of an entry are, decoded from its two varints.
 #[derive(Clone, Copy)]
 struct Shape {
+    /// Where the 8 expire bytes are, for a volatile field.
+    expire_at: Option<usize>,
     field_at: usize,
     field_len: usize,
     value_len: usize,
@@ -166,18 +175,58 @@ const _: () = assert!(std::mem::size_of::<HashEntry>() == 8);
 impl HashEntry {
     /// An entry for `field` with `value` (stored as an integer when it is a canonical one).
     pub fn new(field: &[u8], value: &[u8]) -> HashEntry {
-        HashEntry::build(field, &ValueBytes::of(value))
+        HashEntry::build(field, &ValueBytes::of(value), None)
     }
 
     /// An entry for `field` with the integer `value`.
     pub fn new_int(field: &[u8], value: i64) -> HashEntry {
-        HashEntry::build(field, &ValueBytes::int(value))
+        HashEntry::build(field, &ValueBytes::int(value), None)
     }
 
-    fn build(field: &[u8], value: &ValueBytes<'_>) -> HashEntry {
-        let mut head = [0u8; 2 * VARINT_BYTES_MAX];
-        let mut head_len = write_varint(field.len() as u64, &mut head);
+    /// An entry for `field` with `value` and the expire time `expire_at` (unix ms), if any.
+    pub fn new_expiring(field: &[u8], value: &[u8], expire_at: Option<i64>) -> HashEntry {
+        HashEntry::build(field, &ValueBytes::of(value), expire_at)
+    }
+
+    /// This entry with the expire time `expire_at` (None: without one), as a new entry; the
+    /// caller replaces this one with it.
+    pub fn with_expire(&self, expire_at: Option<i64>) -> HashEntry {
+        let value = match self.value() {
+            LpEntry::Int(n) => ValueBytes::int(n),
+            LpEntry::Str(s) => ValueBytes::Str(s),
+        };
+        HashEntry::build(self.field(), &value, expire_at)
+    }
+
+    /// The field's expire time (unix ms), for a volatile field.
+    #[inline]
+    pub fn expire_at(&self) -> Option<i64> {
+        let at = self.shape().expire_at?;
+        let mut le = [0u8; 8];
+        le.copy_from_slice(&self.bytes()[at..at + 8]);
+        Some(i64::from_le_bytes(le))
+    }
+
+    /// Sets the expire time of a field that already has one, in place; false (and nothing
+    /// changed) when the field has none.
+    pub fn set_expire_in_place(&mut self, expire_at: i64) -> bool {
+        let Some(at) = self.shape().expire_at else { return false };
+        let le = expire_at.to_le_bytes();
+        // SAFETY: the 8 expire bytes lie inside the allocation (the shape says where), which
+        // this entry owns uniquely (`&mut self`).
+        unsafe { std::ptr::copy_nonoverlapping(le.as_ptr(), self.ptr.as_ptr().add(at), 8) };
+        true
+    }
+
+    fn build(field: &[u8], value: &ValueBytes<'_>, expire_at: Option<i64>) -> HashEntry {
+        let mut head = [0u8; 2 * VARINT_BYTES_MAX + 8];
+        let field_tag = (field.len() as u64) << 1 | u64::from(expire_at.is_some());
+        let mut head_len = write_varint(field_tag, &mut head);
         head_len += write_varint(value.tag(), &mut head[head_len..]);
+        if let Some(at) = expire_at {
+            head[head_len..head_len + 8].copy_from_slice(&at.to_le_bytes());
+            head_len += 8;
+        }
         let value = value.bytes();
         let size = head_len + field.len() + value.len();
         let layout = layout(size);
@@ -210,11 +259,13 @@ impl HashEntry {
             // of the second varint, which every entry has (the encoder wrote them).
             unsafe { *self.ptr.as_ptr().add(i) }
         };
-        let (field_len, a) = read_head(byte, 0);
+        let (field_tag, a) = read_head(byte, 0);
         let (tag, b) = read_head(byte, a);
+        let volatile = field_tag & 1 == 1;
         Shape {
-            field_at: a + b,
-            field_len: field_len as usize,
+            expire_at: volatile.then_some(a + b),
+            field_at: a + b + if volatile { 8 } else { 0 },
+            field_len: (field_tag >> 1) as usize,
             value_len: (tag >> 1) as usize,
             value_is_int: tag & 1 == 1,
         }
@@ -367,7 +418,33 @@ mod tests {
         assert_eq!(HashEntry::new(b"field:0001", b"value:0001").shape().size(), 22);
         // 1 + 1 + 10 + 2: "12345" is a 2-byte integer.
         assert_eq!(HashEntry::new(b"field:0001", b"12345").shape().size(), 14);
-        // Lengths of 128 and more take a second varint byte.
-        assert_eq!(HashEntry::new(&[b'f'; 128], b"v").shape().size(), 2 + 1 + 128 + 1);
+        // Fields of 64 bytes and more take a second varint byte.
+        assert_eq!(HashEntry::new(&[b'f'; 63], b"v").shape().size(), 1 + 1 + 63 + 1);
+        assert_eq!(HashEntry::new(&[b'f'; 64], b"v").shape().size(), 2 + 1 + 64 + 1);
+        // A volatile field pays 8 bytes for its expire time, and only it.
+        let e = HashEntry::new_expiring(b"field:0001", b"value:0001", Some(1));
+        assert_eq!(e.shape().size(), 30);
+    }
+
+    #[test]
+    fn expire_times_round_trip_and_change() {
+        for (field, value) in [(&b"f"[..], &b"v"[..]), (b"n", b"12345"), (&[b'x'; 200], b"")] {
+            let plain = HashEntry::new(field, value);
+            assert_eq!(plain.expire_at(), None);
+            let mut e = plain.with_expire(Some(1_700_000_000_123));
+            assert_eq!((e.field(), e.value()), (plain.field(), plain.value()));
+            assert_eq!(e.expire_at(), Some(1_700_000_000_123));
+            assert!(e.set_expire_in_place(-5));
+            assert_eq!(e.expire_at(), Some(-5));
+            assert_eq!(e.clone().expire_at(), Some(-5));
+            let back = e.with_expire(None);
+            assert_eq!(
+                (back.field(), back.value(), back.expire_at()),
+                (field, plain.value(), None)
+            );
+            assert_eq!(back.alloc_bytes(), plain.alloc_bytes());
+        }
+        let mut plain = HashEntry::new(b"f", b"v");
+        assert!(!plain.set_expire_in_place(1), "no room for a time in a plain entry");
     }
 }

@@ -12,6 +12,12 @@
 //! - `hashtable`: the keyspace's cache-line [`Table`] of [`HashEntry`] elements, each one thin
 //!   pointer to one allocation holding the field and its value (layout in `entry.rs`).
 //!
+//! A hash with a field that has a TTL (hash field expiration) is always a hashtable, as in
+//! Valkey 9.1: giving a listpack field a TTL converts the hash first. Expired fields stay
+//! stored until active expiry reclaims them ([`HashObj::reclaim`]) and are hidden from
+//! every read that takes `now_ms`; the stored count ([`AggType::len`], HLEN) still counts
+//! them, as Valkey's does. Design of the per-field expiry in `volatile.rs`.
+//!
 //! A write converts listpack -> hashtable when it would break a limit, as Valkey does: before
 //! writing, when one of its fields or values is too long (or the listpack would pass the 1 GiB
 //! safety size), and after inserting, when the field count passed the entry limit. A hash
@@ -21,14 +27,24 @@
 //! - `mod.rs`: [`HashObj`], reads, writes and conversion.
 //! - `entry.rs`: [`HashEntry`], the one-allocation field + value.
 //! - `random.rs`: HRANDFIELD's sampling.
+//! - `volatile.rs`: per-hash bookkeeping of fields with a TTL and its design essay.
+//! - `ttl.rs`: reads and writes of field expire times, and the reclaim step.
 //! - `tests.rs`: seeded model tests of both encodings against `HashMap`.
 
 mod entry;
 mod random;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ttl;
+mod ttl;
+mod volatile;
 
 pub use entry::HashEntry;
+pub use ttl::{FieldTtl, TtlWrite};
+pub use volatile::field_expired;
+
+use volatile::Volatile;
 
 use crate::config::Config;
 use crate::table::{hash_key, Table};
@@ -71,26 +87,38 @@ struct Big {
     table: Table<HashEntry>,
     /// Sum of `alloc_bytes` of every entry.
     entry_bytes: usize,
+    /// The fields with a TTL (see `volatile.rs`).
+    vol: Volatile,
 }
 
 impl Big {
-    fn insert(&mut self, e: HashEntry) -> bool {
+    /// Inserts `e`; the entry it replaced, if any.
+    fn replace(&mut self, e: HashEntry) -> Option<HashEntry> {
         self.entry_bytes += e.alloc_bytes();
-        let created = match self.table.insert(hash_key(e.field()), e) {
-            Some(old) => {
-                self.entry_bytes -= old.alloc_bytes();
-                false
-            }
-            None => true,
-        };
+        if let Some(at) = e.expire_at() {
+            self.vol.count += 1;
+            self.vol.lowered_to(at);
+        }
+        let old = self.table.insert(hash_key(e.field()), e);
+        if let Some(old) = &old {
+            self.forget(old);
+        }
         self.rehash_more();
-        created
+        old
+    }
+
+    /// Accounts for an entry leaving the table.
+    fn forget(&mut self, old: &HashEntry) {
+        self.entry_bytes -= old.alloc_bytes();
+        if old.expire_at().is_some() {
+            self.vol.count -= 1;
+        }
     }
 
     fn remove(&mut self, field: &[u8]) -> bool {
         let removed = match self.table.remove(hash_key(field), field) {
             Some(old) => {
-                self.entry_bytes -= old.alloc_bytes();
+                self.forget(&old);
                 true
             }
             None => false,
@@ -116,7 +144,7 @@ impl Clone for Big {
         for e in self.table.iter() {
             table.insert_new(hash_key(e.field()), e.clone());
         }
-        Big { table, entry_bytes: self.entry_bytes }
+        Big { table, entry_bytes: self.entry_bytes, vol: self.vol.clone() }
     }
 }
 
@@ -169,18 +197,19 @@ impl HashObj {
         Some(lp.next(at).expect("a hash listpack holds whole pairs"))
     }
 
-    /// The value of `field`.
-    pub fn get(&self, field: &[u8]) -> Option<LpEntry<'_>> {
+    /// The value of `field`, unless it is missing or expired at `now_ms`.
+    pub fn get(&self, field: &[u8], now_ms: i64) -> Option<LpEntry<'_>> {
         match &self.repr {
             Repr::Listpack(lp) => Self::lp_value_pos(lp, field).map(|p| lp.get(p)),
-            Repr::Table(big) => big.get(field).map(HashEntry::value),
+            Repr::Table(big) => big.get(field).filter(|e| live(e, now_ms)).map(HashEntry::value),
         }
     }
 
-    pub fn contains(&self, field: &[u8]) -> bool {
+    /// Whether `field` is there and not expired at `now_ms`.
+    pub fn contains(&self, field: &[u8], now_ms: i64) -> bool {
         match &self.repr {
             Repr::Listpack(lp) => lp.first().and_then(|p| lp.find(p, field, 1)).is_some(),
-            Repr::Table(big) => big.get(field).is_some(),
+            Repr::Table(big) => big.get(field).is_some_and(|e| live(e, now_ms)),
         }
     }
 
@@ -205,19 +234,35 @@ impl HashObj {
         }
     }
 
-    /// Sets `field` to `value`; true when the field is new. Converts to a hashtable when the
-    /// field or value is too long for a listpack (HINCRBY* can write long values without
-    /// [`HashObj::prepare_write`]) or when the field count is above the entry limit after
-    /// the write.
+    /// Sets `field` to `value` (dropping any TTL it had, as HSET does); true when the field
+    /// is new (or was expired). Converts to a hashtable when the field or value is too long
+    /// for a listpack (HINCRBY* can write long values without [`HashObj::prepare_write`]) or
+    /// when the field count is above the entry limit after the write.
     pub fn set(&mut self, field: &[u8], value: &[u8], limits: Limits) -> bool {
+        self.set_with(field, value, TtlWrite::Clear, limits, i64::MIN)
+    }
+
+    /// Sets `field` to `value` with its TTL as `ttl` says (`now_ms` tells whether a field
+    /// being kept is alive); true when the field is new or was expired.
+    pub fn set_with(
+        &mut self,
+        field: &[u8],
+        value: &[u8],
+        ttl: TtlWrite,
+        limits: Limits,
+        now_ms: i64,
+    ) -> bool {
         if let Repr::Listpack(_) = self.repr {
-            if field.len() > limits.value_bytes_max || value.len() > limits.value_bytes_max {
+            if field.len() > limits.value_bytes_max
+                || value.len() > limits.value_bytes_max
+                || matches!(ttl, TtlWrite::At(_))
+            {
                 self.convert();
             }
         }
         let lp = match &mut self.repr {
             Repr::Listpack(lp) => lp,
-            Repr::Table(big) => return big.insert(HashEntry::new(field, value)),
+            Repr::Table(big) => return ttl::table_set(big, field, value, ttl, now_ms),
         };
         let created = match Self::lp_value_pos(lp, field) {
             Some(p) => {
@@ -238,19 +283,27 @@ impl HashObj {
         created
     }
 
-    /// Sets `field` to the integer `value`; true when the field is new.
-    pub fn set_int(&mut self, field: &[u8], value: i64, limits: Limits) -> bool {
-        match &mut self.repr {
-            Repr::Table(big) => big.insert(HashEntry::new_int(field, value)),
-            Repr::Listpack(_) => {
-                let mut buf = [0u8; listpack::INT_DECIMAL_BYTES_MAX];
-                let text = LpEntry::Int(value).write_to(&mut buf);
-                self.set(field, text, limits)
-            }
-        }
+    /// Sets `field` to the integer `value`, keeping the TTL of a field alive at `now_ms`
+    /// (HINCRBY); true when the field is new.
+    pub fn set_int(&mut self, field: &[u8], value: i64, limits: Limits, now_ms: i64) -> bool {
+        let mut buf = [0u8; listpack::INT_DECIMAL_BYTES_MAX];
+        let text = LpEntry::Int(value).write_to(&mut buf);
+        self.set_with(field, text, TtlWrite::Keep, limits, now_ms)
     }
 
-    /// Removes `field`; true when it was there.
+    /// Removes `field` unless it is expired at `now_ms` (HDEL cannot delete an expired
+    /// field: it is already gone to the client, and active expiry reclaims it); true when
+    /// it removed a live field.
+    pub fn remove_live(&mut self, field: &[u8], now_ms: i64) -> bool {
+        if let Repr::Table(big) = &self.repr {
+            if !big.get(field).is_some_and(|e| live(e, now_ms)) {
+                return false;
+            }
+        }
+        self.remove(field)
+    }
+
+    /// Removes `field`, expired or not; true when it was there.
     pub fn remove(&mut self, field: &[u8]) -> bool {
         match &mut self.repr {
             Repr::Listpack(lp) => {
@@ -265,7 +318,9 @@ impl HashObj {
         }
     }
 
-    /// Every field with its value: insertion order for a listpack, bucket order for a table.
+    /// Every stored field with its value, expired ones included (persistence reads them with
+    /// [`HashObj::iter_with_expire`]): insertion order for a listpack, bucket order for a
+    /// table.
     pub fn iter(&self) -> Iter<'_> {
         match &self.repr {
             Repr::Listpack(lp) => Iter::Listpack(lp.iter()),
@@ -278,7 +333,8 @@ impl HashObj {
     /// A table visits buckets until `f` has seen at least `count` items (a pair counts
     /// twice, field and value, as Valkey 7 counts its reply list) or `10 * count` buckets
     /// were visited, so a sparse table cannot make one call run long.
-    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(Pair<'_>)) -> u64 {
+    /// Fields expired at `now_ms` are skipped.
+    pub fn scan(&self, cursor: u64, count: usize, now_ms: i64, mut f: impl FnMut(Pair<'_>)) -> u64 {
         let big = match &self.repr {
             Repr::Listpack(_) => {
                 self.iter().for_each(f);
@@ -291,8 +347,10 @@ impl HashObj {
         let mut buckets_left = count.max(1).saturating_mul(10);
         loop {
             cursor = big.table.scan(cursor, |e| {
-                items += 2;
-                f((LpEntry::Str(e.field()), e.value()));
+                if live(e, now_ms) {
+                    items += 2;
+                    f((LpEntry::Str(e.field()), e.value()));
+                }
             });
             buckets_left -= 1;
             if cursor == 0 || items >= count || buckets_left == 0 {
@@ -304,7 +362,11 @@ impl HashObj {
     /// Converts a listpack hash to a hashtable (a no-op for a table).
     fn convert(&mut self) {
         let Repr::Listpack(lp) = &self.repr else { return };
-        let mut big = Big { table: Table::with_capacity(lp.len() / 2), entry_bytes: 0 };
+        let mut big = Big {
+            table: Table::with_capacity(lp.len() / 2),
+            entry_bytes: 0,
+            vol: Volatile::default(),
+        };
         let mut entries = lp.iter();
         while let (Some(field), Some(value)) = (entries.next(), entries.next()) {
             let mut fbuf = [0u8; listpack::INT_DECIMAL_BYTES_MAX];
@@ -315,6 +377,12 @@ impl HashObj {
         }
         self.repr = Repr::Table(Box::new(big));
     }
+}
+
+/// Whether a table entry is alive (not expired) at `now_ms`.
+#[inline]
+fn live(e: &HashEntry, now_ms: i64) -> bool {
+    e.expire_at().is_none_or(|at| !field_expired(at, now_ms))
 }
 
 /// The pairs of a hash (see [`HashObj::iter`]).

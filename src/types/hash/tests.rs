@@ -25,8 +25,8 @@ fn check(h: &HashObj, model: &HashMap<Vec<u8>, Vec<u8>>) {
     assert_eq!(got.len(), model.len(), "iteration yields each field once");
     for (f, v) in &got {
         assert_eq!(model.get(f), Some(v), "field {:?}", f.escape_ascii().to_string());
-        assert_eq!(h.get(f).map(bytes).as_ref(), Some(v));
-        assert!(h.contains(f));
+        assert_eq!(h.get(f, 0).map(bytes).as_ref(), Some(v));
+        assert!(h.contains(f, 0));
     }
     if let Repr::Table(big) = &h.repr {
         big.table.check_invariants();
@@ -78,7 +78,7 @@ fn listpack_model_keeps_insertion_order() {
                 5 => {
                     let n = rng.next_u64() as i64 >> 3;
                     let pos = order.iter().position(|(of, _)| *of == f);
-                    assert_eq!(h.set_int(&f, n, ROOMY), pos.is_none());
+                    assert_eq!(h.set_int(&f, n, ROOMY, 0), pos.is_none());
                     let v = n.to_string().into_bytes();
                     match pos {
                         Some(i) => order[i].1 = v,
@@ -94,7 +94,7 @@ fn listpack_model_keeps_insertion_order() {
                 }
                 _ => {
                     let want = order.iter().find(|(of, _)| *of == f).map(|(_, v)| v.clone());
-                    assert_eq!(h.get(&f).map(bytes), want);
+                    assert_eq!(h.get(&f, 0).map(bytes), want);
                 }
             }
             assert!(h.is_listpack());
@@ -120,7 +120,7 @@ fn hashtable_model() {
                 assert_eq!(h.remove(&f), model.remove(&f).is_some());
             } else if rng.below(4) == 0 {
                 let n = rng.next_u64() as i64;
-                assert_eq!(h.set_int(&f, n, limits), !model.contains_key(&f));
+                assert_eq!(h.set_int(&f, n, limits, 0), !model.contains_key(&f));
                 model.insert(f, n.to_string().into_bytes());
             } else {
                 let v = value(&mut rng, 300);
@@ -184,9 +184,9 @@ fn set_converts_for_long_values_without_prepare() {
     assert!(h.is_listpack());
     h.set(b"a", b"123456", limits);
     assert_eq!(h.encoding(), "hashtable");
-    assert_eq!(h.get(b"a"), Some(LpEntry::Int(123456)));
+    assert_eq!(h.get(b"a", 0), Some(LpEntry::Int(123456)));
     let mut h = HashObj::new();
-    h.set_int(b"long-field", 1, limits);
+    h.set_int(b"long-field", 1, limits, 0);
     assert_eq!(h.encoding(), "hashtable");
     // Never back, even when emptied to one small field.
     h.set(b"b", b"2", limits);
@@ -264,8 +264,8 @@ fn scan_covers_every_field() {
         let mut cursor = 0;
         let mut calls = 0;
         loop {
-            cursor = h.scan(cursor, 10, |(f, v)| {
-                assert_eq!(h.get(&bytes(f)), Some(v));
+            cursor = h.scan(cursor, 10, 0, |(f, v)| {
+                assert_eq!(h.get(&bytes(f), 0), Some(v));
                 seen.insert(bytes(f));
             });
             calls += 1;
