@@ -155,6 +155,7 @@ fn save_once(dbs: &[Db], setup: &Setup, prefetch: bool) -> io::Result<Run> {
         prefetch,
         checksum: true,
         functions: Vec::new(),
+        key_delay: 0,
     };
     match setup.out {
         Out::Sink => {
