@@ -28,6 +28,7 @@ pub mod hll;
 pub mod info;
 pub mod keyspace;
 pub mod list;
+pub mod migrate;
 pub mod multi;
 pub mod persist_cmd;
 pub mod pubsub;

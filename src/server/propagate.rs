@@ -24,7 +24,8 @@
 //!   options dropped, as Valkey drops them), `MSETEX ... EX|PX|EXAT` gets `PXAT` in place,
 //!   `DELIFEQ` that deleted becomes `DEL`, `GETEX ... EX|PX|EXAT|PXAT`
 //!   becomes `PEXPIREAT` and `GETEX ... PERSIST` becomes `PERSIST`, and `RESTORE` with a
-//!   relative TTL gets `ABSTTL`;
+//!   relative TTL gets `ABSTTL` (so does `RESTORE-ASKING`), and `MIGRATE` that moved keys
+//!   becomes `DEL` of those keys;
 //! - a command whose effect was random (`SPOP`) states it explicitly through
 //!   `Ctx::propagate_as` (command layer) (`SREM key <members>`).
 //!
@@ -329,7 +330,7 @@ pub fn rewrite(name: &str, argv: &[Bytes], now_ms: i64) -> Option<Vec<Bytes>> {
             let persist = argv[2..].iter().any(|a| a.eq_ignore_ascii_case(b"PERSIST"));
             persist.then(|| vec![word("PERSIST"), argv[1].clone()])
         }
-        "restore" => {
+        "restore" | "restore-asking" => {
             let ttl = parse_i64(&argv[2])?;
             let abs = argv[4..].iter().any(|a| a.eq_ignore_ascii_case(b"ABSTTL"));
             if ttl == 0 || abs {
