@@ -233,7 +233,7 @@ fn fake_target(
     replies: Vec<&'static str>,
     per_conn: usize,
     conns: usize,
-) -> (u16, JoinHandle<Vec<Vec<Vec<Vec<u8>>>>>) {
+) -> (u16, JoinHandle<Vec<Vec<Argv>>>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let h = std::thread::spawn(move || {
@@ -258,7 +258,10 @@ fn fake_target(
     (port, h)
 }
 
-fn read_command(r: &mut BufReader<TcpStream>) -> Option<Vec<Vec<u8>>> {
+/// One command's arguments.
+type Argv = Vec<Vec<u8>>;
+
+fn read_command(r: &mut BufReader<TcpStream>) -> Option<Argv> {
     let mut line = String::new();
     if r.read_line(&mut line).ok()? == 0 {
         return None;
@@ -279,7 +282,7 @@ fn read_command(r: &mut BufReader<TcpStream>) -> Option<Vec<Vec<u8>>> {
 
 /// The commands as text, the DUMP payloads (4th argument of RESTORE) left out: the two
 /// servers may write other RDB versions.
-fn shape(cmds: &[Vec<Vec<u8>>]) -> Vec<String> {
+fn shape(cmds: &[Argv]) -> Vec<String> {
     cmds.iter()
         .map(|argv| {
             let words: Vec<String> = argv
