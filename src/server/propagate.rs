@@ -502,6 +502,10 @@ mod tests {
             Some("restore k 1000050 payload REPLACE ABSTTL")
         );
         assert_eq!(r("restore k 50 payload ABSTTL"), None);
+        assert_eq!(
+            r("restore-asking k 50 payload REPLACE").as_deref(),
+            Some(format!("restore-asking k {} payload REPLACE ABSTTL", now + 50).as_str())
+        );
         assert_eq!(r("restore k 0 payload"), None);
         assert_eq!(r("lpush k v"), None);
     }
