@@ -9,7 +9,7 @@
 //! has no cycle (`../shared/tools/modgraph.py src --cycles` checks it). From the bottom:
 //!
 //! - [`util`]: small helpers that use nothing of the crate (clock, PRNG, quoting, integer
-//!   formatting, `strerror`).
+//!   formatting, `strerror`, blocking outgoing connections with timeouts).
 //! - [`resp`]: the RESP2/RESP3 and inline request parser, and the reply encoder (with
 //!   referenced big values). Knows nothing of the keyspace or commands.
 //! - [`memory`]: the counting global allocator and allocator statistics.

@@ -1,6 +1,7 @@
 //! Keyspace commands over TCP: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RANDOMKEY, RENAME,
 //! RENAMENX, COPY, MOVE, SWAPDB, DBSIZE, FLUSHDB, FLUSHALL, SELECT, the EXPIRE and TTL
-//! families, PERSIST, TOUCH and OBJECT; binary keys; lazy and active expiry; and
+//! families, PERSIST, TOUCH and OBJECT; MIGRATE and RESTORE-ASKING (`keyspace/migrate.rs`);
+//! binary keys; lazy and active expiry; and
 //! differential checks against a real Valkey 9.1 (RESP2 and RESP3, errors included).
 //!
 //! Replies whose order is unspecified (KEYS, SCAN, RANDOMKEY) are compared as sets. Expire
@@ -12,6 +13,8 @@ mod common;
 mod diff;
 #[path = "keyspace/import.rs"]
 mod import;
+#[path = "keyspace/migrate.rs"]
+mod migrate;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

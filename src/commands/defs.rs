@@ -5,8 +5,8 @@
 use crate::commands::table::Command;
 use crate::commands::{
     acl_cmd, aof_cmd, bitmap, client_cmd, command, config_cmd, connection, dump, function_cmd, geo,
-    hash, hll, info, keyspace, list, persist_cmd, pubsub, repl_cmd, script_cmd, server_cmd, set,
-    sort, stream, string, zset,
+    hash, hll, info, keyspace, list, migrate, persist_cmd, pubsub, repl_cmd, script_cmd,
+    server_cmd, set, sort, stream, string, zset,
 };
 
 pub static FAMILIES: &[&[Command]] = &[
@@ -25,6 +25,7 @@ pub static FAMILIES: &[&[Command]] = &[
     sort::COMMANDS,
     keyspace::COMMANDS,
     dump::COMMANDS,
+    migrate::COMMANDS,
     persist_cmd::COMMANDS,
     aof_cmd::COMMANDS,
     acl_cmd::COMMANDS,

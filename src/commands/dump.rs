@@ -96,7 +96,7 @@ fn parse_restore(argv: &[Bytes]) -> Result<RestoreOpts, CmdError> {
     Ok(o)
 }
 
-fn restore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
+pub(crate) fn restore(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (key, payload) = (&argv[1], &argv[3]);
     let opts = parse_restore(argv)?;
     let ttl = parse_i64(&argv[2]).ok_or(CmdError::NotInteger)?;

@@ -2,7 +2,8 @@
 //! handlers, and the handlers grouped by family.
 //!
 //! Handlers never check arity or authentication (dispatch does, from the table), never invent
-//! error text (they return a [`CmdError`](error::CmdError)), and never touch sockets. A data
+//! error text (they return a [`CmdError`](error::CmdError)), and never touch the clients'
+//! sockets (MIGRATE's own connection to its target goes through `util::sync_conn`). A data
 //! command's handler (strings, hashes, lists, sets, sorted sets, keys, SORT, DUMP/RESTORE)
 //! gets a [`Ctx`]: the keyspace, the settings, its client and its reply as separate borrows,
 //! and reports every change through [`Ctx::changed`]; it cannot reach the client table, the
@@ -28,6 +29,7 @@ pub mod hll;
 pub mod info;
 pub mod keyspace;
 pub mod list;
+pub mod migrate;
 pub mod multi;
 pub mod persist_cmd;
 pub mod pubsub;

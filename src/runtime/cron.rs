@@ -43,6 +43,7 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
     }
     refresh_filters(srv);
     close_idle_clients(srv, now_ms);
+    srv.migrate_conns.close_idle(now_ms);
     crate::server::tracking::cron(srv);
     // maxmemory-clients, then key eviction while over maxmemory (server::evict).
     crate::server::evict::time_event(srv, now_ms);

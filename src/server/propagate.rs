@@ -24,7 +24,8 @@
 //!   options dropped, as Valkey drops them), `MSETEX ... EX|PX|EXAT` gets `PXAT` in place,
 //!   `DELIFEQ` that deleted becomes `DEL`, `GETEX ... EX|PX|EXAT|PXAT`
 //!   becomes `PEXPIREAT` and `GETEX ... PERSIST` becomes `PERSIST`, and `RESTORE` with a
-//!   relative TTL gets `ABSTTL`;
+//!   relative TTL gets `ABSTTL` (so does `RESTORE-ASKING`), and `MIGRATE` that moved keys
+//!   becomes `DEL` of those keys;
 //! - a command whose effect was random (`SPOP`) states it explicitly through
 //!   `Ctx::propagate_as` (command layer) (`SREM key <members>`).
 //!
@@ -329,7 +330,7 @@ pub fn rewrite(name: &str, argv: &[Bytes], now_ms: i64) -> Option<Vec<Bytes>> {
             let persist = argv[2..].iter().any(|a| a.eq_ignore_ascii_case(b"PERSIST"));
             persist.then(|| vec![word("PERSIST"), argv[1].clone()])
         }
-        "restore" => {
+        "restore" | "restore-asking" => {
             let ttl = parse_i64(&argv[2])?;
             let abs = argv[4..].iter().any(|a| a.eq_ignore_ascii_case(b"ABSTTL"));
             if ttl == 0 || abs {
@@ -501,6 +502,10 @@ mod tests {
             Some("restore k 1000050 payload REPLACE ABSTTL")
         );
         assert_eq!(r("restore k 50 payload ABSTTL"), None);
+        assert_eq!(
+            r("restore-asking k 50 payload REPLACE").as_deref(),
+            Some(format!("restore-asking k {} payload REPLACE ABSTTL", now + 50).as_str())
+        );
         assert_eq!(r("restore k 0 payload"), None);
         assert_eq!(r("lpush k v"), None);
     }

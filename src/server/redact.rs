@@ -1,7 +1,8 @@
 //! Secrets kept out of the logs: the arguments Valkey replaces with `(redacted)` before a
 //! command reaches the slow log or MONITOR (its `redactClientCommandArgument`): passwords
 //! of AUTH and HELLO AUTH, every argument of ACL SETUSER and DELUSER and the user of ACL
-//! GETUSER, and the values of sensitive configs in CONFIG SET.
+//! GETUSER, the values of sensitive configs in CONFIG SET, and MIGRATE's `AUTH` password and
+//! `AUTH2` user and password.
 
 use std::borrow::Cow;
 
@@ -49,6 +50,7 @@ fn positions(name: &str, argv: &[Bytes]) -> Vec<usize> {
             }
             out
         }
+        "migrate" => migrate_secrets(argv),
         "acl|setuser" | "acl|deluser" => (2..argv.len()).collect(),
         "acl|getuser" => (2..argv.len().min(3)).collect(),
         "config|set" => (2..argv.len().saturating_sub(1))
@@ -58,6 +60,29 @@ fn positions(name: &str, argv: &[Bytes]) -> Vec<usize> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// MIGRATE's credentials, as its option parser meets them: those before a syntax error or
+/// `KEYS` (whose keys may be named `AUTH`) are hidden.
+fn migrate_secrets(argv: &[Bytes]) -> Vec<usize> {
+    let is = |a: &Bytes, w: &str| a.eq_ignore_ascii_case(w.as_bytes());
+    let mut out = Vec::new();
+    let mut i = 6;
+    while i < argv.len() {
+        let more = argv.len() - 1 - i;
+        if is(&argv[i], "COPY") || is(&argv[i], "REPLACE") {
+            i += 1;
+        } else if is(&argv[i], "AUTH") && more >= 1 {
+            out.push(i + 1);
+            i += 2;
+        } else if is(&argv[i], "AUTH2") && more >= 2 {
+            out.extend([i + 1, i + 2]);
+            i += 3;
+        } else {
+            break;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -93,5 +118,14 @@ mod tests {
             "CONFIG SET maxmemory 1 requirepass (redacted) MasterAuth (redacted)"
         );
         assert_eq!(shown("get", "GET k"), "GET k");
+        assert_eq!(
+            shown("migrate", "MIGRATE h 1 k 0 5 COPY AUTH pw REPLACE"),
+            "MIGRATE h 1 k 0 5 COPY AUTH (redacted) REPLACE"
+        );
+        assert_eq!(
+            shown("migrate", "MIGRATE h 1  0 5 AUTH2 u pw KEYS AUTH x"),
+            "MIGRATE h 1  0 5 AUTH2 (redacted) (redacted) KEYS AUTH x"
+        );
+        assert_eq!(shown("migrate", "MIGRATE h 1 k 0 5 AUTH"), "MIGRATE h 1 k 0 5 AUTH");
     }
 }

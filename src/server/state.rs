@@ -528,6 +528,9 @@ pub struct ServerState {
     pub script_client: Option<Box<Slot>>,
     /// The script running now (see `server::script_run`); None between scripts.
     pub script_run: Option<crate::server::script_run::ScriptRun>,
+    /// MIGRATE's idle connections to its targets, closed after 10 s idle by the time
+    /// events (Valkey's `migrate_cached_sockets`).
+    pub migrate_conns: crate::util::sync_conn::ConnCache,
 }
 
 impl ServerState {
@@ -596,6 +599,7 @@ impl ServerState {
             pre_command_oom: false,
             script_client: None,
             script_run: None,
+            migrate_conns: Default::default(),
         };
         srv.refresh_removal_log();
         srv

@@ -256,6 +256,15 @@ pub enum CmdError {
     /// A text that echoes the client's own bytes (not always UTF-8), verbatim: Valkey sends
     /// them raw, so they never pass through a `String` (see [`CmdError::to_bytes`]).
     Raw(Vec<u8>),
+    // MIGRATE.
+    /// `-ERR When using MIGRATE KEYS option, the key argument must be set to the empty string`
+    MigrateKeysWithKey,
+    /// `-IOERR error or timeout reading to target instance` (or `writing`: what failed)
+    MigrateIo {
+        writing: bool,
+    },
+    /// `-ERR Target instance replied with error: <its error without the '-'>`, echoed raw
+    MigrateTarget(Vec<u8>),
     /// CLIENT UNBLOCK with a reason other than TIMEOUT or ERROR.
     UnblockReason,
     /// CLIENT TRACKING and CLIENT CACHING (see [`TrackingError`]).
@@ -326,6 +335,9 @@ impl CmdError {
             }
             CmdError::UnknownTypeName(name) => with("ERR unknown type name '", name, "'"),
             CmdError::Raw(text) => text.clone(),
+            CmdError::MigrateTarget(text) => {
+                with("ERR Target instance replied with error: ", text, "")
+            }
             other => other.to_string().into_bytes(),
         }
     }
@@ -370,12 +382,23 @@ impl fmt::Display for CmdError {
             CmdError::WrongArity(cmd) => {
                 write!(f, "ERR wrong number of arguments for '{cmd}' command")
             }
-            CmdError::UnknownSubcommand { .. } | CmdError::UnknownTypeName(_) | CmdError::Raw(_) => {
+            CmdError::UnknownSubcommand { .. }
+            | CmdError::UnknownTypeName(_)
+            | CmdError::Raw(_)
+            | CmdError::MigrateTarget(_) => {
                 f.write_str(&String::from_utf8_lossy(&self.to_bytes()))
             }
             CmdError::ScanOptionOnlyIn(opt, cmd) => {
                 write!(f, "ERR {opt} option can only be used in {cmd}")
             }
+            CmdError::MigrateKeysWithKey => f.write_str(
+                "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string",
+            ),
+            CmdError::MigrateIo { writing } => write!(
+                f,
+                "IOERR error or timeout {} to target instance",
+                if *writing { "writing" } else { "reading" }
+            ),
             CmdError::NoAuth => f.write_str("NOAUTH Authentication required."),
             CmdError::Oom => f.write_str("OOM command not allowed when used memory > 'maxmemory'."),
             CmdError::GetKeysUnknownCommand => f.write_str("ERR Invalid command specified"),

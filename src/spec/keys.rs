@@ -41,6 +41,10 @@ pub fn for_each_key<H: Copy>(
     if matches!(cmd.name, "georadius" | "georadiusbymember") {
         return Some(georadius_keys(argv).into_iter().all(|(pos, flags)| f(pos, flags)));
     }
+    if cmd.name == "migrate" {
+        let flags = cmd.key_specs.first().map_or(0, |s| s.flags);
+        return Some(migrate_keys(argv)?.all(|pos| f(pos, flags)));
+    }
     let mut keys = KeyBuf::new();
     for spec in cmd.key_specs {
         if spec.flags & ks::NOT_KEY != 0 {
@@ -93,6 +97,28 @@ fn georadius_keys(argv: &[Bytes]) -> Vec<(u32, u32)> {
     }
     found.extend(store.map(|pos| (pos, ks::OW | ks::UPDATE)));
     found
+}
+
+/// MIGRATE's keys, as Valkey's own key procedure finds them (its `KEYS` spec is
+/// incomplete): the key at 3, or, when a `KEYS` comes after the fixed arguments (an `AUTH`
+/// password or `AUTH2` user and password skipped) and is not the last argument, every
+/// argument after it. `KEYS` with a key at 3 is no match (None).
+pub fn migrate_keys(argv: &[Bytes]) -> Option<std::ops::Range<u32>> {
+    let end = argv.len() as u32;
+    let mut i = 6;
+    while i + 1 < argv.len() {
+        let a = &argv[i];
+        if a.eq_ignore_ascii_case(b"KEYS") {
+            return argv[3].is_empty().then_some(i as u32 + 1..end);
+        }
+        if a.eq_ignore_ascii_case(b"AUTH") {
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"AUTH2") {
+            i += 2;
+        }
+        i += 1;
+    }
+    Some(3..4.min(end))
 }
 
 /// Whether BITFIELD's operations may write: SET / INCRBY, or anything not understood.

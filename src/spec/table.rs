@@ -44,6 +44,9 @@ pub mod flag {
     /// May reach replicas, as `MAY_REPLICATE`, but Valkey 9.1's COMMAND INFO does not print
     /// it: PUBLISH, SPUBLISH, and PFCOUNT (which can rewrite its key's cached count).
     pub const MAY_REPLICATE_UNPRINTED: u64 = 1 << 20;
+    /// Accepted in cluster mode on a slot being imported after ASKING (RESTORE-ASKING);
+    /// printed only, as this server has no cluster mode.
+    pub const ASKING: u64 = 1 << 21;
 
     /// Names in the order Valkey prints them.
     pub const NAMES: &[(u64, &str)] = &[
@@ -58,6 +61,7 @@ pub mod flag {
         (STALE, "stale"),
         (SKIP_MONITOR, "skip_monitor"),
         (SKIP_COMMANDLOG, "skip_commandlog"),
+        (ASKING, "asking"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
         (MAY_REPLICATE, "may_replicate"),
@@ -270,6 +274,12 @@ fn key_positions_of<H: Copy>(
     flags: u32,
 ) -> bool {
     out.clear();
+    if cmd.name == "migrate" {
+        // Its KEYS spec is incomplete: its own procedure decides (see `keys::migrate_keys`).
+        let Some(keys) = super::keys::migrate_keys(argv) else { return false };
+        keys.for_each(|pos| out.push(pos));
+        return true;
+    }
     for spec in cmd.key_specs {
         if spec.flags & ks::NOT_KEY != 0 || spec.flags & flags == 0 {
             continue;

@@ -9,6 +9,8 @@
 //! - `fmt_g.rs`: C's `%.<p>g` for doubles, byte for byte as glibc (Lua's numbers, cjson, `%.17g`).
 //! - `sha1.rs`: SHA-1 and lowercase hex (`DEBUG DIGEST`, script ids).
 //! - `sha256.rs`: SHA-256 (ACL passwords).
+//! - `sync_conn.rs`: blocking outgoing connections with timeouts and their bounded cache
+//!   (MIGRATE's connections to its targets).
 //! - here: the text of an OS error as C's `strerror` writes it.
 
 pub mod clock;
@@ -18,6 +20,7 @@ pub mod quote;
 pub mod rng;
 pub mod sha1;
 pub mod sha256;
+pub mod sync_conn;
 
 /// An OS error as C's `strerror` writes it (`No such file or directory`), without the
 /// ` (os error N)` that Rust's `Display` appends, so texts match Valkey's.
