@@ -140,6 +140,15 @@ pub fn fill(c: &mut Client, port: u16, p: &str) {
     wb(c, &[b"RESTORE", k("r:abs").as_bytes(), at_ms.as_bytes(), &payload, b"ABSTTL"]);
     wb(c, &[b"RESTORE", k("r:none").as_bytes(), b"0", &payload]);
     wb(c, &[b"RESTORE", k("r:none").as_bytes(), b"0", &payload, b"REPLACE"]);
+    wb(c, &[b"RESTORE-ASKING", k("r:asking").as_bytes(), b"700000000", &payload]);
+    // MIGRATE to another server: a copy stays (nothing logged), a move logs DEL.
+    let target = crate::common::start(&[]);
+    let to = target.port.to_string();
+    w(c, &["SET", &k("m:copy"), "v"]);
+    w(c, &["SET", &k("m:moved"), "v", "EX", "1000"]);
+    w(c, &["MIGRATE", "127.0.0.1", &to, &k("m:copy"), "0", "5000", "COPY"]);
+    w(c, &["MIGRATE", "127.0.0.1", &to, "", "0", "5000", "KEYS", &k("m:moved")]);
+    drop(target);
     // Keys that expire: one read after (a DEL goes in), one never touched again.
     w(c, &["SET", &k("x:read"), "v", "PX", "50"]);
     w(c, &["SET", &k("x:untouched"), "v", "PX", "50"]);
