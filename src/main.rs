@@ -36,7 +36,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    ferrokey::runtime::log::init(&config);
+    ferrokey::server::log::init(&config);
     config.log_warnings();
     if !config.pidfile.is_empty() || config.daemonize {
         let path = if config.pidfile.is_empty() {

@@ -641,3 +641,40 @@ fn debug_help_is_valkeys_for_the_subcommands_ferrokey_has() {
     }
     assert!(ours.len() > 60, "{ours:?}");
 }
+
+/// `log-format` and `log-timestamp-format` take effect at once, with Valkey 9.1's line
+/// shapes (digits aside: times and pids differ).
+#[test]
+fn log_formats_change_at_once_as_valkey() {
+    let lines = |valkey: bool| -> Vec<String> {
+        let dir = common::unique_dir("logfmt");
+        let log = dir.join("server.log");
+        let log_arg = log.to_str().unwrap().to_string();
+        let args = ["--enable-debug-command", "yes", "--logfile", &log_arg];
+        let s = if valkey { start_valkey(&args) } else { start(&args) };
+        let mut c = Client::connect(s.port);
+        let steps: &[&[&str]] = &[
+            &["DEBUG", "LOG", "one"],
+            &["CONFIG", "SET", "log-format", "logfmt"],
+            &["DEBUG", "LOG", "x \"y\" z"],
+            &["CONFIG", "SET", "log-timestamp-format", "iso8601"],
+            &["CONFIG", "SET", "log-format", "json"],
+            &["DEBUG", "LOG", "a \"q\" \\ b"],
+            &["CONFIG", "SET", "log-timestamp-format", "milliseconds"],
+            &["CONFIG", "SET", "log-format", "legacy"],
+            &["DEBUG", "LOG", "four"],
+            &["CONFIG", "SET", "log-format", "x"],
+        ];
+        let mut out: Vec<String> = steps.iter().map(|s| format!("{:?}", c.cmd(s))).collect();
+        drop(c);
+        drop(s);
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let zeroed =
+            |l: &str| l.chars().map(|c| if c.is_ascii_digit() { '0' } else { c }).collect();
+        out.extend(text.lines().filter(|l| l.contains("DEBUG LOG")).map(zeroed));
+        out
+    };
+    let ours = lines(false);
+    assert_eq!(ours.iter().filter(|l| l.contains("DEBUG LOG")).count(), 4, "{ours:#?}");
+    assert_eq!(ours, lines(true));
+}

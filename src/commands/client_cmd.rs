@@ -131,7 +131,7 @@ static SUBCOMMANDS: &[Command] = &[
     Command::new("client|import-source", 3, OWN, ACL_OWN, Server(client_import_source)).doc(
         "connection",
         "8.1.0",
-        "Mark this client as an import source when server is in import mode.",
+        "Marks this client as an import source when the server is in import mode.",
         "O(1)",
     ),
     Command::new("client|capa", -3, OWN_BUSY, ACL_OWN, Server(client_capa)).doc(

@@ -145,6 +145,9 @@ fn apply_one(srv: &mut ServerState, name: &str) -> Result<(), ApplyFailure> {
             crate::commands::keyspace::sync_access_clock(srv)
         }
         "notify-keyspace-events" => srv.refresh_removal_log(),
+        "loglevel" | "log-format" | "log-timestamp-format" => {
+            crate::server::log::apply(&srv.config)
+        }
         "aof-disable-auto-gc" => {
             crate::persist::aof::startup::delete_history(&mut crate::persist::store(srv))
         }

@@ -416,7 +416,7 @@ fn directives_turning_on_missing_features_accept_only_their_default() {
     refused("tls-replication yes", "TLS", "no");
     refused("tls-cluster yes", "TLS", "no");
     refused("cluster-enabled yes", "cluster mode", "no");
-    refused("log-format json", "log formats other than legacy", "legacy");
+    refused("syslog-enabled yes", "logging to syslog", "no");
     assert_eq!(reason("loadmodule /x.so"), "ferrokey does not support modules yet");
     assert_eq!(reason("replicaof 127.0.0.1"), "wrong number of arguments");
     // The off values load, and CONFIG GET shows them.

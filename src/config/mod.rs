@@ -59,8 +59,9 @@ pub use glob::glob_match;
 pub use kind::{Arity, Base, Directive, Feature, Mutability, Support};
 pub use values::{
     AclPubsubDefault, Appendfsync, EnableDebugCommand, EnableProtectedConfigs, KeyspaceEvents,
-    LogLevel, MaxmemoryClients, MaxmemoryPolicy, ObufClass, ObufLimit, PropagationErrorBehavior,
-    RdbVersionCheck, ReplDisklessLoad, ShutdownFlags, Supervised,
+    LogFormat, LogLevel, LogTimestampFormat, MaxmemoryClients, MaxmemoryPolicy, ObufClass,
+    ObufLimit, PropagationErrorBehavior, RdbVersionCheck, ReplDisklessLoad, ShutdownFlags,
+    Supervised,
 };
 
 const MB: u64 = 1024 * 1024;

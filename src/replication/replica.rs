@@ -169,6 +169,7 @@ pub fn set_primary(srv: &mut ServerState, host: &str, port: u16, now_ms: i64) {
     let replicas: Vec<usize> = r.attached().map(|x| x.token).collect();
     srv.to_close.extend(replicas);
     srv.is_replica = true;
+    crate::server::log::set_replica(true);
     srv.feed.repl_proxy = true;
     // CONFIG GET replicaof and CONFIG REWRITE show the primary followed now.
     srv.config.replication.replicaof = format!("{host} {port}");
@@ -197,6 +198,7 @@ pub fn promote(srv: &mut ServerState, now_ms: i64) {
     r.second_offset = r.offset + 1;
     srv.replid = random_hex(srv.rng.next_u64() ^ now_ms as u64, 40);
     srv.is_replica = false;
+    crate::server::log::set_replica(false);
     srv.feed.repl_proxy = false;
     srv.feed.reselect();
     srv.config.replication.replicaof.clear();

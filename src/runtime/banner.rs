@@ -43,7 +43,7 @@ pub fn mode(config: &Config, port: u16) {
         tracing::info!("Running mode=standalone, port={port}.");
         return;
     }
-    crate::runtime::log::raw(config, &logo(port, std::process::id()));
+    crate::server::log::raw(config, &logo(port, std::process::id()));
 }
 
 /// ferrokey's logo (an iron key) with Valkey's facts beside it.

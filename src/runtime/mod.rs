@@ -13,7 +13,6 @@ pub mod dispatch;
 pub mod event_loop;
 pub mod io_slots;
 pub mod listener;
-pub mod log;
 pub mod parsed;
 pub mod protected_mode;
 pub mod script;

@@ -9,6 +9,7 @@ pub mod calls;
 pub mod client;
 pub mod events;
 pub mod evict;
+pub mod log;
 pub mod multi;
 pub mod obuf;
 pub mod propagate;

@@ -267,8 +267,7 @@ pub(super) static ROWS: &[Directive] = &[
         "legacy",
         |c| c.general.log_format as usize,
         |c, i| c.general.log_format = LogFormat::ALL[i],
-    )
-    .support(Gate(Feature::LogFormat)),
+    ),
     choice(
         "log-timestamp-format",
         Mutable,
@@ -276,8 +275,7 @@ pub(super) static ROWS: &[Directive] = &[
         "legacy",
         |c| c.general.log_timestamp_format as usize,
         |c, i| c.general.log_timestamp_format = LogTimestampFormat::ALL[i],
-    )
-    .support(Gate(Feature::LogFormat)),
+    ),
     boolean(
         "crash-log-enabled",
         Mutable,
