@@ -739,6 +739,9 @@ fn write_cases() -> Vec<WriteCase> {
         case(STR, &["RENAME", "k", "k2"]),
         case(STR, &["RENAMENX", "k", "k2"]),
         case(&[&["SET", "src", "payload"]], &["RESTORE", "k", "0", "<dump of src>"]),
+        case(&[&["SET", "src", "payload"]], &["RESTORE-ASKING", "k", "0", "<dump of src>"]),
+        // Moved to another server: deleted here.
+        case(STR, &["MIGRATE", "127.0.0.1", "<target port>", "k", "0", "5000"]),
         case(LIST, &["RPOP", "k"]),
         case(LIST, &["RPOPLPUSH", "k", "k2"]),
         case(&[], &["RPUSH", "k", "x"]),
@@ -816,6 +819,8 @@ fn every_write_command_has_all_the_effects_of_a_write() {
     sub.read();
     sub.read();
     let cases = write_cases();
+    // MIGRATE's target.
+    let target = start(&[]);
     // Every command the table flags `write` has a case.
     for name in &common::write_commands(&mut w) {
         assert!(
@@ -831,9 +836,12 @@ fn every_write_command_has_all_the_effects_of_a_write() {
             assert!(!matches!(r, Val::Err(_)), "{what}: setup {line:?}: {r:?}");
         }
         let mut cmd: Vec<Vec<u8>> = c.cmd.iter().map(|a| a.as_bytes().to_vec()).collect();
-        if c.cmd[0] == "RESTORE" {
+        if c.cmd[0].starts_with("RESTORE") {
             let Val::Bulk(payload) = w.cmd(&["DUMP", "src"]) else { panic!("DUMP") };
             cmd[3] = payload;
+        }
+        if c.cmd[0] == "MIGRATE" {
+            cmd[2] = target.port.to_string().into_bytes();
         }
         // The watcher watches the key, the tracker has read it: both after the setup.
         assert_eq!(watcher.cmd(&["WATCH", c.watched]), Val::ok());
