@@ -205,6 +205,19 @@ fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
         ctx.out.int(acked as i64);
         return Ok(());
     }
+    block_for_acks(ctx, deadline, offset, wanted as usize, None);
+    Ok(())
+}
+
+/// Blocks the client of a WAIT or WAITAOF until the replication layer answers it (enough
+/// acknowledgements, or `deadline`, 0 for never).
+fn block_for_acks(
+    ctx: &mut ServerCtx,
+    deadline: i64,
+    offset: i64,
+    numreplicas: usize,
+    aof: Option<AofWait>,
+) {
     let deadline_ms = (deadline != 0).then_some(deadline);
     ctx.client.block_request = Some(BlockRequest {
         keys: Vec::new(),
@@ -212,10 +225,8 @@ fn wait(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
         on_timeout: TimeoutReply::NullArray,
         argv: None,
     });
-    let w =
-        Waiter { token: ctx.slot, offset, numreplicas: wanted as usize, deadline_ms, aof: None };
+    let w = Waiter { token: ctx.slot, offset, numreplicas, deadline_ms, aof };
     primary::wait_for(ctx.srv, w);
-    Ok(())
 }
 
 /// WAITAOF numlocal numreplicas timeout: whether the local AOF (numlocal 1) and how many
@@ -250,16 +261,8 @@ fn waitaof(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
         ctx.out.int(replicas as i64);
         return Ok(());
     }
-    let deadline_ms = (deadline != 0).then_some(deadline);
-    ctx.client.block_request = Some(BlockRequest {
-        keys: Vec::new(),
-        timeout_at_ms: deadline_ms,
-        on_timeout: TimeoutReply::NullArray,
-        argv: None,
-    });
     let aof = Some(AofWait { numlocal: numlocal == 1, local_pos });
-    let w = Waiter { token: ctx.slot, offset, numreplicas: numreplicas as usize, deadline_ms, aof };
-    primary::wait_for(ctx.srv, w);
+    block_for_acks(ctx, deadline, offset, numreplicas as usize, aof);
     Ok(())
 }
 

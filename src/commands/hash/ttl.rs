@@ -34,6 +34,13 @@ pub(super) fn hpexpireat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
 
 /// The per-field reply codes of the TTL writes.
 const NO_FIELD: i64 = -2;
+
+/// The reply for `n` fields of a key that does not exist: -2 for each.
+fn no_such_fields(out: &mut crate::resp::reply::Reply, n: usize) -> CmdResult {
+    out.array(n);
+    (0..n).for_each(|_| out.int(NO_FIELD));
+    Ok(())
+}
 const NO_TTL: i64 = -1;
 const REFUSED: i64 = 0;
 const DONE: i64 = 1;
@@ -50,9 +57,7 @@ fn set_ttls(ctx: &mut Ctx, argv: &[Bytes], time: TimeArg, name: &str) -> CmdResu
     let past = when <= now && !ctx.keep_past_expiry;
     let db = &mut ctx.dbs[ctx.client.db];
     let Some(mut entry) = db.agg_existing::<HashObj>(key, now)? else {
-        ctx.out.array(fields.len());
-        fields.iter().for_each(|_| ctx.out.int(NO_FIELD));
-        return Ok(());
+        return no_such_fields(ctx.out, fields.len());
     };
     let h = entry.get();
     let before = h.next_expire_bound();
@@ -194,9 +199,7 @@ pub(super) fn hpersist(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (key, now) = (&argv[1], ctx.now_ms);
     let db = &mut ctx.dbs[ctx.client.db];
     let Some(mut entry) = db.agg_existing::<HashObj>(key, now)? else {
-        ctx.out.array(fields.len());
-        fields.iter().for_each(|_| ctx.out.int(NO_FIELD));
-        return Ok(());
+        return no_such_fields(ctx.out, fields.len());
     };
     let h = entry.get();
     let codes: Vec<i64> = fields

@@ -2,7 +2,7 @@
 //! ("volatile" fields), and the bounded reclaim step active expiry runs on it. The expire
 //! time itself lives in the field's entry (`entry.rs`); this module owns the per-hash
 //! bookkeeping and knows nothing of the keyspace, which tracks the hashes that have volatile
-//! fields (`keyspace::volatile`).
+//! fields (`keyspace::field_expiry`).
 //!
 //! # Design: a lower bound and a resumable sweep, no per-field index
 //!
