@@ -1231,5 +1231,5 @@ fn waitaof_counts_real_replicas_with_an_aof_both_ways() {
         info_field(&mut vp, "replication", "slave1").contains("state=online")
     });
     vp.cmd(&["SET", "k", "w"]);
-    assert_eq!(vp.cmd(&["WAITAOF", "0", "2", "300"]), Val::Array(vec![Val::Int(1), Val::Int(1)]));
+    assert_eq!(vp.cmd(&["WAITAOF", "0", "2", "3000"]), Val::Array(vec![Val::Int(1), Val::Int(1)]));
 }
