@@ -27,8 +27,9 @@ use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::config::KeyspaceEvents;
 use crate::keyspace::db::ObjView;
 use crate::persist::rdb::dump;
+use crate::server::propagate::append_command;
 use crate::types::string::parse_i64;
-use crate::util::sync_conn::{is_timeout, push_command, ConnCache, SyncConn};
+use crate::util::sync_conn::{is_timeout, ConnCache, SyncConn};
 
 const MIGRATE_KEYS: &[KeySpec] = &[
     range(RW | ACCESS | DELETE, 3, 0, 1),
@@ -325,11 +326,11 @@ fn commands(req: &Request, keys: &[Outgoing], select: bool) -> Vec<u8> {
     let mut buf = Vec::with_capacity(keys.iter().map(|k| k.payload.len() + 64).sum());
     match req.auth {
         Auth::None => {}
-        Auth::Password(pw) => push_command(&mut buf, &[&b"AUTH"[..], pw]),
-        Auth::User(user, pw) => push_command(&mut buf, &[&b"AUTH"[..], user, pw]),
+        Auth::Password(pw) => append_command(&mut buf, &[&b"AUTH"[..], pw]),
+        Auth::User(user, pw) => append_command(&mut buf, &[&b"AUTH"[..], user, pw]),
     }
     if select {
-        push_command(&mut buf, &[b"SELECT".to_vec(), req.dest_db.to_string().into_bytes()]);
+        append_command(&mut buf, &[b"SELECT".to_vec(), req.dest_db.to_string().into_bytes()]);
     }
     for k in keys {
         let ttl = k.ttl_ms.to_string();
@@ -337,7 +338,7 @@ fn commands(req: &Request, keys: &[Outgoing], select: bool) -> Vec<u8> {
         if req.target == Target::Replace {
             argv.push(b"REPLACE");
         }
-        push_command(&mut buf, &argv);
+        append_command(&mut buf, &argv);
     }
     buf
 }

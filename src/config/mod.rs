@@ -51,8 +51,8 @@ pub(crate) fn is_command(name: &str) -> bool {
 
 pub use command::Caller;
 pub use directives::{
-    all as all_directives, debug_delay, lookup, Cluster, General, Memory, Network, Persistence,
-    Replication, Testing, Tls,
+    all as all_directives, lookup, Cluster, General, Memory, Network, Persistence, Replication,
+    Testing, Tls,
 };
 pub use file::{from_args, ConfigError, Origin};
 pub use glob::glob_match;

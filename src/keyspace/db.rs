@@ -734,6 +734,13 @@ impl Db {
         obj.is_live(now_ms)
     }
 
+    /// Whether a key visited by `for_each` counts for this database's lookups at `now_ms`:
+    /// alive, or past its time while expiry is paused (the primary's stream, an import
+    /// source), as lookups find it.
+    pub fn shows(&self, obj: &impl ObjView, now_ms: i64) -> bool {
+        self.expiry == Expiry::Paused || obj.is_live(now_ms)
+    }
+
     /// Swap the contents (keys, values, expire times) of two databases (SWAPDB). Counters
     /// and settings stay with their database.
     pub fn swap_contents(a: &mut Db, b: &mut Db) {

@@ -20,6 +20,21 @@ pub fn now_us() -> i64 {
     since_epoch().as_micros() as i64
 }
 
+/// Valkey's `debugDelay`: `n` microseconds asleep, or -`n` nanoseconds of busy waiting.
+pub fn debug_delay(n: i32) {
+    match n {
+        0 => {}
+        n if n > 0 => std::thread::sleep(std::time::Duration::from_micros(n as u64)),
+        n => {
+            let until = std::time::Instant::now()
+                + std::time::Duration::from_nanos(n.unsigned_abs() as u64);
+            while std::time::Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

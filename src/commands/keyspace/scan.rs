@@ -5,7 +5,7 @@ use bytes::Bytes;
 
 use crate::commands::args::{parse_cursor, parse_scan_opts, scan_reply, Pattern, ScanKind};
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::keyspace::db::{Db, ObjView};
+use crate::keyspace::db::ObjView;
 use crate::resp::reply::AggKind;
 
 pub fn scan(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
@@ -38,10 +38,8 @@ pub fn keys(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let out = &mut *ctx.out;
     let header = out.begin_deferred(AggKind::Array);
     let mut n = 0;
-    // Keys past their time count where lookups still see them (an import source).
-    let all = db.expiry == crate::keyspace::db::Expiry::Paused;
     db.for_each(|key, obj| {
-        if (all || Db::is_live(obj, now)) && pattern.matches(key) {
+        if db.shows(obj, now) && pattern.matches(key) {
             out.bulk(key);
             n += 1;
         }

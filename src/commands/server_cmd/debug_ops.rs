@@ -8,7 +8,6 @@
 use bytes::Bytes;
 
 use crate::commands::{CmdError, CmdResult, ServerCtx};
-use crate::keyspace::db::Db;
 
 /// `DEBUG LOADAOF`: the AOF's buffer written and synced, the dataset emptied and the AOF
 /// directory replayed from disk, as Valkey does. When that fails (no AOF directory, a
@@ -20,8 +19,7 @@ pub fn loadaof(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms;
     crate::persist::aof::write_and_sync(&mut crate::persist::store(ctx.srv));
     for db in ctx.srv.dbs.iter_mut() {
-        let mut old = db.empty_like();
-        Db::swap_contents(db, &mut old);
+        db.flush(false);
     }
     if let Err(e) = ctx.srv.functions.flush() {
         tracing::warn!("Could not drop the function libraries before DEBUG LOADAOF: {e}");

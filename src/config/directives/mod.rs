@@ -27,7 +27,7 @@ pub use memory::Memory;
 pub use network::Network;
 pub use persistence::Persistence;
 pub use replication::Replication;
-pub use testing::{debug_delay, Testing};
+pub use testing::Testing;
 pub use tls::Tls;
 
 use super::kind::{Base, Directive, Feature, Kind, Mutability, Special, Support};

@@ -38,21 +38,6 @@ impl Default for Testing {
     }
 }
 
-/// Valkey's `debugDelay`: `n` microseconds asleep, or -`n` nanoseconds of busy waiting.
-pub fn debug_delay(n: i32) {
-    match n {
-        0 => {}
-        n if n > 0 => std::thread::sleep(std::time::Duration::from_micros(n as u64)),
-        n => {
-            let until = std::time::Instant::now()
-                + std::time::Duration::from_nanos(n.unsigned_abs() as u64);
-            while std::time::Instant::now() < until {
-                std::hint::spin_loop();
-            }
-        }
-    }
-}
-
 /// Directives Valkey 9.1 keeps out of `CONFIG GET` with a pattern.
 pub const HIDDEN: &[&str] = &[
     "use-exit-on-panic",

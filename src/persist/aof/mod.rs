@@ -240,7 +240,7 @@ fn turn_off(srv: &mut Store<'_>, now_ms: i64) {
     tracing::info!("Background append only file rewriting turned off");
 }
 
-/// DEBUG LOADAOF's first step: what was fed is written and synced, whatever the policy.
+/// What was fed is written and synced, whatever the policy (shutdown, DEBUG LOADAOF).
 pub fn write_and_sync(srv: &mut Store<'_>) {
     if srv.persist.aof.logging() {
         let now = crate::util::clock::now_ms();
@@ -251,12 +251,10 @@ pub fn write_and_sync(srv: &mut Store<'_>) {
 
 /// Called once when the server shuts down: the last writes reach the file and the disk.
 pub fn on_shutdown(srv: &mut Store<'_>) {
-    let now = crate::util::clock::now_ms();
     rewrite::kill_child(srv);
     if srv.persist.aof.logging() && (!srv.feed.buf.is_empty() || srv.persist.aof.unsynced()) {
         tracing::info!("Calling fsync() on the AOF file.");
-        flush(srv, now);
-        sync(srv, now, true);
+        write_and_sync(srv);
     }
 }
 

@@ -145,7 +145,7 @@ pub fn write_rdb<W: Write>(w: &mut RdbWriter<W>, dbs: &[Db], info: &SaveInfo) ->
                 return;
             }
             result = write_key(w, key, e, access, info);
-            crate::config::debug_delay(info.key_delay);
+            crate::util::clock::debug_delay(info.key_delay);
         };
         if info.prefetch {
             db.for_each_with_values(&mut each);
@@ -324,7 +324,7 @@ pub fn load_rdb<R: Read>(
                     )));
                 }
                 stats.keys_loaded += 1;
-                crate::config::debug_delay(lim.key_delay);
+                crate::util::clock::debug_delay(lim.key_delay);
             }
         }
     }
