@@ -3,6 +3,9 @@
 
 mod common;
 
+#[path = "server/debug_inspect.rs"]
+mod debug_inspect;
+
 use std::time::{Duration, Instant};
 
 use common::diff::same_as_valkey_with;

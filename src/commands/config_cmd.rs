@@ -193,15 +193,11 @@ fn resetstat(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// `CONFIG REWRITE`: bring the config file the server was started with up to date.
-fn rewrite(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    let Some(path) = ctx.srv.config_file.as_deref() else {
-        return Err(CmdError::NoConfigFile);
-    };
-    // The `user` lines are the users in memory, each as ACL LIST describes it.
-    let mut config = ctx.srv.config.clone();
-    config.general.users = ctx
-        .srv
+/// The configuration a rewrite writes: the settings, and as `user` lines the users in
+/// memory, each as ACL LIST describes it.
+pub fn config_to_write(srv: &crate::server::state::ServerState) -> crate::config::Config {
+    let mut config = srv.config.clone();
+    config.general.users = srv
         .acl
         .users()
         .map(|(_, u)| {
@@ -211,7 +207,15 @@ fn rewrite(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
             words
         })
         .collect();
-    if let Err(e) = config.rewrite(path) {
+    config
+}
+
+/// `CONFIG REWRITE`: bring the config file the server was started with up to date.
+fn rewrite(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    let Some(path) = ctx.srv.config_file.as_deref() else {
+        return Err(CmdError::NoConfigFile);
+    };
+    if let Err(e) = config_to_write(ctx.srv).rewrite(path) {
         tracing::warn!("CONFIG REWRITE failed: {e}");
         return Err(CmdError::Other(e));
     }

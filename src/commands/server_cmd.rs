@@ -22,6 +22,8 @@ use crate::server::state::ShutdownMode;
 use crate::types::string::parse_i64;
 use crate::types::string::{StrRef, StrValue};
 
+mod debug_inspect;
+mod debug_knobs;
 mod debug_ops;
 mod digest;
 mod lolwut;
@@ -347,6 +349,32 @@ static DEBUG_SUBCOMMANDS: &[DebugSub] = &[
     DebugSub { name: "panic", arity: -2, handler: debug_ops::crash },
     DebugSub { name: "segfault", arity: -2, handler: debug_ops::crash },
     DebugSub { name: "oom", arity: -2, handler: debug_ops::crash },
+    DebugSub { name: "restart", arity: -2, handler: debug_ops::restart },
+    DebugSub { name: "crash-and-recover", arity: -2, handler: debug_ops::restart },
+    DebugSub {
+        name: "config-rewrite-force-all",
+        arity: 2,
+        handler: debug_ops::config_rewrite_force_all,
+    },
+    DebugSub { name: "listpack", arity: 3, handler: debug_inspect::listpack },
+    // At most one word after the key (the handler checks).
+    DebugSub { name: "quicklist", arity: -3, handler: debug_inspect::quicklist },
+    DebugSub { name: "htstats", arity: -3, handler: debug_inspect::htstats },
+    DebugSub { name: "htstats-key", arity: -3, handler: debug_inspect::htstats_key },
+    DebugSub { name: "sdslen", arity: 3, handler: debug_inspect::sdslen },
+    DebugSub { name: "structsize", arity: 2, handler: debug_inspect::structsize },
+    DebugSub { name: "client-eviction", arity: 2, handler: debug_inspect::client_eviction },
+    DebugSub {
+        name: "quicklist-packed-threshold",
+        arity: 3,
+        handler: debug_knobs::quicklist_packed_threshold,
+    },
+    DebugSub { name: "aof-flush-sleep", arity: 3, handler: debug_knobs::aof_flush_sleep },
+    DebugSub { name: "dict-resizing", arity: 3, handler: debug_knobs::dict_resizing },
+    DebugSub { name: "replybuffer", arity: 4, handler: debug_knobs::replybuffer },
+    DebugSub { name: "mallctl", arity: -3, handler: debug_knobs::mallctl_int },
+    DebugSub { name: "mallctl-str", arity: -3, handler: debug_knobs::mallctl_str },
+    DebugSub { name: "force-tls-write-error", arity: 3, handler: debug_ops::no_tls },
 ];
 
 /// Whether this client may run DEBUG under `enable-debug-command` (dispatch checks it
@@ -374,17 +402,32 @@ fn arity_ok(arity: i32, argc: usize) -> bool {
     (arity > 0 && argc == arity as usize) || (arity < 0 && argc >= arity.unsigned_abs() as usize)
 }
 
-/// DEBUG HELP: Valkey 9.1's entries, word for word, for the subcommands ferrokey has.
+/// DEBUG HELP: Valkey 9.1's entries, word for word and in its order, for the subcommands
+/// ferrokey has. Left out, and answered as unknown subcommands: the cluster bus knobs
+/// (DROP-CLUSTER-PACKET-FILTER, CLOSE-CLUSTER-LINK-ON-PACKET-DROP,
+/// DISABLE-CLUSTER-RANDOM-PING, DISABLE-CLUSTER-RECONNECTION, SLOTMIGRATION, CLUSTERLINK:
+/// no cluster mode), REPLYBUFFER PEAK-RESET-TIME (no peak tracking), PAUSE-AFTER-FORK,
+/// DELAY-RDB-CLIENT-FREE-SECOND (no dual-channel replication), HASHTABLE-CAN-ABORT-SHRINK
+/// (a shrink here is never aborted), CLIENT-ENFORCE-REPLY-LIST (one reply buffer, no static
+/// buffer beside a list), FORCE-FREE-PRIMARY-ASYNC and PROTECT-CLIENT (clients are freed
+/// where they close, with no deferred path to force).
 fn debug_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
     reply_help(
         ctx.out,
         "DEBUG",
         &[
+            "AOF-FLUSH-SLEEP <microsec>",
+            "    Server will sleep before flushing the AOF, this is used for testing.",
             "ASSERT",
             "    Crash by assertion failed.",
             "CHANGE-REPL-ID",
             "    Change the replication IDs of the instance.",
             "    Dangerous: should be used only for testing the replication subsystem.",
+            "CONFIG-REWRITE-FORCE-ALL",
+            "    Like CONFIG REWRITE but writes all configuration options, including",
+            "    keywords not listed in original configuration file or default values.",
+            "CRASH-AND-RECOVER [<milliseconds>]",
+            "    Hard crash and restart after a <milliseconds> delay (default 0).",
             "DIGEST",
             "    Output a hex signature representing the current DB content.",
             "DIGEST-VALUE <key> [<key> ...]",
@@ -396,6 +439,10 @@ fn debug_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
             "    Create a memory leak of the input string.",
             "LOG <message>",
             "    Write <message> to the server log.",
+            "HTSTATS <dbid> [full]",
+            "    Return hash table statistics of the specified database.",
+            "HTSTATS-KEY <key> [full]",
+            "    Like HTSTATS but for the hash table stored at <key>'s value.",
             "LOADAOF",
             "    Flush the AOF buffers on disk and reload the AOF in memory.",
             "REPLICATE <string>",
@@ -430,20 +477,42 @@ fn debug_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
             "      existing RDB file.",
             "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
             "      file to the database.",
+            "RESTART [<milliseconds>]",
+            "    Graceful restart: save config, db, restart after a <milliseconds> delay (default 0).",
+            "SDSLEN <key>",
+            "    Show low level SDS string info representing `key` and value.",
             "SEGFAULT",
             "    Crash the server with sigsegv.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the behavior). Setting it to 1 reenables back the",
             "    default.",
+            "QUICKLIST-PACKED-THRESHOLD <size>",
+            "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+            "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
             "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
             "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
             "SLEEP <seconds>",
             "    Stop the server for <seconds>. Decimals allowed.",
             "STRINGMATCH-TEST",
             "    Run a fuzz tester against the stringmatchlen() function.",
+            "STRUCTSIZE",
+            "    Return the size of different core C structures.",
+            "LISTPACK <key>",
+            "    Show low level info about the listpack encoding of <key>.",
+            "QUICKLIST <key> [<0|1>]",
+            "    Show low level info about the quicklist encoding of <key>.",
+            "    The optional argument (0 by default) sets the level of detail",
+            "CLIENT-EVICTION",
+            "    Show low level client eviction pools info (maxmemory-clients).",
             "PAUSE-CRON <0|1>",
             "    Stop periodic cron job processing.",
+            "REPLYBUFFER RESIZING <0|1>",
+            "    Enable or disable the reply buffer resize cron job",
+            "DICT-RESIZING <0|1>",
+            "    Enable or disable the main dict and expire dict resizing.",
+            "FORCE-TLS-WRITE-ERROR <0|1>",
+            "    Force TLS write error for testing.",
         ],
     );
     Ok(())

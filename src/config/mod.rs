@@ -57,6 +57,7 @@ pub use directives::{
 pub use file::{from_args, ConfigError, Origin};
 pub use glob::glob_match;
 pub use kind::{Arity, Base, Directive, Feature, Mutability, Support};
+pub use rewrite::Written;
 pub use values::{
     AclPubsubDefault, Appendfsync, EnableDebugCommand, EnableProtectedConfigs, KeyspaceEvents,
     LogFormat, LogLevel, LogTimestampFormat, MaxmemoryClients, MaxmemoryPolicy, ObufClass,

@@ -125,25 +125,42 @@ impl State {
     }
 }
 
+/// Which directives a rewrite adds to the file besides those already in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// Those whose value differs from the default (CONFIG REWRITE).
+    Changed,
+    /// Every one, defaults included (DEBUG CONFIG-REWRITE-FORCE-ALL).
+    All,
+}
+
 impl Config {
     /// CONFIG REWRITE of `path`. A missing file is created. Errors are the reply text.
     pub fn rewrite(&self, path: &Path) -> Result<(), String> {
-        let old = match std::fs::read(path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(format!("ERR Rewriting config file: {}", strerror(&e))),
-        };
-        let content = self.rewritten(&old);
-        write_atomically(path, content.as_bytes())
+        self.rewrite_file(path, Written::Changed)
             .map_err(|e| format!("ERR Rewriting config file: {}", strerror(&e)))
     }
 
+    /// `path` rewritten with the directives `written` asks for (directives already in the
+    /// file are always updated in place). A missing file is created.
+    pub fn rewrite_file(&self, path: &Path, written: Written) -> std::io::Result<()> {
+        let old = match std::fs::read(path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e),
+        };
+        let content = self.rewritten(&old, written);
+        write_atomically(path, content.as_bytes())
+    }
+
     /// The new file content for the old content `old`.
-    fn rewritten(&self, old: &str) -> String {
+    fn rewritten(&self, old: &str, written: Written) -> String {
         let defaults = Config::default();
         let mut state = State::parse(old);
         for d in all() {
-            let force = ALWAYS_WRITTEN.contains(&d.name) || d.show(self) != d.show(&defaults);
+            let force = written == Written::All
+                || ALWAYS_WRITTEN.contains(&d.name)
+                || d.show(self) != d.show(&defaults);
             for line in d.rewrite_lines(self) {
                 state.put(d.name, line, force);
             }

@@ -865,6 +865,11 @@ impl Db {
         self.keys.rehash_step(buckets)
     }
 
+    /// The key table's shape (DEBUG HTSTATS); `walk_chains` adds the chain figures.
+    pub fn table_stats(&self, walk_chains: bool) -> crate::table::TableStats {
+        self.keys.table_stats(walk_chains)
+    }
+
     /// Whether the key table is in a resize (MEMORY STATS `db.dict.rehashing.count`).
     pub fn is_rehashing(&self) -> bool {
         self.keys.is_rehashing()

@@ -78,7 +78,8 @@ use crate::types::string::{embeds_as_embstr, StrRef, StrValue};
 /// Longest string stored inline in the entry.
 pub const INLINE_VALUE_MAX: usize = 255;
 
-const HEADER_BYTES: usize = 6;
+/// The fixed header of every entry (tag, lengths, LRU clock).
+pub const HEADER_BYTES: usize = 6;
 const ENC_MASK: u8 = 0b11;
 const ENC_INLINE: u8 = 0;
 const ENC_INT: u8 = 1;
@@ -93,6 +94,18 @@ const KIND_SHIFT: u8 = 5;
 const KIND_MASK: u8 = 0b111;
 /// Expire times below this fit in 6 bytes.
 const SHORT_EXPIRE_LIMIT: i64 = 1 << 48;
+
+/// Where a string entry's value lies, for DEBUG SDSLEN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrLayout {
+    /// What the allocator charges for the entry (header, key, inline value or pointer).
+    pub entry_alloc_bytes: usize,
+    pub value_len: usize,
+    /// Bytes the value can grow by where it lies (out-of-line buffers only).
+    pub value_spare_bytes: usize,
+    /// The out-of-line buffer's allocation; 0 for a value inline in the entry.
+    pub value_alloc_bytes: usize,
+}
 
 /// The value to store in a new entry. An aggregate is moved in.
 #[derive(Debug)]
@@ -751,6 +764,28 @@ impl KeyEntry {
         n
     }
 
+    /// Where a string value's bytes lie (DEBUG SDSLEN); None for an integer or an aggregate.
+    pub fn str_layout(&self) -> Option<StrLayout> {
+        let s = self.shape();
+        let entry_alloc_bytes = crate::memory::size_class(s.size());
+        match s.tag & ENC_MASK {
+            ENC_INLINE => Some(StrLayout {
+                entry_alloc_bytes,
+                value_len: self.value().len(),
+                // An inline value has no spare room: growing rebuilds the entry.
+                value_spare_bytes: 0,
+                value_alloc_bytes: 0,
+            }),
+            ENC_HEAP => Some(self.with_heap(s.value_offset(), |h| StrLayout {
+                entry_alloc_bytes,
+                value_len: h.len(),
+                value_spare_bytes: h.capacity() - h.len(),
+                value_alloc_bytes: h.alloc_bytes(),
+            })),
+            _ => None,
+        }
+    }
+
     /// A counted reference to an out-of-line string value, for a reply that should not copy
     /// it (see `heap_str`). None for any other value, or when the count is saturated.
     pub fn share_str(&self) -> Option<SharedStr> {
@@ -798,6 +833,10 @@ impl table::Entry for KeyEntry {
 
     fn prefetch_addr(&self) -> *const u8 {
         self.ptr.as_ptr()
+    }
+
+    fn resize_allowed() -> bool {
+        crate::keyspace::keys::resizing_enabled()
     }
 }
 

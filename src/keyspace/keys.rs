@@ -5,10 +5,26 @@
 //! expire index points at entries by address (see `expire_index`). Lookups take the key's
 //! hash, computed once per command by the caller with [`hash_key`].
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::keyspace::entry::{KeyEntry, NewValue};
 use crate::keyspace::expire_index::ExpireIndex;
 use crate::table::{hash_key, Absent, Drained, Found, Probe, Table};
 use crate::util::rng::Rng;
+
+/// `DEBUG DICT-RESIZING`: whether the databases' tables may grow and shrink (process-wide,
+/// as Valkey's `dict_resizing`; on at start). Off, a table keeps its bucket array and chains
+/// instead, which tests use to build long chains or to hold a table still.
+static RESIZING: AtomicBool = AtomicBool::new(true);
+
+pub fn set_resizing(enabled: bool) {
+    RESIZING.store(enabled, Ordering::Relaxed);
+}
+
+/// Whether the databases' tables may resize (see [`set_resizing`]).
+pub fn resizing_enabled() -> bool {
+    RESIZING.load(Ordering::Relaxed)
+}
 
 #[derive(Default)]
 pub struct Keys {
@@ -295,6 +311,12 @@ impl Keys {
     /// One incremental rehash step (time events); true while a resize is in progress.
     pub fn rehash_step(&mut self, buckets: usize) -> bool {
         self.table.rehash_step(buckets)
+    }
+
+    /// The key table's shape (DEBUG HTSTATS); `walk_chains` walks every head for the chain
+    /// figures.
+    pub fn table_stats(&self, walk_chains: bool) -> crate::table::TableStats {
+        self.table.stats(walk_chains)
     }
 
     /// Rebuilds the miss-filter words of up to `heads` head buckets (time events).

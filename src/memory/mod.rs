@@ -61,6 +61,7 @@
 //! - `stats`: jemalloc statistics, RSS, the stats report, purge, [`size_class`].
 
 mod alloc;
+pub mod mallctl;
 pub mod stats;
 
 pub use alloc::{

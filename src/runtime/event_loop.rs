@@ -772,7 +772,7 @@ impl Net {
         if done {
             slot.sent = 0;
             slot.out.clear();
-            if slot.out.buf.capacity() > 64 * 1024 {
+            if srv.reply_buffer_resizing && slot.out.buf.capacity() > 64 * 1024 {
                 slot.out.buf.shrink_to(16 * 1024);
             }
             slot.client.obuf_soft_since_ms = 0;

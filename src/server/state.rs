@@ -466,6 +466,9 @@ pub struct ServerState {
     pub active_expire_enabled: bool,
     /// DEBUG PAUSE-CRON: the time events are skipped while set.
     pub cron_paused: bool,
+    /// Whether a drained reply buffer past 64 KiB is given back down to 16 KiB (on by
+    /// default; `DEBUG REPLYBUFFER RESIZING 0` keeps buffers at their largest).
+    pub reply_buffer_resizing: bool,
     /// Client slots (tokens) of MONITOR clients.
     pub monitors: Vec<usize>,
     /// Clients blocked on keys (BLPOP and friends).
@@ -569,6 +572,7 @@ impl ServerState {
                 .unwrap_or_default(),
             active_expire_enabled: true,
             cron_paused: false,
+            reply_buffer_resizing: true,
             monitors: Vec::new(),
             blocking: Default::default(),
             pubsub: Default::default(),

@@ -156,6 +156,8 @@ pub enum CmdError {
     ShutdownFailed,
     /// `-ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.`
     DebugReloadOption,
+    /// The errors of DEBUG's inspection and testing subcommands, Valkey 9.1's texts.
+    Debug(DebugError),
     /// `-ERR Error trying to load the RDB dump, check server logs.`
     RdbLoadFailed,
     /// `-ERR value is out of range, value must between <min> and <max>` (Valkey's wording)
@@ -301,6 +303,39 @@ impl ApplyFailure {
             ApplyFailure::Bind => "Failed to bind to specified addresses.",
             ApplyFailure::Port => "Unable to listen on this port. Check server logs.",
             ApplyFailure::Appendonly => "Unable to turn on AOF. Check server logs.",
+        }
+    }
+}
+
+/// DEBUG's own errors (LISTPACK, QUICKLIST, SDSLEN, HTSTATS, QUICKLIST-PACKED-THRESHOLD,
+/// CLIENT-EVICTION, RESTART).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DebugError {
+    NotListpack,
+    NotQuicklist,
+    NotSds,
+    NotHashtable,
+    DbOutOfRange,
+    PackedThreshold,
+    ClientEvictionOff,
+    RestartFailed,
+}
+
+impl DebugError {
+    pub fn text(self) -> &'static str {
+        match self {
+            DebugError::NotListpack => "ERR Not a listpack encoded object.",
+            DebugError::NotQuicklist => "ERR Not a quicklist encoded object.",
+            DebugError::NotSds => "ERR Not an sds encoded string.",
+            DebugError::NotHashtable => {
+                "ERR The value stored at the specified key is not represented using an hash table"
+            }
+            DebugError::DbOutOfRange => "ERR Out of range database",
+            DebugError::PackedThreshold => {
+                "ERR argument must be a memory value bigger than 1 and smaller than 4gb"
+            }
+            DebugError::ClientEvictionOff => "ERR maxmemory-clients is disabled.",
+            DebugError::RestartFailed => "ERR failed to restart the server. Check server logs.",
         }
     }
 }
@@ -489,6 +524,7 @@ impl fmt::Display for CmdError {
             CmdError::DebugReloadOption => {
                 f.write_str("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
             }
+            CmdError::Debug(e) => f.write_str(e.text()),
             CmdError::RdbLoadFailed => {
                 f.write_str("ERR Error trying to load the RDB dump, check server logs.")
             }

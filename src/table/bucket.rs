@@ -42,7 +42,7 @@ pub(super) struct Bucket<E> {
     slots: [Slot<E>; SLOTS],
 }
 
-const _: () = assert!(std::mem::size_of::<Bucket<Box<u64>>>() == 64);
+const _: () = assert!(std::mem::size_of::<Bucket<Box<u64>>>() == super::BUCKET_BYTES);
 const _: () = assert!(std::mem::align_of::<Bucket<Box<u64>>>() == 64);
 
 impl<E> Slot<E> {

@@ -223,6 +223,7 @@ mod probe;
 mod random;
 mod rehash;
 mod scan;
+mod stats;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -236,6 +237,7 @@ use filter::Heads;
 pub use iter::{Drained, Iter};
 pub use prefetch::prefetch_read;
 pub use probe::{Absent, Found, Probe};
+pub use stats::{ArrayStats, ChainStats, TableStats, CHAIN_LENGTHS};
 
 /// An element of a [`Table`]: a pointer-sized handle that can show its key.
 ///
@@ -259,6 +261,13 @@ pub trait Entry: Sized {
     fn prefetch_addr(&self) -> *const u8 {
         std::ptr::null()
     }
+
+    /// Whether tables of this element may start a resize now. The default is always; the
+    /// keyspace answers from its `DEBUG DICT-RESIZING` switch. A table that may not resize
+    /// still gets its first bucket array, and then chains (lookups slow down, nothing is lost).
+    fn resize_allowed() -> bool {
+        true
+    }
 }
 
 /// The process-wide key hash: ahash with a random seed chosen once per process. A pure function
@@ -277,6 +286,9 @@ fn hash_uncounted(key: &[u8]) -> u64 {
     static STATE: OnceLock<ahash::RandomState> = OnceLock::new();
     STATE.get_or_init(ahash::RandomState::new).hash_one(key)
 }
+
+/// Bytes of one bucket, head or child: one cache line (pinned in `bucket.rs`).
+pub const BUCKET_BYTES: usize = 64;
 
 /// Elements per bucket when the bucket is not chained.
 const SLOTS: usize = 7;

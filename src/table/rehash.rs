@@ -55,7 +55,8 @@ impl<E: Entry> Table<E> {
     /// Grows before adding an element if `new_len` would pass the grow limit. Does nothing
     /// during a resize (the write's rehash step catches up instead).
     pub(super) fn grow_if_needed(&mut self, new_len: usize) {
-        if !self.is_rehashing() && !fits_grow_limit(new_len, self.tables[0].len()) {
+        let allowed = || self.tables[0].is_empty() || E::resize_allowed();
+        if !self.is_rehashing() && !fits_grow_limit(new_len, self.tables[0].len()) && allowed() {
             self.start_resize(target_buckets(new_len));
         }
     }
@@ -70,7 +71,7 @@ impl<E: Entry> Table<E> {
             if self.used[0] == 0 {
                 self.finish_rehash();
             }
-        } else if below_shrink_limit(self.len(), self.tables[0].len()) {
+        } else if below_shrink_limit(self.len(), self.tables[0].len()) && E::resize_allowed() {
             self.start_resize(target_buckets(self.len()));
         }
     }

@@ -237,6 +237,28 @@ impl<'a> AggRef<'a> {
         }
     }
 
+    /// The listpack of a listpack-encoded object (DEBUG LISTPACK); a stream's nodes and a
+    /// quicklist's are not one listpack.
+    pub fn listpack(self) -> Option<&'a crate::types::listpack::Listpack> {
+        match self {
+            AggRef::Hash(h) => h.listpack(),
+            AggRef::List(l) => l.listpack(),
+            AggRef::Set(s) => s.listpack(),
+            AggRef::ZSet(z) => z.listpack(),
+            AggRef::Stream(_) => None,
+        }
+    }
+
+    /// The shape of the object's hashtable, when it has one (DEBUG HTSTATS-KEY).
+    pub fn table_stats(self, walk_chains: bool) -> Option<crate::table::TableStats> {
+        match self {
+            AggRef::Hash(h) => h.table_stats(walk_chains),
+            AggRef::Set(s) => s.table_stats(walk_chains),
+            AggRef::ZSet(z) => z.table_stats(walk_chains),
+            AggRef::List(_) | AggRef::Stream(_) => None,
+        }
+    }
+
     pub fn kind(&self) -> Kind {
         match self {
             AggRef::Hash(_) => Kind::Hash,

@@ -1,9 +1,11 @@
 //! DEBUG subcommands that act on the server rather than inspect one key: reloading the
 //! AOF (`LOADAOF`), testing knobs (`SET-SKIP-CHECKSUM-VALIDATION`, `PAUSE-CRON`),
 //! `REPLICATE` (a command sent to the replicas only, to make them diverge on purpose),
-//! `STRINGMATCH-TEST` (a fuzz run of the glob matcher), `LEAK`, and the deliberate crashes
+//! `STRINGMATCH-TEST` (a fuzz run of the glob matcher), `LEAK`, the deliberate crashes
 //! (`ASSERT`, `PANIC`, `SEGFAULT`, `OOM`) that Valkey's test suite uses to check that a
-//! supervisor notices a dead server. Replies and errors are Valkey 9.1's.
+//! supervisor notices a dead server, `RESTART` / `CRASH-AND-RECOVER` (the server execs
+//! itself anew), `CONFIG-REWRITE-FORCE-ALL` and `FORCE-TLS-WRITE-ERROR`. Replies and errors
+//! are Valkey 9.1's.
 
 use bytes::Bytes;
 
@@ -147,4 +149,99 @@ pub fn crash(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
         std::process::exit(1);
     }
     std::process::abort()
+}
+
+/// `DEBUG CONFIG-REWRITE-FORCE-ALL`: CONFIG REWRITE that writes every directive, defaults
+/// included. Without a config file Valkey's rewrite fails on its null path (`EFAULT`); the
+/// same error comes back here.
+pub fn config_rewrite_force_all(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    let written = match ctx.srv.config_file.as_deref() {
+        Some(path) => crate::commands::config_cmd::config_to_write(ctx.srv)
+            .rewrite_file(path, crate::config::Written::All),
+        None => Err(std::io::Error::from_raw_os_error(libc::EFAULT)),
+    };
+    match written {
+        Ok(()) => {
+            ctx.out.ok();
+            Ok(())
+        }
+        Err(e) => Err(CmdError::err(format!(
+            "CONFIG-REWRITE-FORCE-ALL failed: {}",
+            crate::util::strerror(&e)
+        ))),
+    }
+}
+
+/// How DEBUG RESTART and CRASH-AND-RECOVER end the running server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Restart {
+    /// RESTART: the config file rewritten, then the shutdown's persistence (the AOF synced,
+    /// the final RDB when save points are set), as SHUTDOWN NOW does.
+    Graceful,
+    /// CRASH-AND-RECOVER: nothing saved, as after a crash.
+    Crash,
+}
+
+/// `DEBUG RESTART [<ms>]` and `DEBUG CRASH-AND-RECOVER [<ms>]`: the server replaces itself
+/// with a new run of its executable and command line (the config file by its absolute path,
+/// since the server may have changed directory), after a delay (negative is 0). Sockets and
+/// files are opened close-on-exec, so the new process starts with none of them and binds
+/// the same ports; clients see their connections close. When something fails before the
+/// exec the server keeps running and says so; an exec that fails ends the process, as
+/// Valkey's does.
+pub fn restart(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    let delay_ms = match argv.get(2) {
+        Some(a) => crate::types::string::parse_i64(a).ok_or(CmdError::NotInteger)?.max(0),
+        None => 0,
+    };
+    let how = if super::is(&argv[1], "restart") { Restart::Graceful } else { Restart::Crash };
+    let failed = Err(CmdError::Debug(crate::commands::error::DebugError::RestartFailed));
+    let exe = std::path::PathBuf::from(&ctx.srv.executable);
+    if exe.as_os_str().is_empty() || !exe.is_file() {
+        tracing::warn!(
+            "Can't restart: this process has no permissions to execute {}",
+            exe.display()
+        );
+        return failed;
+    }
+    if how == Restart::Graceful {
+        if let Some(path) = ctx.srv.config_file.as_deref() {
+            let rewrite = crate::commands::config_cmd::config_to_write(ctx.srv).rewrite(path);
+            if let Err(e) = rewrite {
+                tracing::warn!("Can't restart: configuration rewrite process failed: {e}");
+                return failed;
+            }
+        }
+        let mode = crate::server::state::ShutdownMode::Default;
+        let store = &mut crate::persist::store(ctx.srv);
+        let refuse = crate::persist::save::OnSaveError::Refuse;
+        if crate::persist::save::prepare_shutdown(store, mode, refuse, ctx.now_ms).is_err() {
+            tracing::warn!("Can't restart: error preparing for shutdown");
+            return failed;
+        }
+    }
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let (Some(first), Some(path)) = (args.get_mut(1), ctx.srv.config_file.as_deref()) {
+        if !first.to_string_lossy().starts_with('-') {
+            *first = path.as_os_str().to_owned();
+        }
+    }
+    if delay_ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms as u64));
+    }
+    tracing::warn!("Restarting the server by DEBUG {}", String::from_utf8_lossy(&argv[1]));
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(&exe);
+    if let Some(arg0) = args.first() {
+        cmd.arg0(arg0);
+    }
+    let e = cmd.args(args.iter().skip(1)).exec();
+    tracing::warn!("Can't restart: exec of {} failed: {e}", exe.display());
+    std::process::exit(1)
+}
+
+/// `DEBUG FORCE-TLS-WRITE-ERROR <0|1>`: ferrokey serves no TLS, so there is no TLS write to
+/// make fail; the reply is Valkey's for a server without TLS.
+pub fn no_tls(_ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
+    Err(CmdError::err("TLS is not enabled"))
 }

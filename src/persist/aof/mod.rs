@@ -33,6 +33,7 @@ pub mod startup;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::Appendfsync;
 use crate::persist::Store;
@@ -125,6 +126,15 @@ pub fn before_replies(srv: &mut Store<'_>) {
     flush(srv, crate::util::clock::now_ms());
 }
 
+/// `DEBUG AOF-FLUSH-SLEEP <microsec>`: each write of the fed commands to the AOF first sleeps
+/// this long (process-wide, as Valkey's `aof_flush_sleep`; 0, the default, is off). Tests
+/// use it to hold writes in the buffer, where a crash or a kill would find them.
+static FLUSH_SLEEP_US: AtomicU64 = AtomicU64::new(0);
+
+pub fn set_flush_sleep_us(us: u64) {
+    FLUSH_SLEEP_US.store(us, Ordering::Relaxed);
+}
+
 /// Writes the buffer and syncs as the policy says.
 fn flush(srv: &mut Store<'_>, now_ms: i64) {
     let aof = &mut srv.persist.aof;
@@ -134,6 +144,10 @@ fn flush(srv: &mut Store<'_>, now_ms: i64) {
         return;
     };
     if !srv.feed.buf.is_empty() {
+        let sleep_us = FLUSH_SLEEP_US.load(Ordering::Relaxed);
+        if sleep_us > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(sleep_us));
+        }
         if let Err(e) = incr.append(&srv.feed.buf) {
             if srv.config.appendfsync == Appendfsync::Always {
                 tracing::warn!(

@@ -191,6 +191,14 @@ impl HashObj {
         }
     }
 
+    /// The table's shape in the hashtable encoding (DEBUG HTSTATS-KEY).
+    pub fn table_stats(&self, walk_chains: bool) -> Option<crate::table::TableStats> {
+        match &self.repr {
+            Repr::Listpack(_) => None,
+            Repr::Table(big) => Some(big.table.stats(walk_chains)),
+        }
+    }
+
     /// The listpack position of `field`'s value.
     fn lp_value_pos(lp: &Listpack, field: &[u8]) -> Option<listpack::Pos> {
         let at = lp.find(lp.first()?, field, 1)?;

@@ -88,6 +88,8 @@ mod quick;
 #[cfg(test)]
 mod tests;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::types::agg::{AggType, Kind};
 use crate::types::listpack::{parse_canonical_int, Listpack, LpEntry, Pos};
 use quick::QuickList;
@@ -97,6 +99,41 @@ const LP_HEADER_BYTES: usize = 6;
 /// Bytes of an empty listpack: the header and the terminator. Concatenating listpacks keeps
 /// one header and one terminator.
 const LP_EMPTY_BYTES: usize = LP_HEADER_BYTES + 1;
+/// `DEBUG QUICKLIST-PACKED-THRESHOLD`: elements of this many bytes or more get a node of
+/// their own, that nothing joins, even when they fit the node limit (0: off). Valkey stores
+/// such an element as a "plain" node, a bare string; ferrokey has no plain nodes, and its
+/// nearest true equivalent is what it does for an element larger than the node limit: a
+/// one-entry listpack node that no other element is added to and no merge takes in.
+/// Valkey's default, 1 GB, is always larger than a node limit (at most 64 KiB), so off and
+/// the default behave alike. Process-wide, as Valkey's; a testing knob (lists with long
+/// elements without building them that long).
+static PACKED_THRESHOLD: AtomicUsize = AtomicUsize::new(0);
+
+/// The largest threshold Valkey accepts: not even close to 4 GB.
+pub const PACKED_THRESHOLD_MAX: u64 = (1 << 32) - (1 << 20);
+
+/// Sets the packed threshold in bytes (0: off); false (and no change) above
+/// [`PACKED_THRESHOLD_MAX`].
+pub fn set_packed_threshold(bytes: u64) -> bool {
+    if bytes > PACKED_THRESHOLD_MAX {
+        return false;
+    }
+    PACKED_THRESHOLD.store(bytes as usize, Ordering::Relaxed);
+    true
+}
+
+/// Whether an element of `len` bytes must have a node of its own (the packed threshold).
+fn is_large(len: usize) -> bool {
+    let t = PACKED_THRESHOLD.load(Ordering::Relaxed);
+    t != 0 && len >= t
+}
+
+/// Whether `lp` is a node of one large element (see [`is_large`]), closed to others.
+fn is_plain(lp: &Listpack) -> bool {
+    lp.len() == 1
+        && lp.first().is_some_and(|p| matches!(lp.get(p), LpEntry::Str(s) if is_large(s.len())))
+}
+
 /// Valkey's `SIZE_SAFETY_LIMIT`: the size cap of a node when `fill` counts elements.
 const SAFETY_BYTES: usize = 8192;
 /// Valkey's `optimization_level`: node byte caps for fill -1..-5.
@@ -152,8 +189,12 @@ impl NodeLimit {
         }
     }
 
-    /// Whether `lp` has room for one more entry `v`.
+    /// Whether `lp` has room for one more entry `v` (never when either is over the packed
+    /// threshold).
     fn allows(&self, lp: &Listpack, v: &[u8]) -> bool {
+        if is_large(v.len()) || is_plain(lp) {
+            return false;
+        }
         let bytes = lp.total_bytes() + crate::types::listpack::entry_size_for(v);
         !self.exceeds(bytes, lp.len() + 1)
     }
@@ -263,6 +304,14 @@ impl ListObj {
     /// creates it pushes at once).
     pub fn new() -> ListObj {
         ListObj { repr: Repr::Packed(Listpack::new()) }
+    }
+
+    /// The listpack itself, in the listpack encoding (DEBUG LISTPACK).
+    pub fn listpack(&self) -> Option<&Listpack> {
+        match &self.repr {
+            Repr::Packed(lp) => Some(lp),
+            Repr::Quick(_) => None,
+        }
     }
 
     /// Whether the list is quicklist-encoded.

@@ -213,7 +213,9 @@ impl QuickList {
     /// Whether nodes `i` and `i + 1` fit one node.
     fn fit_together(&self, i: usize, limit: NodeLimit) -> bool {
         let (a, b) = (&self.nodes[i], &self.nodes[i + 1]);
-        !limit.exceeds(a.total_bytes() + b.total_bytes() - LP_EMPTY_BYTES, a.len() + b.len())
+        !super::is_plain(a)
+            && !super::is_plain(b)
+            && !limit.exceeds(a.total_bytes() + b.total_bytes() - LP_EMPTY_BYTES, a.len() + b.len())
     }
 
     /// Merges node `i + 1` into node `i`.
@@ -339,7 +341,7 @@ impl QuickList {
         let pos = lp.seek(offset as i64).expect("located entry exists");
         let bytes =
             lp.total_bytes() - lp.entry_bytes(pos) + crate::types::listpack::entry_size_for(v);
-        if lp.len() == 1 || !limit.exceeds(bytes, lp.len()) {
+        if lp.len() == 1 || (!limit.exceeds(bytes, lp.len()) && !super::is_large(v.len())) {
             self.edit(i, |lp| lp.replace(pos, v));
             return;
         }

@@ -355,6 +355,22 @@ impl SetObj {
 
     /// Every member once, in the encoding's order (ascending for an intset, insertion order
     /// for a listpack, bucket order for a table).
+    /// The listpack itself, in the listpack encoding (DEBUG LISTPACK).
+    pub fn listpack(&self) -> Option<&Listpack> {
+        match &self.repr {
+            Repr::Listpack(lp) => Some(lp),
+            _ => None,
+        }
+    }
+
+    /// The table's shape in the hashtable encoding (DEBUG HTSTATS-KEY).
+    pub fn table_stats(&self, walk_chains: bool) -> Option<crate::table::TableStats> {
+        match &self.repr {
+            Repr::Table(t) => Some(t.table.stats(walk_chains)),
+            _ => None,
+        }
+    }
+
     /// The intset itself, in the intset encoding (RDB and DUMP store its bytes).
     pub fn intset(&self) -> Option<&Intset> {
         match &self.repr {

@@ -59,6 +59,11 @@ unsafe fn read<'a>(r: ZRef) -> (&'a [u8], f64) {
 }
 
 impl BigZSet {
+    /// The member table's shape (DEBUG HTSTATS-KEY).
+    pub fn table_stats(&self, walk_chains: bool) -> crate::table::TableStats {
+        self.table.stats(walk_chains)
+    }
+
     pub fn new() -> BigZSet {
         BigZSet { table: Table::new(), tree: OsTree::new(), entry_bytes: 0 }
     }

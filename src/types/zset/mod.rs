@@ -115,6 +115,14 @@ impl ZSetObj {
         }
     }
 
+    /// The shape of the member table beside the skiplist (DEBUG HTSTATS-KEY).
+    pub fn table_stats(&self, walk_chains: bool) -> Option<crate::table::TableStats> {
+        match &self.repr {
+            Repr::Listpack(_) => None,
+            Repr::Skiplist(big) => Some(big.table_stats(walk_chains)),
+        }
+    }
+
     pub fn is_listpack(&self) -> bool {
         matches!(self.repr, Repr::Listpack(_))
     }
