@@ -13,6 +13,9 @@
 //! - [`resp`]: the RESP2/RESP3 and inline request parser, and the reply encoder (with
 //!   referenced big values). Knows nothing of the keyspace or commands.
 //! - [`memory`]: the counting global allocator and allocator statistics.
+//! - [`metrics`]: the Prometheus endpoint's parts without server or socket: the snapshot
+//!   of figures (plain numbers), its exposition as Prometheus or OpenMetrics text, the
+//!   small HTTP/1.x request parser. Uses nothing of the crate.
 //! - [`table`]: the generic cache-line hashtable (the keyspace's, and large hashes', sets'
 //!   and sorted sets'); knows nothing of what it holds. A `probe` finds a key once for a
 //!   read-modify-write.
@@ -64,6 +67,7 @@ pub mod config;
 pub mod io_threads;
 pub mod keyspace;
 pub mod memory;
+pub mod metrics;
 pub mod persist;
 pub mod replication;
 pub mod resp;

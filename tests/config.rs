@@ -17,7 +17,7 @@ use common::{free_port, parse_val, start, unique_dir, wait_ready, Client, Val};
 const PROCESS_DEPENDENT: &[&str] = &["dir", "port", "pidfile", "logfile", "io-threads"];
 
 /// Names ferrokey lists that Valkey 9.1 does not (it still accepts them in a file).
-const OURS_ONLY: &[&str] = &["dynamic-hz"];
+const OURS_ONLY: &[&str] = &["dynamic-hz", "metrics-port", "metrics-bind", "metrics-max-clients"];
 
 /// The (name, value) pairs of a CONFIG GET reply (RESP3 map or RESP2 flat array), sorted.
 fn pairs(v: &Val) -> Vec<(String, String)> {

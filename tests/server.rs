@@ -1,7 +1,10 @@
 //! Server commands over TCP: INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT
-//! and MEMORY, with differential checks against redis-server where replies must match.
+//! and MEMORY, with differential checks against redis-server where replies must match; the
+//! Prometheus metrics endpoint (`server/metrics.rs`).
 
 mod common;
+#[path = "server/metrics.rs"]
+mod metrics;
 
 #[path = "server/debug_inspect.rs"]
 mod debug_inspect;

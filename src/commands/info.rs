@@ -432,21 +432,42 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
     }
 }
 
+/// The databases' counters, summed (INFO stats; the metrics endpoint's snapshot).
+#[derive(Default)]
+pub(crate) struct KeyspaceTotals {
+    pub expired: u64,
+    pub expired_fields: u64,
+    pub evicted: u64,
+    pub hits: u64,
+    pub misses: u64,
+    /// Active expiry's samples that had expired, and all it sampled.
+    pub stale: u64,
+    pub sampled: u64,
+}
+
+impl KeyspaceTotals {
+    pub(crate) fn of(srv: &ServerState) -> KeyspaceTotals {
+        let mut t = KeyspaceTotals::default();
+        for db in &srv.dbs {
+            let st = &db.stats;
+            t.evicted += st.evicted_keys;
+            t.expired_fields += st.expired_fields;
+            t.expired += st.expired_keys;
+            t.hits += st.keyspace_hits;
+            t.misses += st.keyspace_misses;
+            t.stale += st.expired_stale_samples;
+            t.sampled += st.expired_samples;
+        }
+        t
+    }
+}
+
 fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
     let st = &srv.stats;
     let repl_stats = crate::replication::peek(&*srv.repl).map(|r| r.stats).unwrap_or_default();
     let eviction = evict::stats(now.ms);
-    let (mut expired, mut hits, mut misses, mut stale, mut sampled) = (0, 0, 0, 0, 0);
-    let (mut evicted, mut expired_fields) = (0, 0);
-    for db in &srv.dbs {
-        evicted += db.stats.evicted_keys;
-        expired_fields += db.stats.expired_fields;
-        expired += db.stats.expired_keys;
-        hits += db.stats.keyspace_hits;
-        misses += db.stats.keyspace_misses;
-        stale += db.stats.expired_stale_samples;
-        sampled += db.stats.expired_samples;
-    }
+    let KeyspaceTotals { expired, expired_fields, evicted, hits, misses, stale, sampled } =
+        KeyspaceTotals::of(srv);
     let idx = st.ops_sample_idx;
     let kbps = |samples| format!("{:.2}", rate(samples, idx) / 1024.0);
     s.push_str("# Stats\r\n");
@@ -685,8 +706,9 @@ fn keyspace_section(s: &mut String, srv: &ServerState, now: &Now) {
     }
 }
 
-/// CPU time from `getrusage(2)`, formatted as Valkey prints it (`seconds.micros`).
-mod cpu {
+/// CPU time from `getrusage(2)`, formatted as Valkey prints it (`seconds.micros`), or in
+/// seconds for the metrics endpoint.
+pub(crate) mod cpu {
     pub struct Usage {
         pub sys: String,
         pub user: String,
@@ -701,7 +723,7 @@ mod cpu {
         format!("{}.{:06}", tv.tv_sec, tv.tv_usec)
     }
 
-    fn raw(who: libc::c_int) -> Option<Usage> {
+    fn rusage(who: libc::c_int) -> Option<libc::rusage> {
         let mut ru = std::mem::MaybeUninit::<libc::rusage>::uninit();
         // SAFETY: `ru` is valid for writes of one `rusage`; getrusage fills it completely
         // when it returns 0, and it is read only in that case.
@@ -710,8 +732,18 @@ mod cpu {
             return None;
         }
         // SAFETY: initialised by the successful call above.
-        let ru = unsafe { ru.assume_init() };
+        Some(unsafe { ru.assume_init() })
+    }
+
+    fn raw(who: libc::c_int) -> Option<Usage> {
+        let ru = rusage(who)?;
         Some(Usage { sys: fmt(ru.ru_stime), user: fmt(ru.ru_utime) })
+    }
+
+    /// The process's (user, system) CPU seconds; any thread may ask.
+    pub fn process_seconds() -> (f64, f64) {
+        let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        rusage(libc::RUSAGE_SELF).map_or((0.0, 0.0), |ru| (secs(ru.ru_utime), secs(ru.ru_stime)))
     }
 
     pub fn usage(who: Who) -> Usage {

@@ -29,6 +29,7 @@ pub mod hll;
 pub mod info;
 pub mod keyspace;
 pub mod list;
+pub mod metrics;
 pub mod migrate;
 pub mod multi;
 pub mod persist_cmd;

@@ -51,8 +51,8 @@ pub(crate) fn is_command(name: &str) -> bool {
 
 pub use command::Caller;
 pub use directives::{
-    all as all_directives, lookup, Cluster, General, Memory, Network, Persistence, Replication,
-    Testing, Tls,
+    all as all_directives, lookup, Cluster, General, Memory, Metrics, Network, Persistence,
+    Replication, Testing, Tls,
 };
 pub use file::{from_args, ConfigError, Origin};
 pub use glob::glob_match;
@@ -174,6 +174,8 @@ pub struct Config {
     pub tls: Tls,
     pub cluster: Cluster,
     pub testing: Testing,
+    // FERROKEY'S OWN
+    pub metrics: Metrics,
     // NOT DIRECTIVES
     /// One message per directive that the config text set to a value without effect here
     /// ([`Support::NoEffect`]) or for a feature not there yet ([`Support::Tunes`]). Loading
@@ -269,6 +271,7 @@ impl Default for Config {
             tls: Tls::default(),
             cluster: Cluster::default(),
             testing: Testing::default(),
+            metrics: Metrics::default(),
             warnings: Vec::new(),
         }
     }

@@ -83,6 +83,9 @@ pub(crate) struct Net {
     pub(crate) in_flight: Vec<usize>,
     /// Clients left unread while a script kept the server busy: read next turn.
     pub(crate) deferred: Vec<usize>,
+    /// The metrics endpoint's requests for figures (`metrics-port`), served when its
+    /// waker fires, in busy turns too.
+    metrics: Option<crate::runtime::metrics::MainLink>,
 }
 
 impl EventLoop {
@@ -95,6 +98,7 @@ impl EventLoop {
         srv.listeners = Box::new(listeners);
         let threads = srv.config.io_threads.max(1) as usize - 1;
         let io = (threads > 0).then(|| Pool::new(threads, IOBUF_LEN, io_work));
+        let metrics = crate::runtime::metrics::start(&srv.config.metrics, poll.registry())?;
         srv.io_threads_active = threads > 0;
         // `replicaof <host> <port>` in the configuration: follow that primary from the start.
         let words: Vec<String> =
@@ -117,6 +121,7 @@ impl EventLoop {
             conns: IoSlots::default(),
             in_flight: Vec::new(),
             deferred: Vec::new(),
+            metrics,
         };
         Ok(EventLoop { srv, net, next_cron_ms: 0, batcher: Batcher::default() })
     }
@@ -345,6 +350,12 @@ impl Net {
     ) {
         for ev in events.iter() {
             let Token(t) = ev.token();
+            if t == crate::runtime::metrics::WAKER_TOKEN {
+                if let Some(m) = &self.metrics {
+                    m.serve(srv);
+                }
+                continue;
+            }
             if let Some(which) = crate::runtime::listener::of(srv).which(t) {
                 self.accept_all(srv, which);
                 continue;

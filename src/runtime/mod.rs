@@ -13,6 +13,7 @@ pub mod dispatch;
 pub mod event_loop;
 pub mod io_slots;
 pub mod listener;
+pub mod metrics;
 pub mod parsed;
 pub mod protected_mode;
 pub mod script;

@@ -10,11 +10,13 @@
 //! accepts it without effect.
 //!
 //! The settings added for Valkey 9.1 live in one struct per area ([`Network`], [`General`],
-//! ...), a field of `Config` each, defined next to their rows.
+//! ...), a field of `Config` each, defined next to their rows; so do ferrokey's own
+//! ([`Metrics`]: the Prometheus endpoint), which Valkey does not have.
 
 mod cluster;
 mod general;
 mod memory;
+mod metrics;
 mod network;
 mod persistence;
 mod replication;
@@ -24,6 +26,7 @@ mod tls;
 pub use cluster::Cluster;
 pub use general::General;
 pub use memory::Memory;
+pub use metrics::Metrics;
 pub use network::Network;
 pub use persistence::Persistence;
 pub use replication::Replication;
@@ -152,6 +155,7 @@ static AREAS: &[&[Directive]] = &[
     tls::ROWS,
     cluster::ROWS,
     testing::ROWS,
+    metrics::ROWS,
 ];
 
 /// Every directive, area by area.
