@@ -10,6 +10,8 @@
 //! shows all of a group's differences.
 
 mod common;
+#[path = "scripting/ldb.rs"]
+mod ldb;
 
 use std::time::{Duration, Instant};
 

@@ -12,6 +12,7 @@ use crate::commands::error::ScriptError;
 use crate::commands::table::{acl, flag, keynum, ks, KeySpec, Server};
 use crate::commands::{CmdError, CmdResult, Command, ServerCtx};
 use crate::scripting::eval::Flags;
+use crate::scripting::ldb::{self, DebugRun};
 use crate::scripting::Request;
 use crate::server::state::ServerState;
 use crate::types::string::parse_i64;
@@ -32,6 +33,8 @@ pub const RW_KEYS: &[KeySpec] = &[keynum(ks::RW | ks::ACCESS | ks::UPDATE, 2)];
 pub const RO_KEYS: &[KeySpec] = &[keynum(ks::RO | ks::ACCESS, 2)];
 
 const SCRIPT_SUBCOMMANDS: &[Command] = &[
+    Command::new("script|debug", -3, flag::NOSCRIPT, acl::SLOW | acl::SCRIPTING, Server(script_debug))
+        .doc(G, "3.2.0", "Sets the debug mode of server-side Lua scripts.", "O(1)"),
     Command::new("script|load", 3, flag::NOSCRIPT | flag::STALE, acl::SLOW | acl::SCRIPTING, Server(script_load))
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
         .doc(G, "2.6.0", "Loads a server-side Lua script to the script cache.", "O(N) with N being the length in bytes of the script body."),
@@ -136,6 +139,30 @@ fn evalsha_ro(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
 }
 
 fn prepare(ctx: &mut ServerCtx, argv: &[Bytes], by_sha: bool, ro: bool) -> CmdResult {
+    let Some(mode) = ctx.client.ldb else {
+        ctx.client.script = Some(request(ctx, argv, by_sha, ro)?);
+        return Ok(());
+    };
+    // A client in debugging mode: EVALSHA is refused (after a sha that cannot exist), and
+    // EVAL runs in a session that starts before anything else is checked.
+    if by_sha {
+        if argv[1].len() != 40 {
+            return Err(CmdError::Script(ScriptError::NoScript));
+        }
+        return Err(CmdError::Script(ScriptError::DebugEvalsha));
+    }
+    let prepared = request(ctx, argv, false, ro).map_err(|e| e.to_bytes());
+    ctx.client.debug_run = Some(Box::new(DebugRun { mode, source: argv[1].clone(), prepared }));
+    Ok(())
+}
+
+/// The script a call runs, found or compiled, with its flags checked.
+fn request(
+    ctx: &mut ServerCtx,
+    argv: &[Bytes],
+    by_sha: bool,
+    ro: bool,
+) -> Result<Box<Request>, CmdError> {
     let (keys, args) = keys_and_args(argv)?;
     let scripts = &mut ctx.srv.scripts;
     let script = if by_sha {
@@ -146,9 +173,7 @@ fn prepare(ctx: &mut ServerCtx, argv: &[Bytes], by_sha: bool, ro: bool) -> CmdRe
     };
     let (func, flags) = (script.func.clone(), script.flags);
     let read_only = check_flags(ctx.srv, flags, ro, ctx.client.kind)?;
-    ctx.client.script =
-        Some(Box::new(Request { func, is_function: false, keys, args, flags, read_only }));
-    Ok(())
+    Ok(Box::new(Request { func, is_function: false, keys, args, flags, read_only }))
 }
 
 /// Valkey's checks before a script runs (`scriptPrepareForRun`), from its flags; returns
@@ -224,6 +249,39 @@ fn script_kill(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
 pub(crate) fn kill(ctx: &mut ServerCtx, eval: bool) -> CmdResult {
     let run = ctx.srv.script_run.as_mut().ok_or(CmdError::Script(ScriptError::NotBusy))?;
     run.kill(eval).map_err(CmdError::Script)?;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// `SCRIPT DEBUG YES|SYNC|NO [engine]`, with Valkey's checks in Valkey's order.
+fn script_debug(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
+    if argv.len() > 4 {
+        return Err(CmdError::SubcommandSyntax {
+            sub: String::from_utf8_lossy(&argv[1]).into_owned(),
+            cmd: "SCRIPT".into(),
+        });
+    }
+    if !ctx.out.is_empty() {
+        return Err(CmdError::Script(ScriptError::DebugInPipeline));
+    }
+    if let Some(engine) = argv.get(3) {
+        if !engine.eq_ignore_ascii_case(b"lua") {
+            return Err(CmdError::Other(format!(
+                "ERR No scripting engine found with name '{}' to enable debug",
+                String::from_utf8_lossy(engine)
+            )));
+        }
+    }
+    let mode = &argv[2];
+    ctx.client.ldb = if mode.eq_ignore_ascii_case(b"no") {
+        None
+    } else if mode.eq_ignore_ascii_case(b"yes") {
+        Some(ldb::Mode::Forked)
+    } else if mode.eq_ignore_ascii_case(b"sync") {
+        Some(ldb::Mode::Sync)
+    } else {
+        return Err(CmdError::Script(ScriptError::DebugMode));
+    };
     ctx.out.ok();
     Ok(())
 }

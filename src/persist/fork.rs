@@ -1,4 +1,6 @@
-//! Fork children: the BGSAVE child and the AOF rewrite child both run through [`spawn`].
+//! Fork children: the BGSAVE child and the AOF rewrite child both run through [`spawn`];
+//! a forked debugging session (`SCRIPT DEBUG YES`) through [`spawn_detached`], which
+//! reports nothing back and is tracked by its pid alone.
 //!
 //! The child runs one closure over its copy-on-write snapshot of the parent's memory, then
 //! reports how much memory the snapshot cost (its private dirty pages: every page either
@@ -88,7 +90,7 @@ pub fn spawn(
     }
     if pid == 0 {
         drop(read_end);
-        child_main(write_end, work);
+        child_main(Some(write_end), work);
     }
     drop(write_end);
     let fork_usec = started.elapsed().as_micros() as u64;
@@ -115,7 +117,48 @@ fn info_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok((r, w))
 }
 
-fn child_main(write_end: OwnedFd, work: impl FnOnce() -> bool) -> ! {
+/// Forks a child that reports nothing back (a forked debugging session, `runtime::ldb`):
+/// in the child runs `work` and leaves with `_exit(0)` or `_exit(1)`; the parent gets the
+/// child's pid, to reap it with [`reap_detached`] or stop it with [`kill_detached`]. It
+/// counts as a fork for INFO, as Valkey counts it.
+pub fn spawn_detached(work: impl FnOnce() -> bool) -> std::io::Result<libc::pid_t> {
+    let started = Instant::now();
+    // SAFETY: as in `spawn`: the child only runs `child_main`, which never returns.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if pid == 0 {
+        child_main(None, work);
+    }
+    LATEST_FORK_USEC.store(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+    TOTAL_FORKS.fetch_add(1, Ordering::Relaxed);
+    Ok(pid)
+}
+
+/// Reaps the children of `pids` that have ended (waitpid with WNOHANG) and drops them.
+pub fn reap_detached(pids: &mut Vec<libc::pid_t>) {
+    pids.retain(|&pid| {
+        let mut status: libc::c_int = 0;
+        // SAFETY: waitpid on our own child with a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        r == 0
+    });
+}
+
+/// Stops every child of `pids` (SIGKILL, as Valkey stops its debugging sessions) and
+/// reaps it.
+pub fn kill_detached(pids: &mut Vec<libc::pid_t>) {
+    for pid in pids.drain(..) {
+        // SAFETY: signalling and reaping our own child; the status pointer may be null.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+fn child_main(write_end: Option<OwnedFd>, work: impl FnOnce() -> bool) -> ! {
     // The parent's signal handlers (SIGTERM, SIGINT schedule a shutdown) mean nothing
     // here: these signals, and SIGUSR1 (`kill_and_reap`), end the child.
     for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGUSR1] {
@@ -124,12 +167,14 @@ fn child_main(write_end: OwnedFd, work: impl FnOnce() -> bool) -> ! {
     }
     // A panic in `work` (with unwinding builds) must not unwind into the parent's frames.
     let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or(false);
-    let cow = private_dirty_bytes();
-    let msg = cow.to_le_bytes();
-    // SAFETY: writing a local buffer to a descriptor we own; a short or failed write only
-    // loses the report.
-    unsafe {
-        libc::write(std::os::fd::AsRawFd::as_raw_fd(&write_end), msg.as_ptr().cast(), msg.len());
+    if let Some(write_end) = write_end {
+        let msg = private_dirty_bytes().to_le_bytes();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&write_end);
+        // SAFETY: writing a local buffer to a descriptor we own; a short or failed write
+        // only loses the report.
+        unsafe {
+            libc::write(fd, msg.as_ptr().cast(), msg.len());
+        }
     }
     // SAFETY: `_exit` ends the process at once, without running the parent's handlers.
     unsafe { libc::_exit(if ok { 0 } else { 1 }) }

@@ -20,6 +20,7 @@ pub fn run(srv: &mut ServerState, now_ms: i64) {
         return;
     }
     srv.cron_loops += 1;
+    crate::persist::fork::reap_detached(&mut srv.ldb_children);
     if let Some(name) = crate::runtime::signals::take() {
         tracing::warn!("Received {name} scheduling shutdown...");
         // As a plain SHUTDOWN (replicas waited for); a failed final save is logged and the

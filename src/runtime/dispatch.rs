@@ -33,7 +33,7 @@ pub enum Flow {
 const ERR_ARG_CHARS_MAX: usize = 128;
 
 /// Valkey's text, with the name and the first arguments echoed raw (not UTF-8-checked).
-fn unknown_command_error(argv: &[Bytes]) -> Vec<u8> {
+pub(crate) fn unknown_command_error(argv: &[Bytes]) -> Vec<u8> {
     let mut text = b"ERR unknown command '".to_vec();
     text.extend_from_slice(trunc(&argv[0], ERR_ARG_CHARS_MAX));
     text.extend_from_slice(b"', with args beginning with: ");
@@ -314,6 +314,13 @@ pub fn call(
             feed_monitors(srv, token, slot, argv, now_ms);
         }
         script_failed = crate::runtime::script::run(srv, token, slot, &req, argv, now_ms);
+    }
+    // An EVAL of a client in debugging mode runs in a session (`runtime::ldb`).
+    if let Some(run) = slot.client.debug_run.take() {
+        if !srv.monitors.is_empty() && !slot.client.unblocking {
+            feed_monitors(srv, token, slot, argv, now_ms);
+        }
+        script_failed = crate::runtime::ldb::run(srv, token, slot, *run, argv, now_ms);
     }
     let duration_us = started.elapsed().as_micros() as u64;
 

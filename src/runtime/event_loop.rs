@@ -185,6 +185,8 @@ impl EventLoop {
                 net.close_pending(srv);
             }
             if let Some(_mode) = srv.shutdown {
+                // Forked debugging sessions end with the server, as in Valkey.
+                crate::persist::fork::kill_detached(&mut srv.ldb_children);
                 // SHUTDOWN has stopped the RDB child and made the final save
                 // (`persist::save::prepare_shutdown`), where a failure could still be
                 // answered; the AOF's last writes reach the disk here.

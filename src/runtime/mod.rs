@@ -12,6 +12,7 @@ pub mod daemon;
 pub mod dispatch;
 pub mod event_loop;
 pub mod io_slots;
+pub mod ldb;
 pub mod listener;
 pub mod metrics;
 pub mod parsed;

@@ -146,6 +146,9 @@ impl Host for ScriptHost<'_> {
             Ok(cmd) => cmd,
             Err(e) => {
                 let text = e.to_bytes();
+                if scripting::ldb::logging() {
+                    log_refusal(&e, &text, argv);
+                }
                 crate::server::calls::count_error(self.srv, &text);
                 self.reply.push(b'-');
                 self.reply.extend_from_slice(&text);
@@ -171,11 +174,16 @@ impl Host for ScriptHost<'_> {
             0,
         );
         debug_assert_eq!(flow, dispatch::Flow::Continue, "a script's command blocked");
-        if self.slot.out.shared_bytes() == 0 {
-            return &self.slot.out.buf;
+        let reply = if self.slot.out.shared_bytes() == 0 {
+            &self.slot.out.buf
+        } else {
+            self.slot.out.copy_stream_into(&mut self.reply);
+            &self.reply
+        };
+        if scripting::ldb::logging() {
+            log_reply(reply);
         }
-        self.slot.out.copy_stream_into(&mut self.reply);
-        &self.reply
+        reply
     }
 
     fn set_repl(&mut self, flags: u8) {
@@ -228,6 +236,45 @@ impl Host for ScriptHost<'_> {
         crate::runtime::busy::serve(self.srv);
         self.srv.script_run.as_ref().is_some_and(|r| r.killed && killed(r))
     }
+}
+
+/// In a debugging session that is stepping: a command's reply, and its error as the
+/// script sees it (`<error> -ERR ...`).
+fn log_reply(reply: &[u8]) {
+    scripting::ldb::log_reply(reply);
+    if reply.first() == Some(&b'-') {
+        scripting::ldb::log_error(reply);
+    }
+}
+
+/// In a debugging session that is stepping: a command the script may not run, logged as
+/// Valkey 9.1 logs it: the reply a client would have had, then the script's error (in
+/// Valkey's short words for an unknown command, a wrong arity, a command scripts may not
+/// run and an ACL refusal; as the reply, `-` and all, for the others).
+fn log_refusal(e: &CmdError, text: &[u8], argv: &[Bytes]) {
+    let name = || resolve(argv).map_or(String::new(), |c| c.name.to_string());
+    let acl = text.strip_prefix(b"ERR ACL failure in script: ");
+    let (reply, short): (Vec<u8>, Option<Vec<u8>>) = match e {
+        CmdError::Script(ScriptError::UnknownCommand) => (
+            dispatch::unknown_command_error(argv),
+            Some(b"Unknown command called from script".to_vec()),
+        ),
+        CmdError::Script(ScriptError::WrongArity) => (
+            format!("ERR wrong number of arguments for '{}' command", name()).into_bytes(),
+            Some(b"Wrong number of args calling command from script".to_vec()),
+        ),
+        CmdError::Script(ScriptError::NotAllowed) => (
+            format!("ERR command '{}' is not allowed on script mode", name()).into_bytes(),
+            Some(b"This Valkey command is not allowed from script".to_vec()),
+        ),
+        _ => match acl {
+            Some(why) => ([b"NOPERM ", why].concat(), Some(text[4..].to_vec())),
+            None => (text.to_vec(), None),
+        },
+    };
+    let wire = |t: &[u8]| [b"-", t, b"\r\n"].concat();
+    scripting::ldb::log_reply(&wire(&reply));
+    scripting::ldb::log_error(&short.unwrap_or_else(|| wire(text)));
 }
 
 /// Logs that the script is being stopped, as Valkey logs it each time; true.

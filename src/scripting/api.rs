@@ -152,8 +152,12 @@ pub fn install(lua: &Lua, t: &Table) -> mlua::Result<()> {
         })?)?,
     )?;
     t.raw_set("replicate_commands", wrap(lua.create_function(|_, ()| Ok(true))?)?)?;
-    t.raw_set("breakpoint", wrap(lua.create_function(|_, ()| Ok(false))?)?)?;
-    t.raw_set("debug", wrap(lua.create_function(|_, _: Variadic<Value>| Ok(()))?)?)?;
+    t.raw_set(
+        "breakpoint",
+        wrap(lua.create_function(|_, _: Variadic<Value>| Ok(super::ldb::lua_breakpoint()))?)?,
+    )?;
+    // SAFETY: a C function of Lua's API that reads only its own arguments (`ldb`).
+    t.raw_set("debug", unsafe { lua.create_c_function(super::ldb::lua_debug)? })?;
     t.raw_set(
         "acl_check_cmd",
         wrap(lua.create_function(|lua, args: Variadic<Value>| {

@@ -9,6 +9,9 @@
 //! `{ok = s}`, an error `{err = s}` (marked `ignore_error_stats_update`: the command counted
 //! it), RESP3's types their tables, attributes dropped.
 //!
+//! In a debugging session that is stepping, the command is logged before it runs
+//! (`ldb::log_command`); the host logs its reply.
+//!
 //! Errors: `call` raises the error table (the handler adds the script's line), `pcall`
 //! returns it. A C function may only raise when no Rust value with a destructor is alive in
 //! its frame: all Rust work happens in [`run_command`], which returns before anything is
@@ -67,10 +70,16 @@ unsafe fn run_command(l: *mut lua_State) -> bool {
         let argv = match read_argv(l) {
             Ok(argv) => argv,
             Err(msg) => {
+                if super::ldb::logging() {
+                    super::ldb::log_error(msg.strip_prefix("ERR ").unwrap_or(msg).as_bytes());
+                }
                 push_err(l, msg.as_bytes(), false);
                 return true;
             }
         };
+        if super::ldb::logging() {
+            super::ldb::log_command(&argv);
+        }
         let pushed = RunCtx::current(|ctx| {
             let resp3 = ctx.resp3;
             let reply = ctx.host.call(&argv, resp3);

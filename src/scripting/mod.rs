@@ -35,6 +35,7 @@ pub mod eval;
 pub mod fastcall;
 pub mod functions;
 pub mod interrupt;
+pub mod ldb;
 
 pub mod lib_bit;
 pub mod lib_cjson;
@@ -284,8 +285,13 @@ fn run_inner(
     let lua = &vm.lua;
     let (keys_t, args_t) = keys_and_args(lua, keys, args)?;
     let is_function = matches!(call, Call::Function(_));
-    // SAFETY: `vm.main` is the main state of `vm.lua`, which outlives the guard.
-    let _armed = host.interrupts().then(|| unsafe { interrupt::Armed::new(vm.main) });
+    // In a debugging session the debugger's hook runs instead of the interrupt's (the
+    // script is stopped at will, and the server is blocked on purpose, as in Valkey).
+    let debugging = ldb::active();
+    // SAFETY (both): `vm.main` is the main state of `vm.lua`, which outlives the guards.
+    let _debugged = debugging.then(|| unsafe { ldb::repl::Armed::new(vm.main) });
+    let _armed =
+        (!debugging && host.interrupts()).then(|| unsafe { interrupt::Armed::new(vm.main) });
     let mut ctx = RunCtx { host, resp3: false, is_function };
     let (ok, value): (bool, Value) = {
         let _published = Published::new(&mut ctx);

@@ -99,6 +99,11 @@ pub struct Client {
     /// A script EVAL or FCALL prepared, for the runtime to run after the handler (as EXEC's
     /// queue is run); None otherwise.
     pub script: Option<Box<crate::scripting::Request>>,
+    /// `SCRIPT DEBUG YES|SYNC`: the next EVAL runs in a debugging session.
+    pub ldb: Option<crate::scripting::ldb::Mode>,
+    /// An EVAL prepared for a debugging session, for the runtime to run after the handler
+    /// (`runtime::ldb`); None otherwise.
+    pub debug_run: Option<Box<crate::scripting::ldb::DebugRun>>,
     /// The client scripts run their commands as (`runtime::script`): MONITOR shows it as
     /// `lua`; the slow log, as Valkey, shows its caller's address and name.
     pub lua: bool,
@@ -145,6 +150,8 @@ impl Client {
             subs: Default::default(),
             tracking: false,
             multi: None,
+            ldb: None,
+            debug_run: None,
             script: None,
             lua: false,
         }

@@ -489,6 +489,9 @@ pub struct ServerState {
     pub unblocked: Vec<usize>,
     /// Slots to close at the end of this tick (CLIENT KILL of other clients).
     pub to_close: Vec<usize>,
+    /// The children running forked debugging sessions (`runtime::ldb`), reaped by the time
+    /// events and killed at shutdown.
+    pub ldb_children: Vec<i32>,
     /// Slots with output to write at the end of this tick.
     pub to_write: Vec<usize>,
     pub lastsave_s: i64,
@@ -582,6 +585,7 @@ impl ServerState {
             removal_listeners: 0,
             logging_for_blocked: false,
             to_close: Vec::new(),
+            ldb_children: Vec::new(),
             to_write: Vec::new(),
             lastsave_s: now_ms / 1000,
             persist: Box::new(()),

@@ -793,6 +793,12 @@ pub enum ScriptError {
     UnkillableWrote,
     /// SCRIPT KILL or FUNCTION KILL of a script the primary sent.
     UnkillableFromPrimary,
+    /// `-ERR SCRIPT DEBUG must be called outside a pipeline`
+    DebugInPipeline,
+    /// `-ERR Use SCRIPT DEBUG YES/SYNC/NO`
+    DebugMode,
+    /// `-ERR Please use EVAL instead of EVALSHA for debugging`
+    DebugEvalsha,
 }
 
 impl fmt::Display for ScriptError {
@@ -839,6 +845,9 @@ impl fmt::Display for ScriptError {
                 "UNKILLABLE The busy script was sent by a master instance in the context of \
                  replication and cannot be killed."
             }
+            ScriptError::DebugInPipeline => "ERR SCRIPT DEBUG must be called outside a pipeline",
+            ScriptError::DebugMode => "ERR Use SCRIPT DEBUG YES/SYNC/NO",
+            ScriptError::DebugEvalsha => "ERR Please use EVAL instead of EVALSHA for debugging",
         })
     }
 }
