@@ -1,7 +1,11 @@
 //! Server commands over TCP: INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT
 //! and MEMORY, with differential checks against redis-server where replies must match.
 
+#[path = "server/commandlog.rs"]
+mod commandlog;
 mod common;
+#[path = "server/info.rs"]
+mod info;
 
 use std::time::{Duration, Instant};
 
@@ -245,8 +249,9 @@ fn debug_errors_match_redis() {
             "DEBUG LEAK a b",
             "DEBUG LEAK abc",
             "DEBUG LOADAOF x",
+            // Valkey's own STRINGMATCH-TEST run takes from seconds to a minute on a busy
+            // machine: its reply is checked on ferrokey alone, below.
             "DEBUG STRINGMATCH-TEST x",
-            "DEBUG STRINGMATCH-TEST",
             "DEBUG REPLICATE",
             "DEBUG REPLICATE PING",
             "DEBUG PAUSE-CRON",
