@@ -12,10 +12,14 @@
 #      before that second until expired_fields reaches 5M (or 60 s): the probe's median,
 #      p99 and worst round trip, and how long reclaiming took.
 #   usage: benches/hfe-compare.sh BIN [REF_BIN]   (server on CPU 0, load on CPU 1)
+#   PART=memory or PART=stall runs one part only; LEAD_S (default 60) is how far ahead of
+#   the load the fields' second is set (the load must end before it: the run says so when
+#   it did not, and its figures are then void).
 set -euo pipefail
 BIN=${1:?usage: benches/hfe-compare.sh BIN [REF_BIN]}
 REF=${2:-}
 SERVER_CPU=${SERVER_CPU:-0}; LOAD_CPU=${LOAD_CPU:-1}; N=${N:-1000000}
+PART=${PART:-both}; LEAD_S=${LEAD_S:-60}
 here=$(cd "$(dirname "$0")" && pwd)
 
 # RESP for N hashes: HSET h:i f0 v.. f9 v..; with ttl=1 also HPEXPIRE/HPEXPIREAT on f0..f4.
@@ -72,8 +76,12 @@ stall() { # BIN
   run_server "$1"
   local now at
   now=$(python3 -c 'import time;print(int(time.time()*1000))')
-  at=$(( (now / 1000 + 40) * 1000 + 500 ))  # the middle of a second 40 s from now
+  at=$(( (now / 1000 + LEAD_S) * 1000 + 500 ))  # the middle of a second LEAD_S from now
   load "at:$at"
+  now=$(python3 -c 'import time;print(int(time.time()*1000))')
+  if [ "$now" -gt $(( at - 2000 )) ]; then
+    echo "  the load ended $(( now - at + 2000 )) ms too late: raise LEAD_S"; kill "$pid"; return
+  fi
   python3 - "$port" "$at" "$N" <<'PY'
 import socket, sys, time
 port, at, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
@@ -82,10 +90,15 @@ def call(b):
     s.sendall(b)
     return s.recv(65536)
 def expired_fields():
-    info = call(b"INFO stats\r\n").decode()
-    while not info.rstrip().endswith("keyspace_misses:0") and "pubsub_channels" not in info:
-        info += s.recv(65536).decode()
-    for line in info.split("\r\n"):
+    s.sendall(b"INFO stats\r\n")
+    data = b""
+    while b"\r\n" not in data:
+        data += s.recv(65536)
+    head, _, body = data.partition(b"\r\n")
+    size = int(head[1:])
+    while len(body) < size + 2:
+        body += s.recv(65536)
+    for line in body.decode().split("\r\n"):
         if line.startswith("expired_fields:"):
             return int(line.split(":")[1])
     return 0
@@ -109,9 +122,13 @@ PY
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
-echo "=== 1. memory, $N hashes of 10 fields, TTLs on 5"
-memory "$BIN"
-[ -n "$REF" ] && memory "$REF"
-echo "=== 2. event-loop stall, $((5 * N)) fields due in the same second"
-echo "$(basename "$BIN"):"; stall "$BIN"
-if [ -n "$REF" ]; then echo "$(basename "$REF"):"; stall "$REF"; fi
+if [ "$PART" != stall ]; then
+  echo "=== 1. memory, $N hashes of 10 fields, TTLs on 5"
+  memory "$BIN"
+  if [ -n "$REF" ]; then memory "$REF"; fi
+fi
+if [ "$PART" != memory ]; then
+  echo "=== 2. event-loop stall, $((5 * N)) fields due in the same second"
+  echo "$(basename "$BIN"):"; stall "$BIN"
+  if [ -n "$REF" ]; then echo "$(basename "$REF"):"; stall "$REF"; fi
+fi

@@ -731,3 +731,133 @@ fn extended_redis_compatibility_names_redis_as_valkey_does() {
         vec![Val::bulk("server"), Val::bulk("redis"), Val::bulk("version"), Val::bulk("7.2.4")]
     );
 }
+
+/// CLIENT LIST and CLIENT KILL with Valkey 9's filters, against the oracle: the same three
+/// clients on each server (the caller; `bee` with a library, in db 3; `cee` subscribed),
+/// then every filter's matches compared as ids relative to the caller's, and its errors
+/// compared as they are.
+#[test]
+fn client_filters_match_valkey() {
+    let servers = [start(&[]), start_valkey(&[])];
+    let mut callers = Vec::new();
+    let mut others = Vec::new();
+    let mut bases = Vec::new();
+    for port in servers.iter().map(|s| s.port) {
+        let mut me = Client::connect(port);
+        let mut b = Client::connect(port);
+        let mut c = Client::connect(port);
+        for cmd in [
+            &["CLIENT", "SETNAME", "bee"][..],
+            &["CLIENT", "SETINFO", "LIB-NAME", "libb"],
+            &["CLIENT", "SETINFO", "LIB-VER", "1.0"],
+            &["SELECT", "3"],
+        ] {
+            assert_eq!(b.cmd(cmd), Val::ok());
+        }
+        assert_eq!(c.cmd(&["CLIENT", "SETNAME", "cee"]), Val::ok());
+        c.send(&[b"SUBSCRIBE", b"ch"]);
+        c.read();
+        let Val::Int(id) = me.cmd(&["CLIENT", "ID"]) else { panic!("CLIENT ID") };
+        bases.push(id);
+        callers.push(me);
+        others.push((b, c));
+    }
+    let (mut theirs, mut ours) = (callers.pop().unwrap(), callers.pop().unwrap());
+    // Matches as ids relative to the caller's (ids differ between the servers), or the error.
+    let relative = |reply: Val, base: i64| match reply {
+        Val::Err(e) => e,
+        other => other
+            .as_str()
+            .lines()
+            .map(|l| (field(l, "id").parse::<i64>().unwrap() - base).to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+    };
+    let filters: &[&[&str]] = &[
+        &["name", "bee"],
+        &["name", ""],
+        &["not-name", "bee"],
+        &["not-name", ""],
+        &["idle", "x"],
+        &["idle", "-1"],
+        &["flags", "P"],
+        &["flags", "PN"],
+        &["flags", "N"],
+        &["flags", ""],
+        &["flags", "NN"],
+        &["not-flags", "N"],
+        &["flags", "ZN"],
+        &["not-flags", "Z"],
+        &["lib-name", "libb"],
+        &["lib-name", ""],
+        &["not-lib-name", ""],
+        &["lib-ver", "1.0"],
+        &["db", "3"],
+        &["db", "x"],
+        &["db", "-1"],
+        &["db", "16"],
+        &["not-db", "3"],
+        &["ip", "127.0.0.1"],
+        &["ip", "127.0.0.1:1"],
+        &["not-ip", "127.0.0.1"],
+        &["capa", "r"],
+        &["capa", "x"],
+        &["capa", ""],
+        &["not-capa", "r"],
+        &["not-capa", "x"],
+        &["not-id", "x"],
+        &["not-id", "0"],
+        &["not-type", "pubsub"],
+        &["not-type", "bad"],
+        &["not-type", "replica"],
+        &["type", "pubsub", "type", "normal"],
+        &["name", "bee", "name", "cee"],
+        &["skipme", "yes"],
+        &["skipme", "maybe"],
+        &["name", "bee", "skipme", "no"],
+        &["not-user", "default"],
+        &["not-user", "nobody"],
+        &["user", "nobody"],
+        &["addr", "1.2.3.4:5"],
+        &["not-addr", "1.2.3.4:5"],
+        &["not-laddr", "x"],
+        &["maxage", "x"],
+        &["maxage", "0"],
+        &["maxage", "100"],
+        &["not-maxage", "1"],
+        &["not-skipme", "yes"],
+        &["name"],
+        &["id", "5", "x"],
+    ];
+    for f in filters {
+        let list = |c: &mut Client| {
+            let mut args = vec!["CLIENT", "LIST"];
+            args.extend_from_slice(f);
+            c.cmd(&args)
+        };
+        let (a, b) = (list(&mut ours), list(&mut theirs));
+        let (a, b) = (relative(a, bases[0]), relative(b, bases[1]));
+        assert_eq!(a, b, "CLIENT LIST {f:?} (left: ferrokey, right: valkey)");
+    }
+    // Ids are relative too: the others are the caller's id + 1 and + 2.
+    for (i, (c, base)) in [(&mut ours, bases[0]), (&mut theirs, bases[1])].into_iter().enumerate() {
+        let (b, c_id) = ((base + 1).to_string(), (base + 2).to_string());
+        let listed = c.cmd(&["CLIENT", "LIST", "id", &c_id, &b, "id", &base.to_string()]);
+        assert_eq!(relative(listed, base), "0,1,2", "server {i}: sorted by id");
+        let listed = c.cmd(&["CLIENT", "LIST", "not-id", &b, "not-id", &base.to_string()]);
+        assert_eq!(relative(listed, base), "2", "server {i}");
+    }
+    // KILL: the same filters pick the same clients; the caller is skipped by default.
+    for f in [&["flags", "Z"][..], &["idle", "0"], &["db", "x"], &["capa", "r"], &["flags", "N"]] {
+        let kill = |c: &mut Client| {
+            let mut args = vec!["CLIENT", "KILL"];
+            args.extend_from_slice(f);
+            c.cmd(&args)
+        };
+        let (a, b) = (kill(&mut ours), kill(&mut theirs));
+        assert_eq!(a, b, "CLIENT KILL {f:?} (left: ferrokey, right: valkey)");
+    }
+    let remaining = |c: &mut Client, base| relative(c.cmd(&["CLIENT", "LIST"]), base);
+    assert_eq!(remaining(&mut ours, bases[0]), remaining(&mut theirs, bases[1]));
+    assert_eq!(remaining(&mut ours, bases[0]), "0,2", "flags N killed bee, not the caller");
+}

@@ -2,10 +2,13 @@
 //! and MEMORY, with differential checks against redis-server where replies must match; the
 //! Prometheus metrics endpoint (`server/metrics.rs`).
 
+#[path = "server/commandlog.rs"]
+mod commandlog;
 mod common;
 #[path = "server/metrics.rs"]
 mod metrics;
-
+#[path = "server/info.rs"]
+mod info;
 #[path = "server/debug_inspect.rs"]
 mod debug_inspect;
 
@@ -251,8 +254,9 @@ fn debug_errors_match_redis() {
             "DEBUG LEAK a b",
             "DEBUG LEAK abc",
             "DEBUG LOADAOF x",
+            // Valkey's own STRINGMATCH-TEST run takes from seconds to a minute on a busy
+            // machine: its reply is checked on ferrokey alone, below.
             "DEBUG STRINGMATCH-TEST x",
-            "DEBUG STRINGMATCH-TEST",
             "DEBUG REPLICATE",
             "DEBUG REPLICATE PING",
             "DEBUG PAUSE-CRON",

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use bytes::Bytes;
 
 use crate::commands::args::{is, text};
+use crate::commands::client_filter::{Candidate, ClientFilter};
 use crate::commands::command::reply_help;
 use crate::commands::server_cmd::parse_timeout_ms;
 use crate::commands::table::Server;
@@ -20,7 +21,7 @@ use crate::commands::table::{acl, flag, Command};
 use crate::commands::tracking_cmd;
 use crate::commands::{CmdError, CmdResult, ServerCtx};
 use crate::resp::reply::{Proto, Reply};
-use crate::server::client::{Client, ClientType, ReplyMode};
+use crate::server::client::{Client, ReplyMode};
 use crate::server::pubsub::Kind;
 use crate::server::state::{Pause, PauseKind, ServerState};
 use crate::types::string::parse_i64;
@@ -529,189 +530,87 @@ fn client_info(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// Which clients CLIENT LIST shows.
-enum ListFilter {
-    All,
-    Type(ClientType),
-    /// In the order given; unknown IDs are skipped.
-    Ids(Vec<u64>),
-}
-
-fn parse_list_filter(argv: &[Bytes]) -> Result<ListFilter, CmdError> {
-    match argv.len() {
-        2 => Ok(ListFilter::All),
-        4 if is(&argv[2], "TYPE") => ClientType::from_name(&argv[3])
-            .map(ListFilter::Type)
-            .ok_or_else(|| CmdError::UnknownClientType(text(&argv[3]))),
-        n if n > 3 && is(&argv[2], "ID") => argv[3..]
-            .iter()
-            .map(|a| {
-                // Valkey 9.1: a non-number is a syntax error, a number below 1 its own error.
-                let id = parse_i64(a).ok_or(CmdError::Syntax)?;
-                u64::try_from(id).ok().filter(|&n| n >= 1).ok_or(CmdError::ClientIdNotPositive)
-            })
-            .collect::<Result<_, _>>()
-            .map(ListFilter::Ids),
-        _ => Err(CmdError::Syntax),
-    }
-}
-
 fn client_list(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
-    let filter = parse_list_filter(argv)?;
+    let mut filter = ClientFilter::parse(&argv[2..], ctx.srv.config.databases as usize)?;
+    filter.resolve_users(|name| ctx.srv.acl.find(name))?;
+    // LIST shows the caller unless `SKIPME yes`.
+    let skip_me = filter.skip_me.unwrap_or(false);
+    let now = ctx.now_ms;
     let mut s = String::new();
-    {
-        let views = all_views(ctx, "client|list", argv);
-        let mut emit = |v: &ClientView| {
-            write_info_line(&mut s, v, ctx.now_ms);
-            s.push('\n');
-        };
-        match &filter {
-            ListFilter::All => views.iter().for_each(&mut emit),
-            ListFilter::Type(t) => {
-                views.iter().filter(|v| v.client.client_type() == *t).for_each(&mut emit)
-            }
-            ListFilter::Ids(ids) => {
-                for id in ids {
-                    views.iter().filter(|v| v.client.id == *id).for_each(&mut emit);
-                }
-            }
+    for v in all_views(ctx, "client|list", argv) {
+        let me = v.running.is_some();
+        if (me && skip_me) || !filter.matches(&candidate(&v, now), now) {
+            continue;
         }
+        write_info_line(&mut s, &v, now);
+        s.push('\n');
     }
     ctx.out.verbatim("txt", s.as_bytes());
     Ok(())
 }
 
+/// What a filter sees of a listed client.
+fn candidate<'a>(v: &ClientView<'a>, now_ms: i64) -> Candidate<'a> {
+    Candidate {
+        client: v.client,
+        tracking: v.tracking,
+        idle_s: idle_s(v.client, v.running.is_some(), now_ms),
+    }
+}
+
+/// Seconds since the client's last command, as CLIENT LIST's `idle=` shows it (0 for the
+/// client running one now).
+fn idle_s(c: &Client, running: bool, now_ms: i64) -> i64 {
+    if running {
+        0
+    } else {
+        now_ms / 1000 - c.last_interaction_ms / 1000
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // CLIENT KILL
 
-/// The filters of the new CLIENT KILL form; every given one must match.
-struct KillFilter<'a> {
-    addr: Option<&'a [u8]>,
-    laddr: Option<&'a [u8]>,
-    /// Kill only these ids (any of them); empty: any id.
-    ids: Vec<u64>,
-    kind: Option<ClientType>,
-    /// Kill the executing client too when it matches.
-    include_self: bool,
-    min_age_s: Option<i64>,
-    /// Kill only the clients logged in as this user (checked to exist by the caller).
-    user: Option<&'a [u8]>,
-    /// The id of `user`, once resolved.
-    user_id: Option<crate::acl::UserId>,
-}
-
-/// How CLIENT KILL replies: the old form `CLIENT KILL addr` with OK or `No such client`,
-/// the filter form with the number killed.
-#[derive(Debug, PartialEq, Eq)]
-enum KillReply {
-    Ok,
-    Count,
-}
-
-/// Parse CLIENT KILL. The old form may kill the caller; the filter form skips it unless
-/// `SKIPME no`.
-fn parse_kill(argv: &[Bytes]) -> Result<(KillFilter<'_>, KillReply), CmdError> {
-    let mut f = KillFilter {
-        addr: None,
-        laddr: None,
-        ids: Vec::new(),
-        kind: None,
-        include_self: false,
-        min_age_s: None,
-        user: None,
-        user_id: None,
-    };
-    if argv.len() == 3 {
-        f.addr = Some(&argv[2]);
-        f.include_self = true;
-        return Ok((f, KillReply::Ok));
-    }
-    let mut i = 2;
-    while i < argv.len() {
-        let (opt, value) = match argv.get(i + 1) {
-            Some(v) => (&argv[i], v),
-            None => return Err(CmdError::Syntax),
-        };
-        if is(opt, "ID") {
-            // Valkey 9.1: `ID <id> [<id> ...]`, the ids running until a word that is not a
-            // number (the next option). The first must be a number (else a syntax error);
-            // any number below 1 is refused as such.
-            parse_i64(value).ok_or(CmdError::Syntax)?;
-            while let Some(id) = argv.get(i + 1).and_then(|a| parse_i64(a)) {
-                let id = u64::try_from(id).ok().filter(|&n| n >= 1);
-                f.ids.push(id.ok_or(CmdError::ClientIdNotPositive)?);
-                i += 1;
-            }
-            i += 1;
-            continue;
-        } else if is(opt, "MAXAGE") {
-            let age = parse_i64(value).ok_or(CmdError::MaxAgeNotInteger)?;
-            if age <= 0 {
-                return Err(CmdError::MaxAgeNotPositive);
-            }
-            f.min_age_s = Some(age);
-        } else if is(opt, "TYPE") {
-            let t = ClientType::from_name(value);
-            f.kind = Some(t.ok_or_else(|| CmdError::UnknownClientType(text(value)))?);
-        } else if is(opt, "ADDR") {
-            f.addr = Some(value);
-        } else if is(opt, "LADDR") {
-            f.laddr = Some(value);
-        } else if is(opt, "USER") {
-            f.user = Some(value);
-        } else if is(opt, "SKIPME") {
-            f.include_self = !on_yes_no(value)?;
-        } else {
-            return Err(CmdError::Syntax);
-        }
-        i += 2;
-    }
-    Ok((f, KillReply::Count))
-}
-
-fn on_yes_no(a: &[u8]) -> Result<bool, CmdError> {
-    if is(a, "YES") {
-        Ok(true)
-    } else if is(a, "NO") {
-        Ok(false)
-    } else {
-        Err(CmdError::Syntax)
-    }
-}
-
-impl KillFilter<'_> {
-    fn matches(&self, c: &Client, now_ms: i64) -> bool {
-        self.addr.is_none_or(|a| a == c.peer_id().as_bytes())
-            && self.laddr.is_none_or(|a| a == c.sock_name().as_bytes())
-            && (self.ids.is_empty() || self.ids.contains(&c.id))
-            && self.kind.is_none_or(|t| t == c.client_type())
-            && self.min_age_s.is_none_or(|age| now_ms / 1000 - c.created_ms / 1000 >= age)
-            && self.user_id.is_none_or(|u| u == c.user)
-    }
-}
-
+/// CLIENT KILL: the old form `CLIENT KILL addr` (may kill the caller; OK or `No such
+/// client`), or filters (the caller is skipped unless `SKIPME no`; replies the number
+/// killed).
 fn client_kill(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
-    let (mut filter, reply) = parse_kill(argv)?;
-    if let Some(name) = filter.user {
-        let id = ctx.srv.acl.find(name).ok_or_else(|| CmdError::NoSuchUser(text(name)))?;
-        filter.user_id = Some(id);
-    }
+    let old_form = argv.len() == 3;
+    let addr_only;
+    let mut filter = if old_form {
+        addr_only = [Bytes::from_static(b"ADDR"), argv[2].clone()];
+        ClientFilter::parse(&addr_only, 1)?
+    } else {
+        ClientFilter::parse(&argv[2..], ctx.srv.config.databases as usize)?
+    };
+    filter.resolve_users(|name| ctx.srv.acl.find(name))?;
+    let include_self = old_form || filter.skip_me == Some(false);
     let now = ctx.now_ms;
     let mut killed = 0;
     for (token, slot) in ctx.srv.clients.iter_mut() {
-        if slot.client.close_asap || !filter.matches(&slot.client, now) {
+        let c = &slot.client;
+        let tracking = ctx.srv.tracking.settings(c.id);
+        let seen = Candidate { client: c, tracking, idle_s: idle_s(c, false, now) };
+        if c.close_asap || !filter.matches(&seen, now) {
             continue;
         }
         slot.client.close_asap = true;
         ctx.srv.to_close.push(token);
         killed += 1;
     }
-    let kill_self = filter.include_self && filter.matches(ctx.client, now);
+    let me = Candidate {
+        client: ctx.client,
+        tracking: ctx.srv.tracking.settings(ctx.client.id),
+        idle_s: 0,
+    };
+    let kill_self = include_self && filter.matches(&me, now);
     killed += usize::from(kill_self);
-    match reply {
-        KillReply::Ok if killed == 0 => return Err(CmdError::NoSuchClient),
-        KillReply::Ok => ctx.out.ok(),
-        KillReply::Count => ctx.out.int(killed as i64),
+    if old_form && killed == 0 {
+        return Err(CmdError::NoSuchClient);
+    } else if old_form {
+        ctx.out.ok();
+    } else {
+        ctx.out.int(killed as i64);
     }
     // Flagged only after the reply is queued, so the reply is still written.
     if kill_self {
@@ -796,10 +695,6 @@ fn client_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
 mod tests {
     use super::*;
 
-    fn argv(words: &[&str]) -> Vec<Bytes> {
-        words.iter().map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
-    }
-
     #[test]
     fn attrs_are_printable_without_spaces() {
         assert!(valid_client_attr(b""));
@@ -807,50 +702,5 @@ mod tests {
         assert!(!valid_client_attr(b"a b"));
         assert!(!valid_client_attr(b"a\nb"));
         assert!(!valid_client_attr("é".as_bytes()));
-    }
-
-    #[test]
-    fn kill_options() {
-        let err = |w: &[&str]| parse_kill(&argv(w)).err().unwrap();
-        assert_eq!(err(&["client", "kill", "id", "0"]), CmdError::ClientIdNotPositive);
-        assert_eq!(err(&["client", "kill", "id", "x"]), CmdError::Syntax);
-        assert_eq!(err(&["client", "kill", "maxage", "0"]), CmdError::MaxAgeNotPositive);
-        assert_eq!(err(&["client", "kill", "maxage", "x"]), CmdError::MaxAgeNotInteger);
-        assert_eq!(err(&["client", "kill", "type", "x"]), CmdError::UnknownClientType("x".into()));
-        assert_eq!(err(&["client", "kill", "skipme", "maybe"]), CmdError::Syntax);
-        assert_eq!(err(&["client", "kill", "id", "1", "type"]), CmdError::Syntax);
-        // A user name is looked up when the command runs (it must exist then).
-        let a = argv(&["client", "kill", "user", "bob"]);
-        assert_eq!(parse_kill(&a).unwrap().0.user, Some(&b"bob"[..]));
-        let a = argv(&["client", "kill", "skipme", "no", "id", "7"]);
-        let (f, reply) = parse_kill(&a).unwrap();
-        assert!(f.include_self);
-        assert_eq!(f.ids, [7]);
-        assert_eq!(reply, KillReply::Count);
-        let a = argv(&["client", "kill", "id", "7", "8", "9", "skipme", "no"]);
-        let (f, _) = parse_kill(&a).unwrap();
-        assert_eq!((f.ids, f.include_self), (vec![7, 8, 9], true));
-        let a = argv(&["client", "kill", "1.2.3.4:5"]);
-        let (f, reply) = parse_kill(&a).unwrap();
-        assert!(f.include_self);
-        assert_eq!(f.addr, Some(&b"1.2.3.4:5"[..]));
-        assert_eq!(reply, KillReply::Ok);
-    }
-
-    #[test]
-    fn list_filters() {
-        let f = |w: &[&str]| parse_list_filter(&argv(w));
-        assert!(matches!(f(&["client", "list"]), Ok(ListFilter::All)));
-        assert!(matches!(
-            f(&["client", "list", "type", "REPLICA"]),
-            Ok(ListFilter::Type(ClientType::Replica))
-        ));
-        assert!(
-            matches!(f(&["client", "list", "id", "1", "2"]), Ok(ListFilter::Ids(v)) if v == [1, 2])
-        );
-        assert_eq!(f(&["client", "list", "id", "x"]).err(), Some(CmdError::Syntax));
-        assert_eq!(f(&["client", "list", "id", "0"]).err(), Some(CmdError::ClientIdNotPositive));
-        assert_eq!(f(&["client", "list", "type", "normal", "x"]).err(), Some(CmdError::Syntax));
-        assert_eq!(f(&["client", "list", "id"]).err(), Some(CmdError::Syntax));
     }
 }

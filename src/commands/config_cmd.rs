@@ -282,12 +282,12 @@ mod tests {
         srv.stats.errors.insert("ERR".into(), 2);
         srv.dbs[1].stats.keyspace_hits = 4;
         srv.dbs[0].stats.expired_keys = 5;
-        let slowlog_before = format!("{:?}", srv.slowlog);
+        let slowlog_before = format!("{:?}", srv.commandlog);
         assert_eq!(run(&mut srv, resetstat, &["config", "resetstat"]), Ok(b"+OK\r\n".to_vec()));
         assert_eq!(srv.stats.total_commands_processed, 0);
         assert!(srv.stats.cmd.is_empty() && srv.stats.errors.is_empty());
         assert_eq!((srv.dbs[1].stats.keyspace_hits, srv.dbs[0].stats.expired_keys), (0, 0));
-        assert_eq!(format!("{:?}", srv.slowlog), slowlog_before);
+        assert_eq!(format!("{:?}", srv.commandlog), slowlog_before);
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub static COMMANDS: &[Command] = &[Command::new(
 type SectionFn = fn(&mut String, &ServerState, &Now);
 const SECTIONS: &[(&str, bool, SectionFn)] = &[
     ("server", true, server_section),
+    ("tls", false, tls_section),
     ("clients", true, clients_section),
     ("memory", true, memory_section),
     ("persistence", true, persistence_section),
@@ -48,6 +49,7 @@ const SECTIONS: &[(&str, bool, SectionFn)] = &[
     ("errorstats", true, errorstats_section),
     ("latencystats", false, latencystats_section),
     ("cluster", true, cluster_section),
+    ("cluster_info", false, cluster_info_section),
     ("scripting_engines", false, scripting_engines_section),
     ("keyspace", true, keyspace_section),
 ];
@@ -160,7 +162,6 @@ fn server_section(s: &mut String, srv: &ServerState, now: &Now) {
         "arch_bits" => usize::BITS,
         "monotonic_clock" => "POSIX clock_gettime",
         "multiplexing_api" => "epoll",
-        "atomicvar_api" => "c11-builtin",
         "gcc_version" => "0.0.0",
         "process_id" => std::process::id(),
         "process_supervised" => "no",
@@ -171,10 +172,13 @@ fn server_section(s: &mut String, srv: &ServerState, now: &Now) {
         "uptime_in_days" => uptime_s / 86400,
         "hz" => srv.hz,
         "configured_hz" => srv.config.hz,
+        // Client timeouts and buffer checks run in the time events, at `hz`.
+        "clients_hz" => srv.hz,
         "lru_clock" => lru_clock(now.ms),
         "executable" => srv.executable,
         "config_file" => config_file,
         "io_threads_active" => u8::from(srv.io_threads_active),
+        "availability_zone" => srv.config.general.availability_zone,
     );
     let mut n = 0;
     if srv.tcp_port != 0 {
@@ -206,6 +210,53 @@ fn clients_section(s: &mut String, srv: &ServerState, now: &Now) {
         "total_watched_keys" => srv.watches.keys_len(),
         "total_blocking_keys" => srv.blocking.keys_len(),
         "total_blocking_keys_on_nokey" => 0,
+    );
+    let (reason, actions, timeout_ms) = pause_figures(&srv.pause, now.ms);
+    fields!(s,
+        "paused_reason" => reason,
+        "paused_actions" => actions,
+        "paused_timeout_milliseconds" => timeout_ms,
+    );
+}
+
+/// INFO's view of the pauses in force at `now_ms`: why (Valkey's purposes: a shutdown
+/// waiting for its replicas, a failover, CLIENT PAUSE), what they hold back (`write` or
+/// `all`), and the milliseconds left of CLIENT PAUSE's timeout.
+fn pause_figures(
+    p: &crate::server::state::Pause,
+    now_ms: i64,
+) -> (&'static str, &'static str, i64) {
+    use crate::server::state::PauseKind;
+    let client_pause = p.kind.filter(|_| now_ms < p.until_ms);
+    let reason = if p.shutdown {
+        "shutdown_in_progress"
+    } else if p.failover {
+        "failover_in_progress"
+    } else if client_pause.is_some() {
+        "client_pause"
+    } else {
+        "none"
+    };
+    let actions = match client_pause {
+        Some(PauseKind::All) => "all",
+        Some(PauseKind::Write) => "write",
+        None if p.shutdown || p.failover => "write",
+        None => "none",
+    };
+    let timeout_ms = client_pause.map_or(0, |_| p.until_ms - now_ms);
+    (reason, actions, timeout_ms)
+}
+
+/// TLS is not built into ferrokey: no certificate is loaded, which Valkey reports so.
+fn tls_section(s: &mut String, _srv: &ServerState, _now: &Now) {
+    s.push_str("# TLS\r\n");
+    fields!(s,
+        "tls_server_cert_serial" => "none",
+        "tls_server_cert_expires_in_seconds" => 0,
+        "tls_client_cert_serial" => "none",
+        "tls_client_cert_expires_in_seconds" => 0,
+        "tls_ca_cert_serial" => "none",
+        "tls_ca_cert_expires_in_seconds" => 0,
     );
 }
 
@@ -328,6 +379,7 @@ fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
         "allocator_allocated" => alloc.allocated,
         "allocator_active" => alloc.active,
         "allocator_resident" => alloc.resident,
+        "allocator_muzzy" => alloc.muzzy,
         "total_system_memory" => total_system,
         "total_system_memory_human" => bytes_to_human(total_system as u64),
         "used_memory_lua" => lua.vm_eval,
@@ -359,11 +411,16 @@ fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
             .and_then(|r| r.backlog.as_ref())
             .map_or(0, |b| b.allocated()),
         "mem_total_replication_buffers" => 0,
+        "mem_replicas_repl_buffer" => 0,
         "mem_clients_slaves" => 0,
         "mem_clients_normal" => clients_normal,
         "mem_cluster_links" => 0,
+        "mem_cluster_slot_import" => 0,
+        "mem_cluster_slot_export" => 0,
         "mem_aof_buffer" => srv.feed.buf.capacity(),
         "mem_allocator" => "jemalloc-5.3.0",
+        "mem_overhead_db_hashtable_rehashing" =>
+            srv.dbs.iter().map(|db| db.rehashing_bytes()).sum::<usize>(),
         "active_defrag_running" => 0,
         "lazyfree_pending_objects" => lazyfree::pending_objects(),
         "lazyfreed_objects" => lazyfree::freed_objects(),
@@ -419,6 +476,7 @@ fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
         "aof_last_cow_size" => aof.rewrite.last_cow_size,
         "module_fork_in_progress" => 0,
         "module_fork_last_cow_size" => 0,
+        "slot_migration_fork_in_progress" => 0,
     );
     if aof.logging() {
         fields!(s,
@@ -479,6 +537,8 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
         "total_net_output_bytes" => st.net_output_bytes,
         "total_net_repl_input_bytes" => 0,
         "total_net_repl_output_bytes" => repl_stats.repl_output_bytes,
+        "total_net_cluster_slot_import_bytes" => 0,
+        "total_net_cluster_slot_export_bytes" => 0,
         "instantaneous_input_kbps" => kbps(&st.net_in_samples),
         "instantaneous_output_kbps" => kbps(&st.net_out_samples),
         "instantaneous_input_repl_kbps" => "0.00",
@@ -490,6 +550,7 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
         "expired_keys" => expired,
         "expired_fields" => expired_fields,
         "expired_stale_perc" => format!("{:.2}", ratio(stale as usize, sampled as usize) * 100.0),
+        "expired_keys_with_volatile_items_stale_perc" => format!("{:.2}", volatile_stale_perc(srv, now.ms)),
         "expired_time_cap_reached_count" => 0,
         "expire_cycle_cpu_milliseconds" => st.expire_cycle_cpu_us / 1000,
         "evicted_keys" => evicted,
@@ -518,14 +579,26 @@ fn stats_section(s: &mut String, srv: &ServerState, now: &Now) {
         "unexpected_error_replies" => st.unexpected_error_replies,
         "total_error_replies" => st.total_error_replies,
         "dump_payload_sanitizations" => 0,
+        "total_reads_processed" => st.total_reads,
+        "total_writes_processed" => st.total_writes,
         "io_threaded_reads_processed" => st.io_threaded_reads,
         "io_threaded_writes_processed" => st.io_threaded_writes,
-        "prefetch_batches" => st.prefetch_batches,
-        "prefetch_keys" => st.prefetch_keys,
+        // ferrokey's I/O threads free nothing of the main thread's and accept nothing:
+        // the main thread accepts and polls every socket.
+        "io_threaded_freed_objects" => 0,
+        "io_threaded_accept_processed" => 0,
+        "io_threaded_poll_processed" => 0,
+        "io_threaded_total_prefetch_batches" => st.prefetch_batches,
+        "io_threaded_total_prefetch_entries" => st.prefetch_keys,
         "client_query_buffer_limit_disconnections" => st.client_qbuf_limit_disconnections,
         "client_output_buffer_limit_disconnections" => st.client_outbuf_limit_disconnections,
         "reply_buffer_shrinks" => 0,
         "reply_buffer_expands" => 0,
+        "eventloop_cycles" => st.eventloop_cycles,
+        "eventloop_duration_sum" => st.eventloop_us,
+        "eventloop_duration_cmd_sum" => st.eventloop_cmd_us,
+        "instantaneous_eventloop_cycles_per_sec" => rate(&st.cycle_samples, idx) as i64,
+        "instantaneous_eventloop_duration_usec" => per_turn_us(st, idx),
         "acl_access_denied_auth" => srv.acl.denied.auth,
         "acl_access_denied_cmd" => srv.acl.denied.cmd,
         "acl_access_denied_key" => srv.acl.denied.key,
@@ -616,7 +689,7 @@ fn replication_section(s: &mut String, srv: &ServerState, now: &Now) {
     );
 }
 
-fn cpu_section(s: &mut String, _srv: &ServerState, _now: &Now) {
+fn cpu_section(s: &mut String, srv: &ServerState, _now: &Now) {
     let own = cpu::usage(cpu::Who::Process);
     let children = cpu::usage(cpu::Who::Children);
     s.push_str("# CPU\r\n");
@@ -633,10 +706,21 @@ fn cpu_section(s: &mut String, _srv: &ServerState, _now: &Now) {
             "used_cpu_user_main_thread" => main.user,
         );
     }
+    // The main thread's time in event-loop turns, its waits for events left out.
+    fields!(s,
+        "used_active_time_main_thread" => format!("{:.6}", srv.stats.eventloop_us as f64 / 1e6),
+    );
 }
 
+/// Valkey 9 lists its Lua engine as a built-in module; ferrokey's Lua engine is built in
+/// the same way and listed the same way, with the one option it has (no cluster, so no
+/// slot migration).
 fn modules_section(s: &mut String, _srv: &ServerState, _now: &Now) {
     s.push_str("# Modules\r\n");
+    s.push_str(
+        "module:name=lua,ver=1,api=1,filters=0,usedby=[],using=[],\
+         options=[handle-repl-async-load]\r\n",
+    );
 }
 
 fn commandstats_section(s: &mut String, srv: &ServerState, _now: &Now) {
@@ -692,6 +776,32 @@ fn scripting_engines_section(s: &mut String, srv: &ServerState, _now: &Now) {
 fn cluster_section(s: &mut String, srv: &ServerState, _now: &Now) {
     s.push_str("# Cluster\r\n");
     fields!(s, "cluster_enabled" => u8::from(srv.config.cluster_enabled));
+}
+
+/// Valkey 9's cluster details, empty when cluster mode is off (ferrokey's only mode).
+fn cluster_info_section(s: &mut String, _srv: &ServerState, _now: &Now) {
+    s.push_str("# Cluster Info\r\n");
+}
+
+/// Of the hashes with volatile fields, the share (percent) due for field expiry and not yet
+/// swept: queue entries whose time has passed, over all entries (Valkey samples its
+/// volatile-items keys for the same figure).
+fn volatile_stale_perc(srv: &ServerState, now_ms: i64) -> f64 {
+    let (due, all) = srv
+        .dbs
+        .iter()
+        .map(|db| db.field_expiry_backlog(now_ms))
+        .fold((0, 0), |(d, a), (dd, aa)| (d + dd, a + aa));
+    ratio(due, all) * 100.0
+}
+
+/// Average microseconds of an event-loop turn over the sampling window.
+fn per_turn_us(st: &crate::server::state::Stats, idx: usize) -> u64 {
+    let turns = rate(&st.cycle_samples, idx);
+    if turns <= 0.0 {
+        return 0;
+    }
+    (rate(&st.cycle_us_samples, idx) / turns) as u64
 }
 
 fn keyspace_section(s: &mut String, srv: &ServerState, now: &Now) {

@@ -17,6 +17,7 @@ pub mod aof_replay;
 pub mod args;
 pub mod bitmap;
 pub mod client_cmd;
+mod client_filter;
 pub mod command;
 pub mod config_cmd;
 pub mod connection;

@@ -1,5 +1,5 @@
-//! Server commands: TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR and MEMORY
-//! (MEMORY in the `memory` submodule). INFO lives in `info.rs` and CLIENT in `client_cmd.rs`.
+//! Server commands: TIME, LASTSAVE, SHUTDOWN, DEBUG, MONITOR, SLOWLOG and COMMANDLOG (in
+//! `commandlog`) and MEMORY (in `memory`). INFO lives in `info.rs` and CLIENT in `client_cmd.rs`.
 //!
 //! Also the server's name and version as HELLO and INFO report them.
 
@@ -22,6 +22,7 @@ use crate::server::state::ShutdownMode;
 use crate::types::string::parse_i64;
 use crate::types::string::{StrRef, StrValue};
 
+mod commandlog;
 mod debug_inspect;
 mod debug_knobs;
 mod debug_ops;
@@ -29,6 +30,7 @@ mod digest;
 mod lolwut;
 mod memory;
 use crate::util::sha1::hex;
+use commandlog::{COMMANDLOG_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS};
 use memory::MEMORY_SUBCOMMANDS;
 
 /// The server name and version that HELLO and INFO report: the Valkey release whose
@@ -40,33 +42,6 @@ pub const REDIS_COMPAT_VERSION: &str = "7.2.4";
 
 const ADMIN_FLAGS: u64 = flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE;
 const ACL_ADMIN: u64 = acl::ADMIN | acl::SLOW | acl::DANGEROUS;
-const SLOWLOG_FLAGS: u64 = flag::ADMIN | flag::LOADING | flag::STALE;
-
-static SLOWLOG_SUBCOMMANDS: &[Command] = &[
-    Command::new("slowlog|get", -2, SLOWLOG_FLAGS, ACL_ADMIN, Server(slowlog_get))
-        .history(&[("4.0.0", "Added client IP address, port and name to the reply.")])
-        .doc(
-            "server",
-            "2.2.12",
-            "Returns the slow log's entries.",
-            "O(N) where N is the number of entries returned",
-        )
-        .tips(&["request_policy:all_nodes", "nondeterministic_output"]),
-    Command::new("slowlog|len", 2, SLOWLOG_FLAGS, ACL_ADMIN, Server(slowlog_len))
-        .doc("server", "2.2.12", "Returns the number of entries in the slow log.", "O(1)")
-        .tips(&["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
-    Command::new("slowlog|reset", 2, SLOWLOG_FLAGS, ACL_ADMIN, Server(slowlog_reset))
-        .doc(
-            "server",
-            "2.2.12",
-            "Clears all entries from the slow log.",
-            "O(N) where N is the number of entries in the slowlog",
-        )
-        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    Command::new("slowlog|help", 2, flag::LOADING | flag::STALE, acl::SLOW, Server(slowlog_help))
-        .doc("server", "6.2.0", "Shows helpful text about the different subcommands.", "O(1)"),
-];
-
 pub static COMMANDS: &[Command] = &[
     Command::new("lolwut", -1, flag::READONLY | flag::FAST, acl::READ | acl::FAST, Server(lolwut::lolwut))
         .doc("server", "5.0.0", "Displays computer art and the server version.", ""),
@@ -92,6 +67,8 @@ pub static COMMANDS: &[Command] = &[
         .doc("server", "1.0.0", "A container for debugging commands.", "Depends on subcommand."),
     Command::container("slowlog", -2, 0, acl::SLOW, SLOWLOG_SUBCOMMANDS)
         .doc("server", "2.2.12", "A container for slow log commands.", "Depends on subcommand."),
+    Command::container("commandlog", -2, 0, acl::SLOW, COMMANDLOG_SUBCOMMANDS)
+        .doc("server", "8.1.0", "A container for command log commands.", "Depends on subcommand."),
     Command::new("monitor", 1, ADMIN_FLAGS, ACL_ADMIN, Server(monitor))
         .doc("server", "1.0.0", "Listens for all requests received by the server in real-time.", ""),
     Command::container("memory", -2, 0, acl::SLOW, MEMORY_SUBCOMMANDS)
@@ -243,70 +220,6 @@ pub fn parse_timeout_ms(arg: &[u8], now_ms: i64) -> Result<i64, CmdError> {
         return Ok(0);
     }
     t.checked_add(now_ms).ok_or(CmdError::TimeoutOutOfRange)
-}
-
-// ---------------------------------------------------------------------------------------
-// SLOWLOG
-
-/// Entries SLOWLOG GET returns without a count.
-const SLOWLOG_GET_DEFAULT: usize = 10;
-
-fn slowlog_get(ctx: &mut ServerCtx, argv: &[Bytes]) -> CmdResult {
-    let count = match argv.len() {
-        2 => SLOWLOG_GET_DEFAULT,
-        3 => match parse_i64(&argv[2]) {
-            Some(-1) => usize::MAX,
-            Some(n) if n >= 0 => n as usize,
-            _ => return Err(CmdError::SlowlogCount),
-        },
-        _ => return Err(subcommand_syntax(argv)),
-    };
-    let entries = &ctx.srv.slowlog.entries;
-    let n = count.min(entries.len());
-    ctx.out.array(n);
-    for e in entries.iter().take(n) {
-        ctx.out.array(6);
-        ctx.out.int(e.id as i64);
-        ctx.out.int(e.time_s);
-        ctx.out.int(e.duration_us as i64);
-        ctx.out.array(e.argv.len());
-        for a in &e.argv {
-            ctx.out.bulk(a);
-        }
-        ctx.out.bulk(e.peer.as_bytes());
-        ctx.out.bulk(e.name.as_bytes());
-    }
-    Ok(())
-}
-
-fn slowlog_len(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    ctx.out.int(ctx.srv.slowlog.entries.len() as i64);
-    Ok(())
-}
-
-fn slowlog_reset(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    ctx.srv.slowlog.entries.clear();
-    ctx.out.ok();
-    Ok(())
-}
-
-fn slowlog_help(ctx: &mut ServerCtx, _argv: &[Bytes]) -> CmdResult {
-    reply_help(
-        ctx.out,
-        "SLOWLOG",
-        &[
-            "GET [<count>]",
-            "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
-            "    Entries are made of:",
-            "    id, timestamp, time in microseconds, arguments array, client IP and port,",
-            "    client name",
-            "LEN",
-            "    Return the length of the slowlog.",
-            "RESET",
-            "    Reset the slowlog.",
-        ],
-    );
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------

@@ -886,6 +886,18 @@ impl Db {
         self.keys.overhead_bytes() + self.field_queue.memory_bytes()
     }
 
+    /// Entries of the field-expiry queue that are due at `now_ms`, and all of them (INFO
+    /// `expired_keys_with_volatile_items_stale_perc`).
+    pub fn field_expiry_backlog(&self, now_ms: i64) -> (usize, usize) {
+        (self.field_queue.due_len(now_ms), self.field_queue.len())
+    }
+
+    /// Bytes of the old key table while a resize empties it (INFO
+    /// `mem_overhead_db_hashtable_rehashing`).
+    pub fn rehashing_bytes(&self) -> usize {
+        self.keys.rehashing_bytes()
+    }
+
     /// Bytes of the hashtable alone (MEMORY STATS `overhead.hashtable.main`).
     pub fn table_bytes(&self) -> usize {
         self.keys.table_bytes()

@@ -70,6 +70,12 @@ impl FieldExpiryQueue {
         Some(key)
     }
 
+    /// Entries in slots that have ended by `now_ms` (due, or stale hints), without
+    /// walking the slots still to come.
+    pub fn due_len(&self, now_ms: i64) -> usize {
+        self.slots.range(..now_ms >> SLOT_SHIFT).map(|(_, keys)| keys.len()).sum()
+    }
+
     /// Entries, stale ones included.
     pub fn len(&self) -> usize {
         self.len
@@ -111,6 +117,8 @@ mod tests {
         q.file(b"b", t0 + 5);
         assert_eq!(q.len(), 3);
         assert_eq!(q.take_due(t0 - 5_000), None);
+        assert_eq!(q.due_len(t0 + 300), 2);
+        assert_eq!(q.due_len(t0), 0);
         assert_eq!(q.take_due(t0), None, "a slot is due once it has ended");
         let due = vec![q.take_due(t0 + 300).unwrap(), q.take_due(t0 + 300).unwrap()];
         assert_eq!(due, [b"a"[..].into(), b"b"[..].into()], "in filing order");

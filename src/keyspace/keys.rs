@@ -329,6 +329,11 @@ impl Keys {
         self.table_bytes() + self.expires_bytes()
     }
 
+    /// Bytes of the old table while a resize empties it.
+    pub fn rehashing_bytes(&self) -> usize {
+        self.table.rehashing_bytes()
+    }
+
     /// Bytes of the hashtable's buckets (head arrays and child buckets).
     pub fn table_bytes(&self) -> usize {
         self.table.memory_bytes()

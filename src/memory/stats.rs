@@ -33,6 +33,9 @@ pub struct AllocatorStats {
     pub retained: usize,
     /// Bytes of jemalloc's own metadata.
     pub metadata: usize,
+    /// Bytes in muzzy pages (freed, decayed past dirty, not yet returned to the OS), every
+    /// arena together.
+    pub muzzy: usize,
 }
 
 /// Reads jemalloc's statistics, advancing its epoch first (its numbers are a snapshot that
@@ -49,7 +52,22 @@ pub fn allocator_stats() -> AllocatorStats {
         mapped: stats::mapped::read().expect(STATS_ENABLED),
         retained: stats::retained::read().expect(STATS_ENABLED),
         metadata: stats::metadata::read().expect(STATS_ENABLED),
+        muzzy: muzzy_pages() * jemalloc_page_bytes(),
     }
+}
+
+/// Muzzy pages of every arena (`stats.arenas.<all>.pmuzzy`), 0 if jemalloc will not say.
+fn muzzy_pages() -> usize {
+    let name = format!("stats.arenas.{MALLCTL_ARENAS_ALL}.pmuzzy\0");
+    // SAFETY: `name` is NUL-terminated, and `stats.arenas.<i>.pmuzzy` is a read-only size_t,
+    // which is what `usize` is on every platform jemalloc supports.
+    unsafe { tikv_jemalloc_ctl::raw::read::<usize>(name.as_bytes()) }.unwrap_or(0)
+}
+
+/// jemalloc's page size (`arenas.page`), 4096 if it will not say.
+fn jemalloc_page_bytes() -> usize {
+    // SAFETY: a NUL-terminated name of a read-only size_t.
+    unsafe { tikv_jemalloc_ctl::raw::read::<usize>(b"arenas.page\0") }.unwrap_or(4096)
 }
 
 /// The process's resident set size in bytes, from `/proc/self/statm` (one small read, no

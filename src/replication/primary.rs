@@ -404,6 +404,7 @@ pub fn serve_waiters(srv: &mut ServerState, now_ms: i64) {
         let Some(b) = srv.blocking.unblock(t) else { continue };
         let Some(mut slot) = srv.clients.lend(t) else { continue };
         slot.client.blocked = false;
+        let mark = slot.out.len();
         match answer {
             WaitAnswer::Replicas(n) => slot.out.int(n as i64),
             WaitAnswer::Aof(local, n) => {
@@ -414,7 +415,16 @@ pub fn serve_waiters(srv: &mut ServerState, now_ms: i64) {
             WaitAnswer::AofOff => slot.out.error(WAITAOF_AOF_OFF),
         }
         let failed = matches!(answer, WaitAnswer::AofOff);
-        crate::server::calls::record_call(srv, &mut slot, b.cmd, &b.argv, failed, now_ms);
+        let reply_bytes = slot.out.len().saturating_sub(mark) as u64;
+        crate::server::calls::record_call(
+            srv,
+            &mut slot,
+            b.cmd,
+            &b.argv,
+            failed,
+            reply_bytes,
+            now_ms,
+        );
         srv.clients.put_back(t, slot);
         srv.to_write.push(t);
         srv.unblocked.push(t);

@@ -156,8 +156,12 @@ pub fn active_expire(srv: &mut ServerState, now_ms: i64, cycle: ExpireCycle) {
             }
         }
     }
-    if !timed_out {
-        timed_out = active_expire_fields(srv, now_ms, started, budget_us);
+    // Hash fields get what is left of the slow cycle only, and never ask for a fast one: a
+    // fast cycle every 2 ms with fields to reclaim kept a probe client's p99 at 1 ms while
+    // 5M fields expired at once (Valkey's: 54 us); at 25% of the loop the same 5M fields
+    // are still reclaimed faster than Valkey reclaims them (benches/hfe-compare.sh).
+    if !timed_out && cycle == ExpireCycle::Slow {
+        active_expire_fields(srv, now_ms, started, budget_us);
     }
     srv.stats.expire_cycle_cpu_us += started.elapsed().as_micros() as u64;
     if cycle == ExpireCycle::Slow {
@@ -172,13 +176,14 @@ const FIELD_EXPIRE_BUCKETS_PER_HASH: usize = 64;
 /// Active expiry of hash fields, in what is left of the cycle's time budget: per db, steps
 /// over the hashes due (see `keyspace::field_expiry`) until none is or time is up; each
 /// hash that lost fields gets its effects (`hexpired`, `HDEL` in the feed, `del` and the
-/// key's removal when it was emptied). True when it ran out of time with work left.
+/// key's removal when it was emptied). What is left when time is up waits for the next
+/// slow cycle.
 fn active_expire_fields(
     srv: &mut ServerState,
     now_ms: i64,
     started: std::time::Instant,
     budget_us: u64,
-) -> bool {
+) {
     for i in 0..srv.dbs.len() {
         loop {
             let step = srv.dbs[i].expire_fields_step(
@@ -193,11 +198,10 @@ fn active_expire_fields(
                 break;
             }
             if started.elapsed().as_micros() as u64 > budget_us {
-                return true;
+                return;
             }
         }
     }
-    false
 }
 
 fn close_idle_clients(srv: &mut ServerState, now_ms: i64) {
@@ -229,5 +233,7 @@ fn sample_metrics(srv: &mut ServerState, now_ms: i64) {
     st.ops_samples[i] = (now_ms, st.total_commands_processed);
     st.net_in_samples[i] = (now_ms, st.net_input_bytes);
     st.net_out_samples[i] = (now_ms, st.net_output_bytes);
+    st.cycle_samples[i] = (now_ms, st.eventloop_cycles);
+    st.cycle_us_samples[i] = (now_ms, st.eventloop_us);
     st.ops_sample_idx += 1;
 }

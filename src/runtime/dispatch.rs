@@ -323,6 +323,7 @@ pub fn call(
         script_failed = crate::runtime::ldb::run(srv, token, slot, *run, argv, now_ms);
     }
     let duration_us = started.elapsed().as_micros() as u64;
+    srv.stats.eventloop_cmd_us += duration_us;
 
     let block = slot.client.block_request.take();
     // A data command's events are in its database (it marks when it changed another).
@@ -365,6 +366,7 @@ pub fn call(
             CallOf { name: cmd.name, flags: cmd.flags },
             argv,
             result.is_err() || script_failed,
+            reply_end.saturating_sub(reply_mark) as u64,
             now_ms,
         );
     }

@@ -131,6 +131,8 @@ impl EventLoop {
         let mut events = Events::with_capacity(EVENTS_MAX);
         let mut readable: Vec<usize> = Vec::new();
         let mut writable: Vec<usize> = Vec::new();
+        // When the turn under way began (its events arrived); None before the first.
+        let mut turn_from: Option<Instant> = None;
         loop {
             let (srv, net) = (&mut self.srv, &mut self.net);
             cron::before_sleep_expire(srv, now_ms());
@@ -145,11 +147,17 @@ impl EventLoop {
             };
             let timeout_ms =
                 if net.has_pending_work(srv) { 0 } else { (wake_ms - now).clamp(0, 1000) as u64 };
+            // A turn ends where the loop waits again (INFO's eventloop_* figures).
+            if let Some(from) = turn_from {
+                srv.stats.eventloop_cycles += 1;
+                srv.stats.eventloop_us += from.elapsed().as_micros() as u64;
+            }
             match net.poll.poll(&mut events, Some(Duration::from_millis(timeout_ms))) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
+            turn_from = Some(Instant::now());
             readable.clear();
             writable.clear();
             readable.append(&mut net.again);
@@ -564,6 +572,7 @@ impl Net {
         outcome: io::Result<ReadOutcome>,
         capped: bool,
     ) {
+        srv.stats.total_reads += 1;
         let qlimit = (srv.config.client_query_buffer_limit as usize).max(1);
         let mut closed = false;
         let mut again = capped;
@@ -770,6 +779,7 @@ impl Net {
 
     /// After a write attempt: account, reset a drained buffer, follow writability.
     fn finish_write(&mut self, srv: &mut ServerState, t: usize, result: io::Result<usize>) {
+        srv.stats.total_writes += 1;
         let slot = srv.clients.get_mut(t).expect("written client is present");
         let conn = self.conns.get_mut(t).and_then(|io| io.conn.as_mut());
         let conn = conn.expect("written connection is back");

@@ -5,6 +5,7 @@
 
 use bytes::Bytes;
 
+use crate::server::commandlog::{self, Caller};
 use crate::server::state::{ServerState, Slot};
 use crate::spec::table::flag;
 
@@ -41,20 +42,17 @@ pub fn count_error(srv: &mut ServerState, text: &[u8]) {
     srv.stats.total_error_replies += 1;
 }
 
-fn trunc_all(a: &[u8]) -> String {
-    String::from_utf8_lossy(a).into_owned()
-}
-
 /// One call of `cmd` done (Valkey's statistics at the end of `call()`, or
 /// `updateStatsOnUnblock` for a blocked command that timed out or was unblocked):
-/// commandstats, the processed-commands counters and the slow log, with the time of every
-/// run of the command (`Client::blocked_run_us`).
+/// commandstats, the processed-commands counters and the command logs, with the time of
+/// every run of the command (`Client::blocked_run_us`) and the bytes of its reply.
 pub fn record_call(
     srv: &mut ServerState,
     slot: &mut Slot,
     cmd: CallOf,
     argv: &[Bytes],
     failed: bool,
+    reply_bytes: u64,
     now_ms: i64,
 ) {
     let duration_us = std::mem::take(&mut slot.client.blocked_run_us);
@@ -66,20 +64,46 @@ pub fn record_call(
     }
     srv.stats.total_commands_processed += 1;
     slot.client.tot_cmds += 1;
-    let threshold = srv.config.slowlog_log_slower_than;
-    // The threshold is checked here first so a fast command builds nothing for the log.
-    if cmd.flags & flag::SKIP_COMMANDLOG == 0 && threshold >= 0 && duration_us as i64 >= threshold {
-        let max_len = srv.config.slowlog_max_len as usize;
-        let name = slot.client.name.as_deref().map(trunc_all).unwrap_or_default();
-        // Secrets are hidden only from what is logged: no work for the calls that are not.
-        srv.slowlog.record(
-            threshold,
-            max_len,
-            &crate::server::redact::redact(cmd.name, argv),
-            duration_us,
-            now_ms / 1000,
-            &slot.client.addr,
-            &name,
-        );
+    if cmd.flags & flag::SKIP_COMMANDLOG == 0 {
+        log_command(srv, slot, cmd, argv, duration_us, reply_bytes, now_ms);
+    }
+}
+
+/// The command logs' part of a call: the thresholds are checked first, so a command that
+/// none of the logs wants builds nothing.
+fn log_command(
+    srv: &mut ServerState,
+    slot: &Slot,
+    cmd: CallOf,
+    argv: &[Bytes],
+    duration_us: u64,
+    reply_bytes: u64,
+    now_ms: i64,
+) {
+    let over = |threshold: i64, value: u64| threshold >= 0 && value >= threshold as u64;
+    let c = &srv.config;
+    let slow = over(c.slowlog_log_slower_than, duration_us);
+    let request_bytes =
+        if c.commandlog_request_larger_than >= 0 { commandlog::request_bytes(argv) } else { 0 };
+    let big_request = over(c.commandlog_request_larger_than, request_bytes);
+    let big_reply = over(c.commandlog_reply_larger_than, reply_bytes);
+    if !(slow || big_request || big_reply) {
+        return;
+    }
+    let name = slot.client.name.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+    let who = Caller { now_s: now_ms / 1000, peer: &slot.client.addr, name: &name };
+    // Secrets are hidden only from what is logged: no work for the calls that are not.
+    let argv = crate::server::redact::redact(cmd.name, argv);
+    let logs = &mut srv.commandlog;
+    if slow {
+        logs.slow.record(c.slowlog_max_len as usize, &argv, duration_us, &who);
+    }
+    if big_request {
+        let max = c.commandlog_large_request_max_len as usize;
+        logs.large_request.record(max, &argv, request_bytes, &who);
+    }
+    if big_reply {
+        let max = c.commandlog_large_reply_max_len as usize;
+        logs.large_reply.record(max, &argv, reply_bytes, &who);
     }
 }

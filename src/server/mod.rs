@@ -7,6 +7,7 @@
 pub mod blocking;
 pub mod calls;
 pub mod client;
+pub mod commandlog;
 pub mod events;
 pub mod evict;
 pub mod log;
@@ -16,7 +17,6 @@ pub mod propagate;
 pub mod pubsub;
 pub mod redact;
 pub mod script_run;
-pub mod slowlog;
 pub mod state;
 pub mod tracking;
 pub mod unblock;

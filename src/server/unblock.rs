@@ -23,11 +23,12 @@ pub fn expire_timeouts(srv: &mut ServerState, now_ms: i64) {
 pub fn answer_timeout(srv: &mut ServerState, t: usize, b: &Blocked, now_ms: i64) {
     let Some(mut slot) = srv.clients.lend(t) else { return };
     slot.client.blocked = false;
+    let mark = slot.out.len();
     match b.on_timeout {
         TimeoutReply::NullArray => slot.out.null_array(),
         TimeoutReply::NullBulk => slot.out.null(),
     }
-    record_unblocked(srv, &mut slot, b, false, now_ms);
+    record_unblocked(srv, &mut slot, b, false, mark, now_ms);
     srv.clients.put_back(t, slot);
     srv.to_write.push(t);
     srv.unblocked.push(t);
@@ -38,20 +39,24 @@ pub fn answer_timeout(srv: &mut ServerState, t: usize, b: &Blocked, now_ms: i64)
 pub fn answer_error(srv: &mut ServerState, t: usize, b: &Blocked, text: &str, now_ms: i64) {
     let Some(mut slot) = srv.clients.lend(t) else { return };
     slot.client.blocked = false;
+    let mark = slot.out.len();
     calls::reply_error_text(srv, &mut slot, text.as_bytes());
-    record_unblocked(srv, &mut slot, b, true, now_ms);
+    record_unblocked(srv, &mut slot, b, true, mark, now_ms);
     srv.clients.put_back(t, slot);
     srv.to_write.push(t);
     srv.unblocked.push(t);
 }
 
-/// The statistics of a blocked command that ends without being served.
+/// The statistics of a blocked command that ends without being served, whose reply was
+/// written from `reply_mark` on.
 fn record_unblocked(
     srv: &mut ServerState,
     slot: &mut crate::server::state::Slot,
     b: &Blocked,
     failed: bool,
+    reply_mark: usize,
     now_ms: i64,
 ) {
-    calls::record_call(srv, slot, b.cmd, &b.argv, failed, now_ms);
+    let reply_bytes = slot.out.len().saturating_sub(reply_mark) as u64;
+    calls::record_call(srv, slot, b.cmd, &b.argv, failed, reply_bytes, now_ms);
 }

@@ -126,10 +126,22 @@ pub enum CmdError {
     UnknownClientType(String),
     /// `-ERR No such user '<user>'`
     NoSuchUser(String),
-    /// `-ERR maxage is not an integer or out of range`
-    MaxAgeNotInteger,
-    /// `-ERR maxage should be greater than 0`
-    MaxAgeNotPositive,
+    /// `-ERR <what> is not an integer or out of range` (CLIENT LIST/KILL `maxage`, `idle`)
+    FilterNotInteger(&'static str),
+    /// `-ERR <what> should be greater than 0` (CLIENT LIST/KILL `maxage`, `idle`)
+    FilterNotPositive(&'static str),
+    /// `-ERR DB is not an integer or out of range` (CLIENT LIST/KILL `DB`)
+    FilterDbNotInteger,
+    /// `-ERR DB number should be between 0 and <last>`
+    FilterDbRange(usize),
+    /// `-ERR Unknown <flags|capa> found in the <provided filter|NOT-FLAGS filter>: <value>`
+    FilterLetters {
+        what: &'static str,
+        negated: bool,
+        value: String,
+    },
+    /// `-ERR type should be one of the following: slow, large-request, large-reply`
+    CommandLogType,
     /// `-ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`
     SubcommandSyntax {
         sub: String,
@@ -487,10 +499,25 @@ impl fmt::Display for CmdError {
             CmdError::ClientIdNotPositive => f.write_str("ERR client-id should be greater than 0"),
             CmdError::UnknownClientType(t) => write!(f, "ERR Unknown client type '{t}'"),
             CmdError::NoSuchUser(u) => write!(f, "ERR No such user '{u}'"),
-            CmdError::MaxAgeNotInteger => {
-                f.write_str("ERR maxage is not an integer or out of range")
+            CmdError::FilterNotInteger(what) => {
+                write!(f, "ERR {what} is not an integer or out of range")
             }
-            CmdError::MaxAgeNotPositive => f.write_str("ERR maxage should be greater than 0"),
+            CmdError::FilterNotPositive(what) => write!(f, "ERR {what} should be greater than 0"),
+            CmdError::FilterDbNotInteger => f.write_str("ERR DB is not an integer or out of range"),
+            CmdError::FilterDbRange(last) => {
+                write!(f, "ERR DB number should be between 0 and {last}")
+            }
+            CmdError::FilterLetters { what, negated: false, value } => {
+                write!(f, "ERR Unknown {what} found in the provided filter: {value}")
+            }
+            CmdError::FilterLetters { what, negated: true, value } => write!(
+                f,
+                "ERR Unknown {what} found in the NOT-{} filter: {value}",
+                what.to_ascii_uppercase()
+            ),
+            CmdError::CommandLogType => f.write_str(
+                "ERR type should be one of the following: slow, large-request, large-reply",
+            ),
             CmdError::SubcommandSyntax { sub, cmd } => write!(
                 f,
                 "ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {cmd} HELP."

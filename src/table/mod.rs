@@ -403,6 +403,15 @@ impl<E: Entry> Table<E> {
         !self.tables[1].is_empty()
     }
 
+    /// Bytes of the table a resize is moving elements out of (0 when none is under way).
+    pub fn rehashing_bytes(&self) -> usize {
+        if self.is_rehashing() {
+            self.tables[0].memory_bytes()
+        } else {
+            0
+        }
+    }
+
     /// Head buckets allocated, both tables together.
     pub fn head_buckets(&self) -> usize {
         self.tables[0].len() + self.tables[1].len()
