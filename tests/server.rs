@@ -1,7 +1,10 @@
-//! Server commands over TCP: INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT
-//! and MEMORY, with differential checks against redis-server where replies must match.
+//! Server commands over TCP: INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT,
+//! MEMORY and LATENCY (in `server/latency.rs`), with differential checks against
+//! redis-server where replies must match.
 
 mod common;
+#[path = "server/latency.rs"]
+mod latency;
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,5 @@
-//! Server commands: TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR and MEMORY
-//! (MEMORY in the `memory` submodule). INFO lives in `info.rs` and CLIENT in `client_cmd.rs`.
+//! Server commands: TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, MEMORY and LATENCY
+//! (MEMORY in the `memory` submodule, LATENCY in `latency` and `latency_doctor`). INFO lives in `info.rs` and CLIENT in `client_cmd.rs`.
 //!
 //! Also the server's name and version as HELLO and INFO report them.
 
@@ -24,9 +24,12 @@ use crate::types::string::{StrRef, StrValue};
 
 mod debug_ops;
 mod digest;
+pub mod latency;
+mod latency_doctor;
 mod lolwut;
 mod memory;
 use crate::util::sha1::hex;
+use latency::LATENCY_SUBCOMMANDS;
 use memory::MEMORY_SUBCOMMANDS;
 
 /// The server name and version that HELLO and INFO report: the Valkey release whose
@@ -94,6 +97,8 @@ pub static COMMANDS: &[Command] = &[
         .doc("server", "1.0.0", "Listens for all requests received by the server in real-time.", ""),
     Command::container("memory", -2, 0, acl::SLOW, MEMORY_SUBCOMMANDS)
         .doc("server", "4.0.0", "A container for memory diagnostics commands.", "Depends on subcommand."),
+    Command::container("latency", -2, 0, acl::SLOW, LATENCY_SUBCOMMANDS)
+        .doc("server", "2.8.13", "A container for latency diagnostics commands.", "Depends on subcommand."),
 ];
 
 /// `-ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`,

@@ -120,7 +120,6 @@ pub enum Feature {
     UnixSocketGroup,
     AofTimestamps,
     CommandLog,
-    LatencyStats,
     HyperLogLog,
     Streams,
 }
@@ -140,7 +139,6 @@ impl Feature {
             Feature::UnixSocketGroup => "setting the unix socket's group",
             Feature::AofTimestamps => "AOF timestamp annotations",
             Feature::CommandLog => "COMMANDLOG large-request and large-reply logs",
-            Feature::LatencyStats => "per-command latency histograms",
             Feature::HyperLogLog => "HyperLogLog",
             Feature::Streams => "streams",
         }

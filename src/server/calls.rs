@@ -1,5 +1,7 @@
 //! What every run of a command leaves behind in the server's statistics: commandstats and
-//! the processed-commands counters, errorstats for error replies, and the slow log. Dispatch
+//! the processed-commands counters, the latency histograms (`latency-tracking`) and the
+//! latency monitor's `command` / `fast-command` events, errorstats for error replies, and
+//! the slow log. Dispatch
 //! calls these after each command; unblocking calls them for a blocked command that ends
 //! without being served.
 
@@ -41,6 +43,21 @@ pub fn count_error(srv: &mut ServerState, text: &[u8]) {
     srv.stats.total_error_replies += 1;
 }
 
+/// One run of a command took `duration_us` (every run: a blocked command's first one and
+/// the one that serves it each count): the latency monitor's `command` or `fast-command`
+/// event, as the command is flagged.
+pub fn record_run(srv: &mut ServerState, flags: u64, duration_us: u64) {
+    use crate::server::latency::Event;
+    let threshold_ms = srv.config.latency_monitor_threshold_ms;
+    let latency_ms = duration_us / 1000;
+    if threshold_ms == 0 || latency_ms < threshold_ms {
+        return;
+    }
+    let event = if flags & flag::FAST != 0 { Event::FastCommand } else { Event::Command };
+    // Stamped when the command ended, as Valkey stamps it (the tick's time is from before).
+    srv.latency.add_if_needed(threshold_ms, event, latency_ms);
+}
+
 fn trunc_all(a: &[u8]) -> String {
     String::from_utf8_lossy(a).into_owned()
 }
@@ -63,6 +80,10 @@ pub fn record_call(
     stat.usec += duration_us;
     if failed {
         stat.failed_calls += 1;
+    }
+    if srv.config.general.latency_tracking {
+        // Valkey's resolution: the microseconds of the call, counted in nanoseconds.
+        stat.latency.get_or_insert_with(Box::default).record(duration_us * 1000);
     }
     srv.stats.total_commands_processed += 1;
     slot.client.tot_cmds += 1;

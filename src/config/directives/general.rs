@@ -434,15 +434,13 @@ pub(super) static ROWS: &[Directive] = &[
         "yes",
         |c| c.general.latency_tracking,
         |c, v| c.general.latency_tracking = v,
-    )
-    .support(Tunes(Feature::LatencyStats)),
+    ),
     special(
         "latency-tracking-info-percentiles",
         Mutable,
         "50 99 99.9",
         &special::LATENCY_PERCENTILES,
-    )
-    .support(Tunes(Feature::LatencyStats)),
+    ),
     int(
         "acllog-max-len",
         Mutable,
