@@ -73,7 +73,16 @@ impl Store<'_> {
 /// The persistence view of `srv`: the one place that knows where its parts live.
 pub fn store(srv: &mut ServerState) -> Store<'_> {
     let ServerState {
-        persist, dbs, config, feed, dirty, lastsave_s, loading, functions, latency, ..
+        persist,
+        dbs,
+        config,
+        feed,
+        dirty,
+        lastsave_s,
+        loading,
+        functions,
+        latency,
+        ..
     } = srv;
     Store {
         persist: state(persist),

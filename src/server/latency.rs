@@ -99,7 +99,13 @@ pub struct Series {
 
 impl Series {
     fn new() -> Series {
-        Series { next: 0, samples: [Sample::default(); HISTORY_LEN], max_ms: 0, sum_ms: 0, count: 0 }
+        Series {
+            next: 0,
+            samples: [Sample::default(); HISTORY_LEN],
+            max_ms: 0,
+            sum_ms: 0,
+            count: 0,
+        }
     }
 
     fn add(&mut self, latency_ms: u64, now_s: i64) {
@@ -275,7 +281,10 @@ mod tests {
         m.add(Event::Command, 50, 100);
         m.add(Event::Command, 30, 101);
         let a = m.get(b"command").unwrap().1.analyze(102);
-        assert_eq!(a, Analysis { samples: 2, avg_ms: 40, min_ms: 30, max_ms: 50, mad_ms: 10, period_s: 2 });
+        assert_eq!(
+            a,
+            Analysis { samples: 2, avg_ms: 40, min_ms: 30, max_ms: 50, mad_ms: 10, period_s: 2 }
+        );
     }
 
     #[test]

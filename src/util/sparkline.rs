@@ -63,7 +63,14 @@ fn step_of(value: f64, min: f64, max: f64, rows: usize) -> i64 {
     step.clamp(0, steps - 1)
 }
 
-fn render_block(out: &mut String, block: &[Sample], rows: usize, min: f64, max: f64, labelled: bool) {
+fn render_block(
+    out: &mut String,
+    block: &[Sample],
+    rows: usize,
+    min: f64,
+    max: f64,
+    labelled: bool,
+) {
     let steps: Vec<i64> = block.iter().map(|s| step_of(s.value, min, max, rows)).collect();
     let mut line = vec![b' '; block.len()];
     for row in 0..rows {

@@ -129,7 +129,8 @@ fn histogram_and_latencystats_shapes_match_valkey() {
         p.assert_equal("INFO latencystats names", names(&ours), names(&theirs));
         for line in ours.iter().chain(&theirs) {
             let (_, values) = line.split_once(':').unwrap();
-            let labels: Vec<&str> = values.split(',').map(|v| v.split('=').next().unwrap()).collect();
+            let labels: Vec<&str> =
+                values.split(',').map(|v| v.split('=').next().unwrap()).collect();
             assert_eq!(labels, ["p0", "p50", "p99.99", "p100"], "{line}");
             for v in values.split(',') {
                 let (_, usec) = v.split_once('=').unwrap();
@@ -143,11 +144,15 @@ fn histogram_and_latencystats_shapes_match_valkey() {
 /// The `latency_percentiles_usec_*` lines of an INFO reply.
 fn latencystats(raw: &[u8]) -> Vec<String> {
     let text = super::common::parse_val(&mut &raw[..]).as_str();
-    text.split("\r\n").filter(|l| l.starts_with("latency_percentiles_usec_")).map(String::from).collect()
+    text.split("\r\n")
+        .filter(|l| l.starts_with("latency_percentiles_usec_"))
+        .map(String::from)
+        .collect()
 }
 
 fn names(lines: &[String]) -> Vec<String> {
-    let mut v: Vec<String> = lines.iter().map(|l| l.split(':').next().unwrap().to_string()).collect();
+    let mut v: Vec<String> =
+        lines.iter().map(|l| l.split(':').next().unwrap().to_string()).collect();
     v.sort();
     v
 }
@@ -207,7 +212,10 @@ fn histogram(c: &mut Client, cmds: &[&str]) -> Vec<(String, i64, i64)> {
 
 fn latencystats_of(c: &mut Client) -> Vec<String> {
     let text = c.cmd(&["INFO", "latencystats"]).as_str();
-    text.split("\r\n").filter(|l| l.starts_with("latency_percentiles_usec_")).map(String::from).collect()
+    text.split("\r\n")
+        .filter(|l| l.starts_with("latency_percentiles_usec_"))
+        .map(String::from)
+        .collect()
 }
 
 #[test]
@@ -223,10 +231,7 @@ fn histograms_count_calls_and_follow_resetstat_and_latency_tracking() {
     // A blocking command counts once, when it ends.
     assert_eq!(c.cmd(&["BLPOP", "nolist", "0.01"]), Val::NilArray);
     let got = histogram(&mut c, &["set", "get", "blpop"]);
-    assert_eq!(
-        got,
-        vec![("blpop".into(), 1, 1), ("get".into(), 3, 3), ("set".into(), 7, 7)]
-    );
+    assert_eq!(got, vec![("blpop".into(), 1, 1), ("get".into(), 3, 3), ("set".into(), 7, 7)]);
     let stats = latencystats_of(&mut c);
     for name in ["set", "get", "blpop"] {
         let prefix = format!("latency_percentiles_usec_{name}:p50=");

@@ -295,6 +295,8 @@ mod tests {
         srv.latency.add(Event::AofFsyncAlways, 5, 1000);
         let text = report(&srv, 1000);
         assert!(text.contains("1. aof-fsync-always: 1 latency spikes"), "{text}");
-        assert!(text.ends_with("\nHere is some advice for you:\n\n") || anon_huge_pages_bytes() > 0);
+        assert!(
+            text.ends_with("\nHere is some advice for you:\n\n") || anon_huge_pages_bytes() > 0
+        );
     }
 }
