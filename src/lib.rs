@@ -9,7 +9,8 @@
 //! has no cycle (`../shared/tools/modgraph.py src --cycles` checks it). From the bottom:
 //!
 //! - [`util`]: small helpers that use nothing of the crate (clock, PRNG, quoting, integer
-//!   formatting, `strerror`, blocking outgoing connections with timeouts).
+//!   formatting, `strerror`, blocking outgoing connections with timeouts, the latency
+//!   histogram, ASCII sparklines).
 //! - [`resp`]: the RESP2/RESP3 and inline request parser, and the reply encoder (with
 //!   referenced big values). Knows nothing of the keyspace or commands.
 //! - [`memory`]: the counting global allocator and allocator statistics.
@@ -44,7 +45,8 @@
 //!   fan-out writes into while the client runs a command), pub/sub, WATCH, client
 //!   tracking, blocked clients, the effects of writes (`events`: the databases' event logs
 //!   drained into every consequence after each command), the propagation feed of every
-//!   write (`propagate`), eviction, statistics of calls, output buffer limits. No mio, no
+//!   write (`propagate`), eviction, statistics of calls (with each command's latency
+//!   histogram), the latency monitor, output buffer limits. No mio, no
 //!   sockets, no handlers.
 //! - [`persist`]: RDB and AOF, working on a `Store` (their own state, the keyspace, the
 //!   settings, the save counters and the feed) and nothing else of the server; the AOF is a

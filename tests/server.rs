@@ -1,6 +1,7 @@
-//! Server commands over TCP: INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT
-//! and MEMORY, with differential checks against redis-server where replies must match; the
-//! Prometheus metrics endpoint (`server/metrics.rs`).
+//! Server commands over TCP: INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, MONITOR, WAIT,
+//! MEMORY and LATENCY (in `server/latency.rs`), with differential checks against
+//! redis-server where replies must match; the Prometheus metrics endpoint
+//! (`server/metrics.rs`).
 
 #[path = "server/commandlog.rs"]
 mod commandlog;
@@ -11,6 +12,8 @@ mod metrics;
 mod info;
 #[path = "server/debug_inspect.rs"]
 mod debug_inspect;
+#[path = "server/latency.rs"]
+mod latency;
 
 use std::time::{Duration, Instant};
 

@@ -750,9 +750,10 @@ fn errorstats_section(s: &mut String, srv: &ServerState, _now: &Now) {
     }
 }
 
-/// Latency percentiles are not tracked: the section is present and empty.
-fn latencystats_section(s: &mut String, _srv: &ServerState, _now: &Now) {
+/// Each command's latency percentiles (`server_cmd::latency` writes the lines).
+fn latencystats_section(s: &mut String, srv: &ServerState, _now: &Now) {
     s.push_str("# Latencystats\r\n");
+    crate::commands::server_cmd::latency::info_lines(s, srv);
 }
 
 /// Valkey 9's engines: Lua alone, with its interpreters' memory and the size of the

@@ -1,5 +1,6 @@
 //! Server commands: TIME, LASTSAVE, SHUTDOWN, DEBUG, MONITOR, SLOWLOG and COMMANDLOG (in
-//! `commandlog`) and MEMORY (in `memory`). INFO lives in `info.rs` and CLIENT in `client_cmd.rs`.
+//! `commandlog`), MEMORY (in `memory`) and LATENCY (in `latency` and `latency_doctor`).
+//! INFO lives in `info.rs` and CLIENT in `client_cmd.rs`.
 //!
 //! Also the server's name and version as HELLO and INFO report them.
 
@@ -27,10 +28,13 @@ mod debug_inspect;
 mod debug_knobs;
 mod debug_ops;
 mod digest;
+pub mod latency;
+mod latency_doctor;
 mod lolwut;
 mod memory;
 use crate::util::sha1::hex;
 use commandlog::{COMMANDLOG_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS};
+use latency::LATENCY_SUBCOMMANDS;
 use memory::MEMORY_SUBCOMMANDS;
 
 /// The server name and version that HELLO and INFO report: the Valkey release whose
@@ -73,6 +77,8 @@ pub static COMMANDS: &[Command] = &[
         .doc("server", "1.0.0", "Listens for all requests received by the server in real-time.", ""),
     Command::container("memory", -2, 0, acl::SLOW, MEMORY_SUBCOMMANDS)
         .doc("server", "4.0.0", "A container for memory diagnostics commands.", "Depends on subcommand."),
+    Command::container("latency", -2, 0, acl::SLOW, LATENCY_SUBCOMMANDS)
+        .doc("server", "2.8.13", "A container for latency diagnostics commands.", "Depends on subcommand."),
 ];
 
 /// `-ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`,

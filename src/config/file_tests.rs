@@ -452,13 +452,15 @@ fn directive_warnings_name_their_origin() {
     let dir = TempDir::new("ignored");
     let inner = dir.write("inner.conf", "# x\ndisable-thp no\n");
     let main = dir.write("main.conf", &format!("include {}\n", inner.display()));
-    let cli = args(&[main.to_str().unwrap(), "--latency-tracking", "no"]);
+    let cli = args(&[main.to_str().unwrap(), "--stream-node-max-entries", "10"]);
     let (c, _) = from_args(&cli).unwrap();
     assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
     let inner_from = format!("'disable-thp' at line 2 (from config file '{}')", inner.display());
     assert!(c.warnings[0].contains(&inner_from), "{:?}", c.warnings);
     assert!(
-        c.warnings[1].contains("'latency-tracking' at line 3 (from the command line options)"),
+        c.warnings[1].contains(
+            "'stream-node-max-entries' at line 3 (from the command line options)"
+        ),
         "{:?}",
         c.warnings
     );

@@ -119,8 +119,6 @@ pub enum Feature {
     Syslog,
     UnixSocketGroup,
     AofTimestamps,
-    CommandLog,
-    LatencyStats,
     HyperLogLog,
     Streams,
 }
@@ -139,8 +137,6 @@ impl Feature {
             Feature::Syslog => "logging to syslog",
             Feature::UnixSocketGroup => "setting the unix socket's group",
             Feature::AofTimestamps => "AOF timestamp annotations",
-            Feature::CommandLog => "COMMANDLOG large-request and large-reply logs",
-            Feature::LatencyStats => "per-command latency histograms",
             Feature::HyperLogLog => "HyperLogLog",
             Feature::Streams => "streams",
         }

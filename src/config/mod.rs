@@ -140,12 +140,6 @@ pub struct Config {
     /// the slow log off, 0 logs every command.
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
-    /// `commandlog-request-larger-than` (bytes; -1: off) and its log's length.
-    pub commandlog_request_larger_than: i64,
-    pub commandlog_large_request_max_len: u64,
-    /// `commandlog-reply-larger-than` (bytes; -1: off) and its log's length.
-    pub commandlog_reply_larger_than: i64,
-    pub commandlog_large_reply_max_len: u64,
     pub latency_monitor_threshold_ms: u64,
     pub notify_keyspace_events: KeyspaceEvents,
     // ADVANCED CONFIG
@@ -244,10 +238,6 @@ impl Default for Config {
             busy_reply_threshold_ms: 5000,
             slowlog_log_slower_than: 10000,
             slowlog_max_len: 128,
-            commandlog_request_larger_than: 1024 * 1024,
-            commandlog_large_request_max_len: 128,
-            commandlog_reply_larger_than: 1024 * 1024,
-            commandlog_large_reply_max_len: 128,
             latency_monitor_threshold_ms: 0,
             notify_keyspace_events: KeyspaceEvents(0),
             hash_max_listpack_entries: 512,

@@ -9,6 +9,7 @@
 
 use crate::persist::fork::{self, ChildKind, ForkChild, Reaped};
 use crate::persist::Store;
+use crate::server::latency::Event;
 
 /// Delay after a failed background save before a save point or a scheduled BGSAVE tries
 /// again (Valkey's CONFIG_BGSAVE_RETRY_DELAY, 5 seconds).
@@ -126,6 +127,7 @@ pub fn start_child(
     let spawned = fork::spawn(ChildKind::Rdb, now_ms, || work(snapshot));
     match spawned {
         Ok(fork) => {
+            srv.latency_event(Event::Fork, fork.fork_usec / 1000);
             match target {
                 Target::Disk => tracing::info!("Background saving started by pid {}", fork.pid),
                 Target::Sockets => {
@@ -186,11 +188,13 @@ fn finished(srv: &mut Store<'_>, child: &Child, r: &Reaped, now_ms: i64) {
         }
         Some(sig) => {
             tracing::warn!("Background saving terminated by signal {sig}");
-            let _ = std::fs::remove_file(temp_name(child.fork.pid));
             // SIGUSR1 is how the server itself stops a child: not a failure.
             if sig != libc::SIGUSR1 {
                 bg.last_ok = false;
             }
+            let timer = srv.latency_timer();
+            let _ = std::fs::remove_file(temp_name(child.fork.pid));
+            srv.latency_event(Event::RdbUnlinkTempFile, timer.elapsed_ms());
         }
     }
 }

@@ -21,7 +21,8 @@
 //! fork handlers make allocating safe. It never returns into the parent's code, unwinds
 //! past `work` or runs the parent's destructors.
 //!
-//! Fork times are kept process-wide for INFO (`latest_fork_usec`, `total_forks`).
+//! Fork times are kept process-wide for INFO (`latest_fork_usec`, `total_forks`) and
+//! LATENCY DOCTOR (the fork rate).
 
 use std::fs::File;
 use std::io::Read;
@@ -62,10 +63,18 @@ pub struct Reaped {
 
 static LATEST_FORK_USEC: AtomicU64 = AtomicU64::new(0);
 static TOTAL_FORKS: AtomicU64 = AtomicU64::new(0);
+/// The last fork's rate, GB of used memory a second, as `f64` bits (LATENCY DOCTOR).
+static LATEST_FORK_RATE: AtomicU64 = AtomicU64::new(0);
 
 /// Duration of the last fork, microseconds (INFO `latest_fork_usec`).
 pub fn latest_fork_usec() -> u64 {
     LATEST_FORK_USEC.load(Ordering::Relaxed)
+}
+
+/// The last fork's speed: used memory (GB) over the fork's time (s), as Valkey's
+/// `stat_fork_rate` (LATENCY DOCTOR grades it).
+pub fn latest_fork_rate_gb_s() -> f64 {
+    f64::from_bits(LATEST_FORK_RATE.load(Ordering::Relaxed))
 }
 
 /// Forks done since start-up (INFO `total_forks`).
@@ -95,6 +104,8 @@ pub fn spawn(
     drop(write_end);
     let fork_usec = started.elapsed().as_micros() as u64;
     LATEST_FORK_USEC.store(fork_usec, Ordering::Relaxed);
+    let rate = crate::memory::used_memory() as f64 * 1e6 / fork_usec.max(1) as f64 / 1073741824.0;
+    LATEST_FORK_RATE.store(rate.to_bits(), Ordering::Relaxed);
     TOTAL_FORKS.fetch_add(1, Ordering::Relaxed);
     Ok(ForkChild { pid, kind, started_ms: now_ms, fork_usec, info: File::from(read_end) })
 }

@@ -54,12 +54,47 @@ pub struct Store<'a> {
     pub loading: &'a mut bool,
     /// The function libraries (saved with the data, installed from a loaded file).
     pub functions: &'a mut crate::scripting::functions::Functions,
+    /// The latency monitor, for the spikes of writes, fsyncs, forks and renames.
+    pub latency: &'a mut crate::server::latency::LatencyMonitor,
+}
+
+impl Store<'_> {
+    /// A stopwatch for a latency event (running only while the monitor is on).
+    pub fn latency_timer(&self) -> crate::server::latency::Timer {
+        crate::server::latency::Timer::start(self.config.latency_monitor_threshold_ms)
+    }
+
+    /// Reports a latency event timed with [`Store::latency_timer`].
+    pub fn latency_event(&mut self, event: crate::server::latency::Event, latency_ms: u64) {
+        self.latency.add_if_needed(self.config.latency_monitor_threshold_ms, event, latency_ms);
+    }
 }
 
 /// The persistence view of `srv`: the one place that knows where its parts live.
 pub fn store(srv: &mut ServerState) -> Store<'_> {
-    let ServerState { persist, dbs, config, feed, dirty, lastsave_s, loading, functions, .. } = srv;
-    Store { persist: state(persist), dbs, config, feed, dirty, lastsave_s, loading, functions }
+    let ServerState {
+        persist,
+        dbs,
+        config,
+        feed,
+        dirty,
+        lastsave_s,
+        loading,
+        functions,
+        latency,
+        ..
+    } = srv;
+    Store {
+        persist: state(persist),
+        dbs,
+        config,
+        feed,
+        dirty,
+        lastsave_s,
+        loading,
+        functions,
+        latency,
+    }
 }
 
 /// The persistence state in `slot` (`&mut srv.persist`), installed on first use.

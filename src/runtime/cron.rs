@@ -5,6 +5,7 @@
 use tracing::info;
 
 use crate::server::client::ClientKind;
+use crate::server::latency::Event;
 use crate::server::state::ServerState;
 
 /// Keys sampled per db per active-expire loop (Valkey's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP).
@@ -163,7 +164,10 @@ pub fn active_expire(srv: &mut ServerState, now_ms: i64, cycle: ExpireCycle) {
     if !timed_out && cycle == ExpireCycle::Slow {
         active_expire_fields(srv, now_ms, started, budget_us);
     }
-    srv.stats.expire_cycle_cpu_us += started.elapsed().as_micros() as u64;
+    let elapsed_us = started.elapsed().as_micros() as u64;
+    srv.stats.expire_cycle_cpu_us += elapsed_us;
+    let threshold_ms = srv.config.latency_monitor_threshold_ms;
+    srv.latency.add_if_needed(threshold_ms, Event::ExpireCycle, elapsed_us / 1000);
     if cycle == ExpireCycle::Slow {
         srv.expire_fast_wanted = timed_out;
     }

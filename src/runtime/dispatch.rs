@@ -358,6 +358,7 @@ pub fn call(
     let pushes = pushes_from..reply_end;
     let blocks = block.is_some() && result.is_ok();
     slot.client.blocked_run_us += duration_us;
+    crate::server::calls::record_run(srv, cmd.flags, duration_us);
     if !blocks {
         // A blocking command counts once, when it is served (with all its runs' time).
         record_call(

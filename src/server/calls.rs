@@ -1,5 +1,7 @@
 //! What every run of a command leaves behind in the server's statistics: commandstats and
-//! the processed-commands counters, errorstats for error replies, and the slow log. Dispatch
+//! the processed-commands counters, the latency histograms (`latency-tracking`) and the
+//! latency monitor's `command` / `fast-command` events, errorstats for error replies, and
+//! the slow log. Dispatch
 //! calls these after each command; unblocking calls them for a blocked command that ends
 //! without being served.
 
@@ -42,6 +44,21 @@ pub fn count_error(srv: &mut ServerState, text: &[u8]) {
     srv.stats.total_error_replies += 1;
 }
 
+/// One run of a command took `duration_us` (every run: a blocked command's first one and
+/// the one that serves it each count): the latency monitor's `command` or `fast-command`
+/// event, as the command is flagged.
+pub fn record_run(srv: &mut ServerState, flags: u64, duration_us: u64) {
+    use crate::server::latency::Event;
+    let threshold_ms = srv.config.latency_monitor_threshold_ms;
+    let latency_ms = duration_us / 1000;
+    if threshold_ms == 0 || latency_ms < threshold_ms {
+        return;
+    }
+    let event = if flags & flag::FAST != 0 { Event::FastCommand } else { Event::Command };
+    // Stamped when the command ended, as Valkey stamps it (the tick's time is from before).
+    srv.latency.add_if_needed(threshold_ms, event, latency_ms);
+}
+
 /// One call of `cmd` done (Valkey's statistics at the end of `call()`, or
 /// `updateStatsOnUnblock` for a blocked command that timed out or was unblocked):
 /// commandstats, the processed-commands counters and the command logs, with the time of
@@ -61,6 +78,10 @@ pub fn record_call(
     stat.usec += duration_us;
     if failed {
         stat.failed_calls += 1;
+    }
+    if srv.config.general.latency_tracking {
+        // Valkey's resolution: the microseconds of the call, counted in nanoseconds.
+        stat.latency.get_or_insert_with(Box::default).record(duration_us * 1000);
     }
     srv.stats.total_commands_processed += 1;
     slot.client.tot_cmds += 1;
@@ -84,9 +105,9 @@ fn log_command(
     let c = &srv.config;
     let slow = over(c.slowlog_log_slower_than, duration_us);
     let request_bytes =
-        if c.commandlog_request_larger_than >= 0 { commandlog::request_bytes(argv) } else { 0 };
-    let big_request = over(c.commandlog_request_larger_than, request_bytes);
-    let big_reply = over(c.commandlog_reply_larger_than, reply_bytes);
+        if c.general.commandlog_request_larger_than_bytes >= 0 { commandlog::request_bytes(argv) } else { 0 };
+    let big_request = over(c.general.commandlog_request_larger_than_bytes, request_bytes);
+    let big_reply = over(c.general.commandlog_reply_larger_than_bytes, reply_bytes);
     if !(slow || big_request || big_reply) {
         return;
     }
@@ -99,11 +120,11 @@ fn log_command(
         logs.slow.record(c.slowlog_max_len as usize, &argv, duration_us, &who);
     }
     if big_request {
-        let max = c.commandlog_large_request_max_len as usize;
+        let max = c.general.commandlog_large_request_max_len as usize;
         logs.large_request.record(max, &argv, request_bytes, &who);
     }
     if big_reply {
-        let max = c.commandlog_large_reply_max_len as usize;
+        let max = c.general.commandlog_large_reply_max_len as usize;
         logs.large_reply.record(max, &argv, reply_bytes, &who);
     }
 }

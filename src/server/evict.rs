@@ -84,6 +84,7 @@ use crate::keyspace::db::{Db, ObjView};
 use crate::keyspace::entry::KeyEntry;
 use crate::keyspace::lazyfree::{self, LAZYFREE_THRESHOLD};
 use crate::memory::{publish, thread_allocated, used_memory};
+use crate::server::latency::{Event, Timer};
 use crate::server::state::ServerState;
 use crate::util::rng::Rng;
 
@@ -228,8 +229,11 @@ pub fn perform_evictions(srv: &mut ServerState, now_ms: i64) -> Outcome {
                 limit_bytes,
             };
             let seed = srv.random();
+            let threshold_ms = srv.config.latency_monitor_threshold_ms;
+            let timer = Timer::start(threshold_ms);
             let progress =
                 EVICTOR.with_borrow_mut(|ev| ev.evict(&mut srv.dbs, rule, &budget, seed, now_ms));
+            srv.latency.add_if_needed(threshold_ms, Event::EvictionCycle, timer.elapsed_ms());
             publish();
             match progress {
                 Progress::Freed => Outcome::WithinLimit,

@@ -1,5 +1,5 @@
 //! The server's core state, without I/O: the client table, pub/sub, WATCH, client tracking,
-//! blocked clients, the key-event hub, eviction and the slow log. Nothing here knows about
+//! blocked clients, the key-event hub, eviction, the slow log and the latency monitor. Nothing here knows about
 //! mio, sockets or threads (that is `runtime/`).
 //!
 //! It must not contain command logic (that is `commands/`) nor storage logic (`keyspace/`).
@@ -10,6 +10,7 @@ pub mod client;
 pub mod commandlog;
 pub mod events;
 pub mod evict;
+pub mod latency;
 pub mod log;
 pub mod multi;
 pub mod obuf;

@@ -14,13 +14,15 @@ use crate::server::client::Client;
 use crate::server::commandlog::CommandLogs;
 use crate::util::rng::{random_hex, Rng};
 
-/// Per-command counters for INFO commandstats.
-#[derive(Default, Debug, Clone, Copy)]
+/// Per-command counters for INFO commandstats, and the command's latency histogram (INFO
+/// latencystats, LATENCY HISTOGRAM) from its first call with `latency-tracking yes`.
+#[derive(Default, Debug)]
 pub struct CmdStat {
     pub calls: u64,
     pub usec: u64,
     pub rejected_calls: u64,
     pub failed_calls: u64,
+    pub latency: Option<Box<crate::util::histogram::Histogram>>,
 }
 
 #[derive(Default, Debug)]
@@ -458,6 +460,8 @@ pub struct ServerState {
     pub stats: Stats,
     pub clients: Clients,
     pub commandlog: CommandLogs,
+    /// The latency monitor's spikes (LATENCY).
+    pub latency: crate::server::latency::LatencyMonitor,
     pub run_id: String,
     /// Replication ID (INFO `master_replid`); a primary without replicas still has one.
     pub replid: String,
@@ -571,6 +575,7 @@ impl ServerState {
             stats: Stats::default(),
             clients: Clients::default(),
             commandlog: CommandLogs::default(),
+            latency: Default::default(),
             run_id: random_hex(seed, 40),
             replid: random_hex(seed.rotate_left(17) ^ 0x9e37_79b9_7f4a_7c15, 40),
             start_ms: now_ms,

@@ -153,6 +153,8 @@ pub enum CmdError {
     DebugNotAllowed,
     /// `-ERR No shutdown in progress.`
     NoShutdownInProgress,
+    /// `-ERR No samples available for event '<event>'` (LATENCY GRAPH)
+    NoLatencySamples(String),
     // Persistence (SAVE, BGSAVE, SHUTDOWN, DEBUG RELOAD).
     /// `-MISCONF Valkey is configured to save RDB snapshots, ...` (stop-writes-on-bgsave-error)
     BgsaveMisconf,
@@ -499,6 +501,7 @@ impl fmt::Display for CmdError {
             CmdError::ClientIdNotPositive => f.write_str("ERR client-id should be greater than 0"),
             CmdError::UnknownClientType(t) => write!(f, "ERR Unknown client type '{t}'"),
             CmdError::NoSuchUser(u) => write!(f, "ERR No such user '{u}'"),
+            CmdError::NoLatencySamples(e) => write!(f, "ERR No samples available for event '{e}'"),
             CmdError::FilterNotInteger(what) => {
                 write!(f, "ERR {what} is not an integer or out of range")
             }

@@ -7,6 +7,9 @@
 //!   config lines, the AOF manifest, MONITOR lines and inline commands.
 //! - `fmt.rs`: integers formatted into a stack buffer (`fmt_i64`, `fmt_u64`).
 //! - `fmt_g.rs`: C's `%.<p>g` for doubles, byte for byte as glibc (Lua's numbers, cjson, `%.17g`).
+//! - `histogram.rs`: the per-command latency histogram (HdrHistogram's layout, 1 ns .. 1 s at
+//!   two significant digits) behind INFO latencystats and LATENCY HISTOGRAM.
+//! - `sparkline.rs`: ASCII sparklines in Valkey's layout (LATENCY GRAPH).
 //! - `sha1.rs`: SHA-1 and lowercase hex (`DEBUG DIGEST`, script ids).
 //! - `sha256.rs`: SHA-256 (ACL passwords).
 //! - `sync_conn.rs`: blocking outgoing connections with timeouts and their bounded cache
@@ -16,10 +19,12 @@
 pub mod clock;
 pub mod fmt;
 pub mod fmt_g;
+pub mod histogram;
 pub mod quote;
 pub mod rng;
 pub mod sha1;
 pub mod sha256;
+pub mod sparkline;
 pub mod sync_conn;
 
 /// An OS error as C's `strerror` writes it (`No such file or directory`), without the

@@ -196,42 +196,6 @@ pub(super) static ROWS: &[Directive] = &[
     )
     .aliases(&["commandlog-slow-execution-max-len"]),
     int(
-        "commandlog-request-larger-than",
-        Mutable,
-        -1,
-        LONG_MAX,
-        "1048576",
-        |c| c.commandlog_request_larger_than,
-        |c, v| c.commandlog_request_larger_than = v,
-    ),
-    int(
-        "commandlog-large-request-max-len",
-        Mutable,
-        0,
-        LONG_MAX,
-        "128",
-        |c| c.commandlog_large_request_max_len as i64,
-        |c, v| c.commandlog_large_request_max_len = v as u64,
-    ),
-    int(
-        "commandlog-reply-larger-than",
-        Mutable,
-        -1,
-        LONG_MAX,
-        "1048576",
-        |c| c.commandlog_reply_larger_than,
-        |c, v| c.commandlog_reply_larger_than = v,
-    ),
-    int(
-        "commandlog-large-reply-max-len",
-        Mutable,
-        0,
-        LONG_MAX,
-        "128",
-        |c| c.commandlog_large_reply_max_len as i64,
-        |c, v| c.commandlog_large_reply_max_len = v as u64,
-    ),
-    int(
         "latency-monitor-threshold",
         Mutable,
         0,
@@ -470,15 +434,13 @@ pub(super) static ROWS: &[Directive] = &[
         "yes",
         |c| c.general.latency_tracking,
         |c, v| c.general.latency_tracking = v,
-    )
-    .support(Tunes(Feature::LatencyStats)),
+    ),
     special(
         "latency-tracking-info-percentiles",
         Mutable,
         "50 99 99.9",
         &special::LATENCY_PERCENTILES,
-    )
-    .support(Tunes(Feature::LatencyStats)),
+    ),
     int(
         "acllog-max-len",
         Mutable,
@@ -512,8 +474,7 @@ pub(super) static ROWS: &[Directive] = &[
         "128",
         |c| c.general.commandlog_large_request_max_len as i64,
         |c, v| c.general.commandlog_large_request_max_len = v as u64,
-    )
-    .support(Tunes(Feature::CommandLog)),
+    ),
     int(
         "commandlog-large-reply-max-len",
         Mutable,
@@ -522,8 +483,7 @@ pub(super) static ROWS: &[Directive] = &[
         "128",
         |c| c.general.commandlog_large_reply_max_len as i64,
         |c, v| c.general.commandlog_large_reply_max_len = v as u64,
-    )
-    .support(Tunes(Feature::CommandLog)),
+    ),
     int(
         "commandlog-request-larger-than",
         Mutable,
@@ -532,8 +492,7 @@ pub(super) static ROWS: &[Directive] = &[
         "1048576",
         |c| c.general.commandlog_request_larger_than_bytes,
         |c, v| c.general.commandlog_request_larger_than_bytes = v,
-    )
-    .support(Tunes(Feature::CommandLog)),
+    ),
     int(
         "commandlog-reply-larger-than",
         Mutable,
@@ -542,6 +501,5 @@ pub(super) static ROWS: &[Directive] = &[
         "1048576",
         |c| c.general.commandlog_reply_larger_than_bytes,
         |c, v| c.general.commandlog_reply_larger_than_bytes = v,
-    )
-    .support(Tunes(Feature::CommandLog)),
+    ),
 ];

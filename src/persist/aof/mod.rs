@@ -37,6 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::Appendfsync;
 use crate::persist::Store;
+use crate::server::latency::{Event, Timer};
 
 use manifest::Manifest;
 use writer::{IncrFile, Syncer};
@@ -148,7 +149,21 @@ fn flush(srv: &mut Store<'_>, now_ms: i64) {
         if sleep_us > 0 {
             std::thread::sleep(std::time::Duration::from_micros(sleep_us));
         }
-        if let Err(e) = incr.append(&srv.feed.buf) {
+        let timer = Timer::start(srv.config.latency_monitor_threshold_ms);
+        let written = incr.append(&srv.feed.buf);
+        let latency_ms = timer.elapsed_ms();
+        // Valkey's events for a slow write: by what else was going on, and all of them.
+        let event = if aof.syncer.as_ref().is_some_and(Syncer::busy) {
+            Event::AofWritePendingFsync
+        } else if any_child(srv.persist) {
+            Event::AofWriteActiveChild
+        } else {
+            Event::AofWriteAlone
+        };
+        srv.latency_event(event, latency_ms);
+        srv.latency_event(Event::AofWrite, latency_ms);
+        let aof = &mut srv.persist.aof;
+        if let Err(e) = written {
             if srv.config.appendfsync == Appendfsync::Always {
                 tracing::warn!(
                     "Can't recover from AOF write error when the AOF fsync policy is 'always'. \
@@ -181,7 +196,15 @@ fn sync(srv: &mut Store<'_>, now_ms: i64, force: bool) {
     }
     let policy = srv.config.appendfsync;
     if force || policy == Appendfsync::Always {
-        if let Err(e) = incr.file.sync_data() {
+        let timer = Timer::start(srv.config.latency_monitor_threshold_ms);
+        let synced = incr.file.sync_data();
+        if policy == Appendfsync::Always {
+            let latency_ms = timer.elapsed_ms();
+            srv.latency_event(Event::AofFsyncAlways, latency_ms);
+        }
+        let aof = &mut srv.persist.aof;
+        let Some(incr) = aof.incr.as_mut() else { return };
+        if let Err(e) = synced {
             tracing::warn!(
                 "Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}. \
                  Exiting..."

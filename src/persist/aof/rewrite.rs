@@ -26,6 +26,7 @@ use crate::persist::fork::{self, ChildKind, ForkChild, Reaped};
 use crate::persist::rdb::encoding::RdbWriter;
 use crate::persist::rdb::file::{write_rdb, SaveInfo};
 use crate::persist::Store;
+use crate::server::latency::Event;
 
 /// Seconds between tries of a rewrite that failed while the AOF waits for its first base.
 const RETRY_DELAY_MS: i64 = 5000;
@@ -125,6 +126,7 @@ pub fn start(srv: &mut Store<'_>, now_ms: i64) -> Result<(), StartError> {
     });
     match result {
         Ok((child, rdb_preamble)) => {
+            srv.latency_event(Event::Fork, child.fork_usec / 1000);
             tracing::info!("Background append only file rewriting started by pid {}", child.pid);
             let temp = manifest::temp_rewrite_bg_name(child.pid);
             srv.persist.aof.rewrite.started_ms = now_ms;
@@ -206,7 +208,13 @@ pub fn check_child(srv: &mut Store<'_>, now_ms: i64) {
     let job = srv.persist.aof.rewrite.child.take().expect("checked above");
     srv.persist.aof.rewrite.last_time_secs = (now_ms - srv.persist.aof.rewrite.started_ms) / 1000;
     let result = match reaped.ok {
-        true => install(srv, &job).map_err(|e| e.to_string()),
+        true => {
+            // The renames and the manifest's write: Valkey's `aof-rename` event.
+            let timer = srv.latency_timer();
+            let installed = install(srv, &job).map_err(|e| e.to_string());
+            srv.latency_event(Event::AofRename, timer.elapsed_ms());
+            installed
+        }
         false => Err(failure(&reaped)),
     };
     match result {
