@@ -6,14 +6,14 @@
 #[path = "server/commandlog.rs"]
 mod commandlog;
 mod common;
-#[path = "server/metrics.rs"]
-mod metrics;
-#[path = "server/info.rs"]
-mod info;
 #[path = "server/debug_inspect.rs"]
 mod debug_inspect;
+#[path = "server/info.rs"]
+mod info;
 #[path = "server/latency.rs"]
 mod latency;
+#[path = "server/metrics.rs"]
+mod metrics;
 
 use std::time::{Duration, Instant};
 

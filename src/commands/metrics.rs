@@ -7,7 +7,8 @@
 
 use crate::commands::info::{cpu, KeyspaceTotals};
 use crate::metrics::snapshot::{
-    CommandFigures, DbFigures, PersistenceFigures, ProcessFigures, ReplicationFigures, Snapshot,
+    CommandFigures, CommandHistogram, DbFigures, PersistenceFigures, ProcessFigures,
+    ReplicationFigures, Snapshot,
 };
 use crate::server::pubsub::Kind;
 use crate::server::state::ServerState;
@@ -46,9 +47,7 @@ pub fn snapshot(srv: &ServerState, now_ms: i64) -> Snapshot {
         dbs: dbs(srv),
         commands: commands(srv),
         errors: errors(srv),
-        // The server keeps no per-command latency histograms yet; once it does, they are
-        // copied here and `metrics::exposition::command_histograms` exports them.
-        command_histograms: Vec::new(),
+        command_histograms: command_histograms(srv),
         replication: replication(srv),
         persistence: persistence(srv),
         process: ProcessFigures::default(),
@@ -89,6 +88,37 @@ fn commands(srv: &ServerState) -> Vec<CommandFigures> {
         })
         .collect();
     out.sort_unstable_by_key(|c| c.name);
+    out
+}
+
+/// Every command's latency histogram (kept while `latency-tracking` is on), at the
+/// power-of-two bounds LATENCY HISTOGRAM reports, in seconds, as per-bucket counts.
+fn command_histograms(srv: &ServerState) -> Vec<CommandHistogram> {
+    let mut out: Vec<CommandHistogram> = srv
+        .stats
+        .cmd
+        .iter()
+        .filter_map(|(&name, c)| {
+            let h = c.latency.as_deref()?;
+            let mut below = 0;
+            let buckets = h
+                .cumulative_pow2()
+                .into_iter()
+                .map(|(upto_us, cumulative)| {
+                    let n = cumulative - below;
+                    below = cumulative;
+                    (upto_us as f64 / 1e6, n)
+                })
+                .collect();
+            Some(CommandHistogram {
+                name,
+                buckets,
+                sum_secs: c.usec as f64 / 1e6,
+                count: h.total(),
+            })
+        })
+        .collect();
+    out.sort_unstable_by_key(|h| h.name);
     out
 }
 

@@ -458,9 +458,8 @@ fn directive_warnings_name_their_origin() {
     let inner_from = format!("'disable-thp' at line 2 (from config file '{}')", inner.display());
     assert!(c.warnings[0].contains(&inner_from), "{:?}", c.warnings);
     assert!(
-        c.warnings[1].contains(
-            "'stream-node-max-entries' at line 3 (from the command line options)"
-        ),
+        c.warnings[1]
+            .contains("'stream-node-max-entries' at line 3 (from the command line options)"),
         "{:?}",
         c.warnings
     );

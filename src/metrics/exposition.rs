@@ -297,9 +297,7 @@ fn commands(s: &Snapshot, enc: &mut DescriptorEncoder) -> fmt::Result {
 
 /// Per-command latency histograms as the Prometheus histogram
 /// `ferrokey_command_latency_seconds{cmd=...}` (`_bucket{le=...}`, `_sum`, `_count`).
-/// Nothing when there are none: the server keeps none yet (see [`CommandHistogram`]); once
-/// it does, `commands::metrics::snapshot` fills [`Snapshot::command_histograms`] and this
-/// exports them as they are.
+/// Nothing when there are none (`latency-tracking no`, or no command ran yet).
 pub fn command_histograms(
     enc: &mut DescriptorEncoder,
     histograms: &[CommandHistogram],

@@ -38,8 +38,7 @@ pub struct Snapshot {
     pub commands: Vec<CommandFigures>,
     /// Error replies by their first word (`ERR`, `WRONGTYPE`, ...), INFO's errorstats.
     pub errors: Vec<(String, u64)>,
-    /// Per-command latency histograms, where the server keeps them (none yet: see
-    /// [`CommandHistogram`]).
+    /// Per-command latency histograms (`latency-tracking yes`).
     pub command_histograms: Vec<CommandHistogram>,
     pub replication: ReplicationFigures,
     pub persistence: PersistenceFigures,
@@ -71,8 +70,8 @@ pub struct CommandFigures {
 /// (`ferrokey_command_latency_seconds{cmd=...}`) by
 /// [`super::exposition::command_histograms`].
 ///
-/// Nothing fills these yet: the server does not keep per-command latency histograms. When
-/// it does, `commands::metrics::snapshot` copies them here and the exposition is ready.
+/// `commands::metrics::snapshot` copies them from the server's own (LATENCY HISTOGRAM's
+/// power-of-two levels).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CommandHistogram {
     pub name: &'static str,

@@ -104,8 +104,11 @@ fn log_command(
     let over = |threshold: i64, value: u64| threshold >= 0 && value >= threshold as u64;
     let c = &srv.config;
     let slow = over(c.slowlog_log_slower_than, duration_us);
-    let request_bytes =
-        if c.general.commandlog_request_larger_than_bytes >= 0 { commandlog::request_bytes(argv) } else { 0 };
+    let request_bytes = if c.general.commandlog_request_larger_than_bytes >= 0 {
+        commandlog::request_bytes(argv)
+    } else {
+        0
+    };
     let big_request = over(c.general.commandlog_request_larger_than_bytes, request_bytes);
     let big_reply = over(c.general.commandlog_reply_larger_than_bytes, reply_bytes);
     if !(slow || big_request || big_reply) {

@@ -145,6 +145,14 @@ fn metrics_endpoint_serves_the_figures() {
     assert_eq!(value(&m, "ferrokey_db_keys{db=\"1\"}"), None, "empty databases are left out");
     assert_eq!(value(&m, "ferrokey_commands_total{cmd=\"set\"}"), Some(6.0));
     assert_eq!(value(&m, "ferrokey_commands_total{cmd=\"get\"}"), Some(1.0));
+    // The latency histograms: every SET counted, the +Inf bucket holding them all.
+    assert_eq!(value(&m, "ferrokey_command_latency_seconds_count{cmd=\"set\"}"), Some(6.0));
+    assert_eq!(
+        value(&m, "ferrokey_command_latency_seconds_bucket{le=\"+Inf\",cmd=\"set\"}").or_else(
+            || value(&m, "ferrokey_command_latency_seconds_bucket{cmd=\"set\",le=\"+Inf\"}")
+        ),
+        Some(6.0)
+    );
     assert!(value(&m, "ferrokey_commands_duration_seconds_total{cmd=\"set\"}").unwrap() > 0.0);
     assert_eq!(value(&m, "ferrokey_errors_total{err=\"ERR\"}"), Some(1.0));
     assert_eq!(value(&m, "ferrokey_connected_clients"), Some(1.0));
