@@ -10,6 +10,7 @@
 # and REQUESTS_PER_TEST SETs and as many GETs are sent; the instructions counted until the dump
 # are divided by the requests. Works for any valkey-server compatible binary (ferrokey,
 # valkey-server, redis-server). Prints `BIN -P PIPELINE instructions/request N`.
+# SERVER_ARGS adds arguments to the server's command line (`--latency-tracking no`).
 set -euo pipefail
 BIN=$1
 P=${2:-16}
@@ -19,7 +20,7 @@ command -v valgrind >/dev/null || { echo "valgrind is needed" >&2; exit 1; }
 port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
 dir=$(mktemp -d)
 valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$BIN" --port "$port" \
-    --bind 127.0.0.1 --save '' --appendonly no >"$dir/log" 2>&1 &
+    --bind 127.0.0.1 --save '' --appendonly no ${SERVER_ARGS:-} >"$dir/log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
 for _ in $(seq 300); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
@@ -32,4 +33,5 @@ sleep 1
 ir=$(for f in "$dir"/cg.out*; do grep -h '^summary:\|^totals:' "$f" | head -1; done |
     awk '{print $2}' | sort -n | tail -1)
 awk -v b="$BIN" -v p="$P" -v i="$ir" -v n="$N" \
-    'BEGIN { printf "%s -P %s instructions/request %.0f\n", b, p, i / (2 * n) }'
+    -v a="${SERVER_ARGS:-}" \
+    'BEGIN { printf "%s %s -P %s instructions/request %.0f\n", b, a, p, i / (2 * n) }'
