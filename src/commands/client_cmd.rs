@@ -402,7 +402,7 @@ fn write_info_line(s: &mut String, v: &ClientView, now_ms: i64) {
     let c = v.client;
     let now_s = now_ms / 1000;
     let (cmd, argv_mem) = v.running.unwrap_or((c.last_cmd, 0));
-    let idle_s = if v.running.is_some() { 0 } else { now_s - c.last_interaction_ms / 1000 };
+    let idle_s = idle_s(c, v.running.is_some(), now_ms);
     let len = v.out.len();
     let obl = len.min(REPLY_CHUNK_BYTES);
     let omem = len - obl;

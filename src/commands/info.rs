@@ -429,14 +429,10 @@ fn memory_section(s: &mut String, srv: &ServerState, now: &Now) {
 
 fn persistence_section(s: &mut String, srv: &ServerState, _now: &Now) {
     // Persistence that never ran has its default figures.
-    let fresh;
-    let p = match crate::persist::peek(&*srv.persist) {
-        Some(p) => p,
-        None => {
-            fresh = crate::persist::Persistence::default();
-            &fresh
-        }
-    };
+    crate::persist::with_figures(&*srv.persist, |p| persistence_lines(s, srv, p));
+}
+
+fn persistence_lines(s: &mut String, srv: &ServerState, p: &crate::persist::Persistence) {
     let (aof, bgsave) = (&p.aof, &p.bgsave);
     s.push_str("# Persistence\r\n");
     fields!(s,

@@ -142,14 +142,10 @@ fn replication(srv: &ServerState) -> ReplicationFigures {
 }
 
 fn persistence(srv: &ServerState) -> PersistenceFigures {
-    let fresh;
-    let p = match crate::persist::peek(&*srv.persist) {
-        Some(p) => p,
-        None => {
-            fresh = crate::persist::Persistence::default();
-            &fresh
-        }
-    };
+    crate::persist::with_figures(&*srv.persist, |p| persistence_of(srv, p))
+}
+
+fn persistence_of(srv: &ServerState, p: &crate::persist::Persistence) -> PersistenceFigures {
     let (aof, bgsave) = (&p.aof, &p.bgsave);
     PersistenceFigures {
         changes_since_last_save: srv.dirty.count(),

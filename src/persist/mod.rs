@@ -110,3 +110,12 @@ fn state(slot: &mut Box<dyn Any>) -> &mut Persistence {
 pub fn peek(slot: &dyn Any) -> Option<&Persistence> {
     slot.downcast_ref()
 }
+
+/// `f` of the persistence state in `slot`, or of the default state when nothing ever ran
+/// (what INFO persistence and the metrics endpoint report).
+pub fn with_figures<R>(slot: &dyn Any, f: impl FnOnce(&Persistence) -> R) -> R {
+    match peek(slot) {
+        Some(p) => f(p),
+        None => f(&Persistence::default()),
+    }
+}

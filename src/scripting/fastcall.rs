@@ -27,6 +27,7 @@ use std::os::raw::{c_char, c_int};
 use bytes::Bytes;
 use mlua::ffi::{self, lua_State};
 
+use super::reply_reader::ReplyReader;
 use super::RunCtx;
 
 /// Deepest reply nesting pushed (replies of this server never come near it).
@@ -161,7 +162,7 @@ unsafe fn wrap_top(l: *mut lua_State, tag: &std::ffi::CStr) {
 /// # Safety
 /// `l` is the state of a running C function call.
 pub unsafe fn push_reply(l: *mut lua_State, bytes: &[u8]) -> bool {
-    let mut r = Reader { bytes, at: 0 };
+    let mut r = ReplyReader::new(bytes);
     let is_err = bytes.first() == Some(&b'-');
     // SAFETY: passed on.
     let ok = unsafe { push_value(l, &mut r, 0) };
@@ -176,30 +177,6 @@ pub unsafe fn push_reply(l: *mut lua_State, bytes: &[u8]) -> bool {
     is_err
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn line(&mut self) -> Option<&[u8]> {
-        let rest = self.bytes.get(self.at..)?;
-        let end = rest.windows(2).position(|w| w == b"\r\n")?;
-        self.at += end + 2;
-        Some(&rest[..end])
-    }
-
-    fn int(s: &[u8]) -> Option<i64> {
-        std::str::from_utf8(s).ok()?.parse().ok()
-    }
-
-    fn body(&mut self, n: usize) -> Option<&[u8]> {
-        let b = self.bytes.get(self.at..self.at.checked_add(n)?)?;
-        self.at += n + 2;
-        Some(b)
-    }
-}
-
 fn parse_double(s: &[u8]) -> Option<f64> {
     match s {
         b"inf" => Some(f64::INFINITY),
@@ -211,7 +188,7 @@ fn parse_double(s: &[u8]) -> Option<f64> {
 
 /// Pushes one value (an attribute is skipped: the value it annotates is pushed); None when
 /// the bytes are not a reply (the stack is then restored to where it was).
-unsafe fn push_value(l: *mut lua_State, r: &mut Reader, depth: usize) -> Option<()> {
+unsafe fn push_value(l: *mut lua_State, r: &mut ReplyReader, depth: usize) -> Option<()> {
     // SAFETY (whole function): Lua's C API on `l`; `lua_checkstack` secures the three slots
     // a level uses (its table, a key, a value) before anything is pushed at that level.
     unsafe {
@@ -223,16 +200,14 @@ unsafe fn push_value(l: *mut lua_State, r: &mut Reader, depth: usize) -> Option<
         if depth > DEPTH_MAX || ffi::lua_checkstack(l, 4) == 0 {
             return fail(l);
         }
-        let Some(&kind) = r.bytes.get(r.at) else { return fail(l) };
-        r.at += 1;
-        let Some(head) = r.line() else { return fail(l) };
+        let Some((kind, head)) = r.header() else { return fail(l) };
         match kind {
             b':' => {
-                let Some(n) = Reader::int(head) else { return fail(l) };
+                let Some(n) = ReplyReader::int(head) else { return fail(l) };
                 ffi::lua_pushnumber(l, n as f64);
             }
             b'$' | b'=' => {
-                let Some(n) = Reader::int(head) else { return fail(l) };
+                let Some(n) = ReplyReader::int(head) else { return fail(l) };
                 if n < 0 {
                     ffi::lua_pushboolean(l, 0);
                     return Some(());
@@ -269,7 +244,7 @@ unsafe fn push_value(l: *mut lua_State, r: &mut Reader, depth: usize) -> Option<
                 wrap_top(l, c"big_number");
             }
             b'*' | b'>' => {
-                let Some(n) = Reader::int(head) else { return fail(l) };
+                let Some(n) = ReplyReader::int(head) else { return fail(l) };
                 if n < 0 {
                     ffi::lua_pushboolean(l, 0);
                     return Some(());
@@ -281,7 +256,7 @@ unsafe fn push_value(l: *mut lua_State, r: &mut Reader, depth: usize) -> Option<
                 }
             }
             b'~' => {
-                let Some(n) = Reader::int(head) else { return fail(l) };
+                let Some(n) = ReplyReader::int(head) else { return fail(l) };
                 // Grown one member at a time, as Valkey's: the layout of the hash part, and
                 // so the order `pairs` sees, is then the same.
                 ffi::lua_createtable(l, 0, 0);
@@ -293,7 +268,7 @@ unsafe fn push_value(l: *mut lua_State, r: &mut Reader, depth: usize) -> Option<
                 wrap_top(l, c"set");
             }
             b'%' | b'|' => {
-                let Some(n) = Reader::int(head) else { return fail(l) };
+                let Some(n) = ReplyReader::int(head) else { return fail(l) };
                 ffi::lua_createtable(l, 0, 0);
                 for _ in 0..n {
                     push_key(l, r, depth)?;
@@ -314,14 +289,14 @@ unsafe fn push_value(l: *mut lua_State, r: &mut Reader, depth: usize) -> Option<
 }
 
 /// Pushes an element of an aggregate.
-unsafe fn push_element(l: *mut lua_State, r: &mut Reader, depth: usize) -> Option<()> {
+unsafe fn push_element(l: *mut lua_State, r: &mut ReplyReader, depth: usize) -> Option<()> {
     // SAFETY: passed on to `push_value`, which checks its own room.
     unsafe { push_value(l, r, depth + 1) }
 }
 
 /// Pushes a key of a map or a member of a set: a RESP3 null there (which no command of
 /// this server replies) becomes `false`, since `lua_rawset` would raise on a nil key.
-unsafe fn push_key(l: *mut lua_State, r: &mut Reader, depth: usize) -> Option<()> {
+unsafe fn push_key(l: *mut lua_State, r: &mut ReplyReader, depth: usize) -> Option<()> {
     // SAFETY: as `push_element`; the nil is replaced in the slot it took.
     unsafe {
         push_value(l, r, depth + 1)?;

@@ -42,6 +42,7 @@ pub mod lib_cjson;
 pub mod lib_cmsgpack;
 pub mod lib_struct;
 pub mod random;
+pub mod reply_reader;
 pub mod sandbox;
 
 use std::cell::Cell;

@@ -49,14 +49,10 @@ pub fn count_error(srv: &mut ServerState, text: &[u8]) {
 /// event, as the command is flagged.
 pub fn record_run(srv: &mut ServerState, flags: u64, duration_us: u64) {
     use crate::server::latency::Event;
-    let threshold_ms = srv.config.latency_monitor_threshold_ms;
-    let latency_ms = duration_us / 1000;
-    if threshold_ms == 0 || latency_ms < threshold_ms {
-        return;
-    }
     let event = if flags & flag::FAST != 0 { Event::FastCommand } else { Event::Command };
     // Stamped when the command ended, as Valkey stamps it (the tick's time is from before).
-    srv.latency.add_if_needed(threshold_ms, event, latency_ms);
+    let threshold_ms = srv.config.latency_monitor_threshold_ms;
+    srv.latency.add_if_needed(threshold_ms, event, duration_us / 1000);
 }
 
 /// One call of `cmd` done (Valkey's statistics at the end of `call()`, or

@@ -16,6 +16,8 @@ use std::os::raw::c_int;
 
 use mlua::ffi::{self, lua_State};
 
+use crate::scripting::reply_reader::ReplyReader;
+
 /// Tables nested deeper than this are not entered (`LUA_MINSTACK / 2`).
 const DEPTH_MAX: u32 = 10;
 
@@ -110,64 +112,31 @@ unsafe fn table(out: &mut Vec<u8>, l: *mut lua_State, idx: c_int, level: u32) {
 /// Appends one RESP reply in the debugger's words to `out`; returns the bytes it took
 /// (None when `reply` is not a whole reply).
 pub fn reply(out: &mut Vec<u8>, reply: &[u8]) -> Option<usize> {
-    let mut r = Reader { b: reply, at: 0 };
+    let mut r = ReplyReader::new(reply);
     value(out, &mut r)?;
-    Some(r.at)
+    Some(r.at())
 }
 
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    /// The rest of the current line after its type byte, and moves past the line.
-    fn line(&mut self) -> Option<&'a [u8]> {
-        let rest = self.b.get(self.at + 1..)?;
-        let end = rest.windows(2).position(|w| w == b"\r\n")?;
-        self.at += 1 + end + 2;
-        Some(&rest[..end])
-    }
-
-    fn count(&mut self) -> Option<i64> {
-        std::str::from_utf8(self.line()?).ok()?.parse().ok()
-    }
-}
-
-fn value(out: &mut Vec<u8>, r: &mut Reader) -> Option<()> {
-    let kind = *r.b.get(r.at)?;
+fn value(out: &mut Vec<u8>, r: &mut ReplyReader) -> Option<()> {
+    let (kind, head) = r.header()?;
     match kind {
-        b':' => out.extend_from_slice(r.line()?),
-        b'$' => {
-            let n = r.count()?;
-            if n < 0 {
-                out.extend_from_slice(b"NULL");
-            } else {
-                let body = r.b.get(r.at..r.at + n as usize)?;
-                out.extend_from_slice(crate::util::quote::repr(body).as_bytes());
-                r.at += n as usize + 2;
-            }
-        }
+        b':' => out.extend_from_slice(head),
+        b'$' => match ReplyReader::int(head)? {
+            n if n < 0 => out.extend_from_slice(b"NULL"),
+            n => out.extend_from_slice(crate::util::quote::repr(r.body(n as usize)?).as_bytes()),
+        },
         b'+' | b'-' => {
-            let start = r.at;
-            let line = r.line()?;
-            let status = &r.b[start..start + 1 + line.len()];
-            out.extend_from_slice(crate::util::quote::repr(status).as_bytes());
+            // A status is quoted with its `+` or `-`.
+            let status = [&[kind][..], head].concat();
+            out.extend_from_slice(crate::util::quote::repr(&status).as_bytes());
         }
-        b'*' => {
-            let n = r.count()?;
-            if n < 0 {
-                out.extend_from_slice(b"NULL");
-            } else {
-                items(out, r, n, b"[", b"]")?;
-            }
-        }
-        b'~' => {
-            let n = r.count()?;
-            items(out, r, n, b"~(", b")")?;
-        }
+        b'*' => match ReplyReader::int(head)? {
+            n if n < 0 => out.extend_from_slice(b"NULL"),
+            n => items(out, r, n, b"[", b"]")?,
+        },
+        b'~' => items(out, r, ReplyReader::int(head)?, b"~(", b")")?,
         b'%' => {
-            let n = r.count()?;
+            let n = ReplyReader::int(head)?;
             out.push(b'{');
             for i in 0..n {
                 value(out, r)?;
@@ -179,32 +148,23 @@ fn value(out: &mut Vec<u8>, r: &mut Reader) -> Option<()> {
             }
             out.push(b'}');
         }
-        b'_' => {
-            r.line()?;
-            out.extend_from_slice(b"(null)");
-        }
-        b'#' => {
-            let line = r.line()?;
-            out.extend_from_slice(if line == b"t" { b"#true" } else { b"#false" });
-        }
+        b'_' => out.extend_from_slice(b"(null)"),
+        b'#' => out.extend_from_slice(if head == b"t" { b"#true" } else { b"#false" }),
         b',' => {
             out.extend_from_slice(b"(double) ");
-            out.extend_from_slice(r.line()?);
+            out.extend_from_slice(head);
         }
         // Types Valkey's debugger does not write (big numbers, verbatim strings): skipped.
-        b'(' => {
-            r.line()?;
-        }
+        b'(' => {}
         b'=' => {
-            let n = r.count()?;
-            r.at += n.max(0) as usize + 2;
+            r.body(ReplyReader::int(head)?.max(0) as usize)?;
         }
         _ => return None,
     }
     Some(())
 }
 
-fn items(out: &mut Vec<u8>, r: &mut Reader, n: i64, open: &[u8], close: &[u8]) -> Option<()> {
+fn items(out: &mut Vec<u8>, r: &mut ReplyReader, n: i64, open: &[u8], close: &[u8]) -> Option<()> {
     out.extend_from_slice(open);
     for i in 0..n {
         value(out, r)?;
