@@ -8,7 +8,8 @@
 
 use std::collections::HashMap;
 
-use crate::spec::table::{acl as cat, Command};
+use crate::spec::keys::{single_key, SingleKey};
+use crate::spec::table::{acl as cat, ks, Command};
 
 /// A command's index in the catalog and its bit in a selector's bitmap.
 pub type CmdId = u16;
@@ -27,6 +28,31 @@ pub struct Entry {
     pub flags: u64,
     pub parent: Option<CmdId>,
     pub subs: Vec<CmdId>,
+    /// Where its keys are, worked out once from the key specs for the key check.
+    pub keys: KeyPlan,
+}
+
+/// The keys of a command, as the ACL key check looks for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyPlan {
+    /// No key spec names a key.
+    None,
+    /// One key at a fixed position: checked without the spec machinery.
+    Single(SingleKey),
+    /// Anything else: the key specs are applied to each call.
+    Specs,
+}
+
+impl KeyPlan {
+    fn of<H: Copy>(cmd: &Command<H>) -> KeyPlan {
+        if cmd.key_specs.iter().all(|k| k.flags & ks::NOT_KEY != 0) {
+            KeyPlan::None
+        } else if let Some(one) = single_key(cmd) {
+            KeyPlan::Single(one)
+        } else {
+            KeyPlan::Specs
+        }
+    }
 }
 
 /// Every command and subcommand of the table, with its id.
@@ -105,6 +131,7 @@ impl Catalog {
             flags: cmd.flags,
             parent,
             subs: Vec::new(),
+            keys: KeyPlan::of(cmd),
         });
         self.by_name.insert(cmd.name, id);
         self.by_addr.insert(cmd as *const Command<H> as usize, id);

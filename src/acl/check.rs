@@ -7,10 +7,15 @@
 //! PUBLISH and the SUBSCRIBE family. The first selector that passes allows the command.
 //! When none does, the reported denial is the most specific one over all selectors
 //! (database < command < key < channel), and among equals the one at the latest argument.
+//!
+//! This runs before every command of a restricted user, so the common case has a quick
+//! path: a selector with every database, the command's bit set and a command with at most
+//! one key at a fixed position (the catalog's [`KeyPlan`], worked out once) is judged by one
+//! bit test and one prefix comparison. A unit test holds the quick path to the full one.
 
 use bytes::Bytes;
 
-use super::catalog::{Catalog, CmdId};
+use super::catalog::{Catalog, CmdId, KeyPlan};
 use super::selector::{Selector, READ, WRITE};
 use super::user::User;
 use crate::config::glob::glob_match;
@@ -56,7 +61,11 @@ pub struct Request<'a, H: 'static> {
 }
 
 /// Whether `user` may run `req`.
+#[inline(always)]
 pub fn check<H: Copy>(user: &User, cat: &Catalog, req: &Request<'_, H>) -> Result<(), Denied> {
+    if let [only] = user.selectors.as_slice() {
+        return check_selector(only, cat, req);
+    }
     let mut worst: Option<Denied> = None;
     for s in &user.selectors {
         match check_selector(s, cat, req) {
@@ -73,14 +82,56 @@ pub fn check<H: Copy>(user: &User, cat: &Catalog, req: &Request<'_, H>) -> Resul
     Err(worst.unwrap_or(Denied { reason: Reason::Database, pos: 0 }))
 }
 
+/// One selector's verdict. The common case (every database, the command's bit set, at
+/// most one key at a fixed position, no channels) is decided here in a few instructions;
+/// everything else goes through [`check_selector_fully`], which reaches the same verdict
+/// for the common case too.
+#[inline(always)]
 fn check_selector<H: Copy>(
+    s: &Selector,
+    cat: &Catalog,
+    req: &Request<'_, H>,
+) -> Result<(), Denied> {
+    let entry = cat.get(req.id);
+    let simple = s.dbs.allows_all()
+        && req.cmd.flags & flag::PUBSUB == 0
+        && (s.all_commands || s.allows_command(req.id));
+    if simple {
+        match entry.keys {
+            KeyPlan::None => return Ok(()),
+            KeyPlan::Single(one) => {
+                let Some(key) = req.argv.get(one.pos as usize) else { return Ok(()) };
+                if key_allowed(s, key, one.flags_for(req.cmd, req.argv)) {
+                    return Ok(());
+                }
+                return Err(Denied { reason: Reason::Key, pos: one.pos as usize });
+            }
+            KeyPlan::Specs => {}
+        }
+    }
+    check_selector_fully(s, cat, req)
+}
+
+/// Both ways of judging one selector, for the tests that they agree.
+#[cfg(test)]
+pub(super) fn both_ways<H: Copy>(
+    s: &Selector,
+    cat: &Catalog,
+    req: &Request<'_, H>,
+) -> (Result<(), Denied>, Result<(), Denied>) {
+    (check_selector(s, cat, req), check_selector_fully(s, cat, req))
+}
+
+#[inline(never)]
+fn check_selector_fully<H: Copy>(
     s: &Selector,
     cat: &Catalog,
     req: &Request<'_, H>,
 ) -> Result<(), Denied> {
     let deny = |reason, pos| Err(Denied { reason, pos });
     let cmd = req.cmd;
-    let has_keys = cmd.key_specs.iter().any(|k| k.flags & ks::NOT_KEY == 0);
+    let entry = cat.get(req.id);
+    let has_keys = entry.keys != KeyPlan::None;
     if !s.dbs.allows_all() {
         for pos in db_arguments(cmd.name, req.argv) {
             let id = crate::types::string::parse_i64(&req.argv[pos]);
@@ -101,7 +152,7 @@ fn check_selector<H: Copy>(
         }
     }
     if !s.all_commands && cmd.flags & flag::NO_AUTH == 0 && !s.allows_command(req.id) {
-        let arg_at = if cat.get(req.id).parent.is_some() { 2 } else { 1 };
+        let arg_at = if entry.parent.is_some() { 2 } else { 1 };
         let allowed = req.argv.len() >= 2
             && req
                 .argv
@@ -137,16 +188,23 @@ fn check_selector<H: Copy>(
 }
 
 /// Whether a selector's patterns let a key with key-spec `flags` be used.
+#[inline(always)]
 pub fn key_allowed(s: &Selector, key: &[u8], flags: u32) -> bool {
     if s.all_keys {
         return true;
     }
     let need = needed(flags);
-    s.patterns.iter().any(|p| p.perms & need == need && p.matches(key))
+    for p in &s.patterns {
+        if p.perms & need == need && p.matches(key) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The pattern permissions a key with key-spec `flags` needs: reading for ACCESS, writing
 /// for INSERT, DELETE or UPDATE.
+#[inline(always)]
 fn needed(flags: u32) -> u8 {
     let mut need = 0;
     if flags & ks::ACCESS != 0 {

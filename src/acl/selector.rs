@@ -28,29 +28,53 @@ pub struct KeyPattern {
     /// The pattern is `prefix*` with no other special character: matched by comparing the
     /// prefix, without the glob machine (the common `~app:*`).
     pub prefix_only: bool,
+    /// The prefix's first (up to) eight bytes, little-endian, and the mask of those bytes:
+    /// a key of eight bytes or more is compared with one load (see [`Self::matches`]).
+    head: u64,
+    head_mask: u64,
 }
 
 impl KeyPattern {
-    fn new(pattern: &[u8], perms: u8) -> KeyPattern {
+    pub(super) fn new(pattern: &[u8], perms: u8) -> KeyPattern {
         let prefix_only = pattern.len() > 1
             && pattern.last() == Some(&b'*')
             && !pattern[..pattern.len() - 1]
                 .iter()
                 .any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'));
-        KeyPattern { pattern: pattern.to_vec(), perms, prefix_only }
+        let (mut head, mut head_mask) = (0, 0);
+        if prefix_only {
+            for (i, &b) in pattern[..pattern.len() - 1].iter().take(8).enumerate() {
+                head |= u64::from(b) << (8 * i);
+                head_mask |= 0xFF << (8 * i);
+            }
+        }
+        KeyPattern { pattern: pattern.to_vec(), perms, prefix_only, head, head_mask }
     }
 
     /// Whether `key` matches the pattern (Valkey's `stringmatchlen`, case-sensitive).
+    #[inline(always)]
     pub fn matches(&self, key: &[u8]) -> bool {
-        if self.prefix_only {
-            // `prefix*` matches a key that starts with the prefix, the empty remainder
-            // included, but never the empty key (an empty subject matches only an empty
-            // pattern).
-            let prefix = &self.pattern[..self.pattern.len() - 1];
-            !key.is_empty() && key.starts_with(prefix)
-        } else {
-            crate::config::glob::glob_match(&self.pattern, key, false)
+        if !self.prefix_only {
+            return self.matches_glob(key);
         }
+        // `prefix*` matches a key that starts with the prefix, the empty remainder included
+        // (the prefix is never empty, so neither is a key that matches).
+        let prefix = &self.pattern[..self.pattern.len() - 1];
+        if key.len() < prefix.len() {
+            return false;
+        }
+        if let Some(word) = key.first_chunk::<8>() {
+            if (u64::from_le_bytes(*word) ^ self.head) & self.head_mask != 0 {
+                return false;
+            }
+            return prefix.len() <= 8 || key[8..prefix.len()] == prefix[8..];
+        }
+        key[..prefix.len()] == *prefix
+    }
+
+    #[inline(never)]
+    fn matches_glob(&self, key: &[u8]) -> bool {
+        crate::config::glob::glob_match(&self.pattern, key, false)
     }
 }
 
@@ -127,6 +151,7 @@ impl Selector {
     }
 
     /// Whether the command's bit is set.
+    #[inline(always)]
     pub fn allows_command(&self, id: CmdId) -> bool {
         self.bits[id as usize / 64] & (1 << (id % 64)) != 0
     }

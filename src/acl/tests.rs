@@ -3,7 +3,8 @@
 
 use bytes::Bytes;
 
-use super::check::{check, Denied, Reason, Request};
+use super::catalog::CmdId;
+use super::check::{both_ways, check, Denied, Reason, Request};
 use super::selector::KeyPattern;
 use super::{Acl, Catalog, SetError, User};
 use crate::spec::table::{acl, flag, ks, range, Command};
@@ -21,6 +22,12 @@ static TABLE: &[Command<()>] =
             .keys(&[range(ks::RW | ks::ACCESS | ks::UPDATE, 1, 0, 1)]),
         Command::new("copy", -3, flag::WRITE, acl::KEYSPACE | acl::WRITE | acl::SLOW, ())
             .keys(&[range(ks::RO | ks::ACCESS, 1, 0, 1), range(ks::OW | ks::UPDATE, 2, 0, 1)]),
+        Command::new("bitfield", -2, flag::WRITE, acl::WRITE | acl::SLOW, ()).keys(&[range(
+            ks::RW | ks::ACCESS | ks::UPDATE | ks::VARIABLE_FLAGS,
+            1,
+            0,
+            1,
+        )]),
         Command::new("select", 2, 0, acl::FAST | acl::CONNECTION, ()),
         Command::new("publish", 3, flag::PUBSUB, acl::PUBSUB | acl::FAST, ()),
         Command::new("psubscribe", -2, flag::PUBSUB, acl::PUBSUB | acl::SLOW, ()),
@@ -45,6 +52,12 @@ fn set_error(rules: &str) -> String {
 
 fn run(u: &User, words: &str, db: usize) -> Result<(), Denied> {
     let cat = catalog();
+    let (cmd, id, argv) = command_line(&cat, words);
+    check(u, &cat, &Request { cmd, id, argv: &argv, db, databases: 16 })
+}
+
+/// The table entry, its id and the arguments of a command line.
+fn command_line(cat: &Catalog, words: &str) -> (&'static Command<()>, CmdId, Vec<Bytes>) {
     let argv: Vec<Bytes> = words.split(' ').map(|w| Bytes::copy_from_slice(w.as_bytes())).collect();
     let top = TABLE.iter().find(|c| c.name == words.split(' ').next().unwrap()).unwrap();
     let cmd = if top.subcommands.is_empty() {
@@ -55,8 +68,7 @@ fn run(u: &User, words: &str, db: usize) -> Result<(), Denied> {
             .find(|s| s.name.ends_with(&words.split(' ').nth(1).unwrap()))
             .unwrap()
     };
-    let id = cat.id_of(cmd).unwrap();
-    check(u, &cat, &Request { cmd, id, argv: &argv, db, databases: 16 })
+    (cmd, cat.id_of(cmd).unwrap(), argv)
 }
 
 fn denied(reason: Reason, pos: usize) -> Result<(), Denied> {
@@ -170,10 +182,29 @@ fn databases_are_checked_by_argument_then_current() {
 
 #[test]
 fn prefix_patterns_match_as_globs_do() {
-    for (pattern, key) in
-        [("app:*", "app:1"), ("app:*", "app:"), ("app:*", "ap"), ("app:*", ""), ("a*", "b")]
-    {
-        let p = KeyPattern { pattern: pattern.as_bytes().to_vec(), perms: 3, prefix_only: true };
+    let long = "session:user:";
+    for (pattern, key) in [
+        ("app:*", "app:1"),
+        ("app:*", "app:"),
+        ("app:*", "ap"),
+        ("app:*", ""),
+        ("a*", "b"),
+        ("app:*", "app:12345678"),
+        ("app:*", "apq:12345678"),
+        ("app:*", "bpp:12345678"),
+        ("session:user:*", "session:user:42"),
+        ("session:user:*", "session:user:"),
+        ("session:user:*", "session:usex:42"),
+        ("session:user:*", "session:"),
+        ("session:user:*", long),
+        ("12345678*", "12345678"),
+        ("12345678*", "12345679"),
+        ("12345678*", "1234567"),
+        ("123456789*", "12345678"),
+        ("123456789*", "123456789abc"),
+    ] {
+        let p = KeyPattern::new(pattern.as_bytes(), 3);
+        assert!(p.prefix_only, "{pattern}");
         let glob = crate::config::glob::glob_match(pattern.as_bytes(), key.as_bytes(), false);
         assert_eq!(p.matches(key.as_bytes()), glob, "{pattern} {key}");
     }
@@ -210,4 +241,60 @@ fn acl_files_round_trip_and_collect_every_error() {
          WARNING: Duplicate user 'a' found on line 3. \
          WARNING: ACL errors detected, no change to the previously active ACL rules was performed"
     );
+}
+
+#[test]
+fn the_quick_check_agrees_with_the_full_one() {
+    // The quick path decides selectors with every database, the command's bit and at most
+    // one fixed key; each selector here is judged both ways on each line, in two databases.
+    let users = [
+        "on nopass ~* &* +@all",
+        "on nopass ~app:* +@all",
+        "on nopass %R~app:* %W~w:* +@all",
+        "on nopass %W~app:* +get +set +bitfield",
+        "on nopass ~12345678* -@all +get +set",
+        "on nopass ~a?p:* +@all -set",
+        "on nopass resetkeys +@all",
+        "on nopass ~* +@all db=1",
+        "on nopass ~app:* &news +@all",
+        "on nopass ~* resetchannels +@all -config +config|get",
+    ];
+    let lines = [
+        "get app:1",
+        "get w:1",
+        "get app",
+        "get 12345678x",
+        "get 1234567",
+        "set app:1 v",
+        "set w:1 v",
+        "set w:1 v get",
+        "set app:1 v GET",
+        "bitfield app:1 get u8 0",
+        "bitfield w:1 get u8 0",
+        "bitfield w:1 set u8 0 1",
+        "bitfield app:1 incrby u8 0 1",
+        "copy app:1 app:2",
+        "copy app:1 w:2",
+        "select 1",
+        "publish news m",
+        "publish other m",
+        "psubscribe n*",
+        "auth x",
+        "config get maxmemory",
+        "config set maxmemory 0",
+    ];
+    let cat = catalog();
+    for rules in users {
+        let u = user(rules);
+        for words in lines {
+            let (cmd, id, argv) = command_line(&cat, words);
+            for db in [0, 1] {
+                let req = Request { cmd, id, argv: &argv, db, databases: 16 };
+                for s in &u.selectors {
+                    let (quick, full) = both_ways(s, &cat, &req);
+                    assert_eq!(quick, full, "{rules:?} {words:?} db {db}");
+                }
+            }
+        }
+    }
 }

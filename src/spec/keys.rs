@@ -28,15 +28,11 @@ pub fn for_each_key<H: Copy>(
     mut f: impl FnMut(u32, u32) -> bool,
 ) -> Option<bool> {
     // The common shape first: one key at a fixed position (GET, SET, HSET...).
-    if let [spec] = cmd.key_specs {
-        let fixed = matches!(
-            (spec.begin, spec.find),
-            (BeginSearch::Index(_), FindKeys::Range { last_key: 0, .. })
-        );
-        if fixed && spec.flags & (ks::NOT_KEY | ks::VARIABLE_FLAGS) == 0 {
-            let BeginSearch::Index(i) = spec.begin else { unreachable!("matched above") };
-            return Some((i as usize) >= argv.len() || f(i as u32, spec.flags));
+    if let Some(one) = single_key(cmd) {
+        if (one.pos as usize) >= argv.len() {
+            return Some(true);
         }
+        return Some(f(one.pos, one.flags_for(cmd, argv)));
     }
     if matches!(cmd.name, "georadius" | "georadiusbymember") {
         return Some(georadius_keys(argv).into_iter().all(|(pos, flags)| f(pos, flags)));
@@ -62,9 +58,44 @@ pub fn for_each_key<H: Copy>(
     Some(true)
 }
 
+/// The one key of a command whose only key spec names a fixed position: the common shape
+/// (GET, SET, HSET...), found without the spec machinery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SingleKey {
+    pub pos: u32,
+    /// The spec's flags; with `VARIABLE_FLAGS`, resolved per call by [`Self::flags_for`].
+    pub flags: u32,
+}
+
+impl SingleKey {
+    /// The key's flags for these arguments (SET's and BITFIELD's depend on them).
+    #[inline(always)]
+    pub fn flags_for<H: Copy>(self, cmd: &Command<H>, argv: &[Bytes]) -> u32 {
+        if self.flags & ks::VARIABLE_FLAGS == 0 {
+            self.flags
+        } else {
+            resolve_variable_flags(cmd, argv, self.flags)
+        }
+    }
+}
+
+/// The command's key when it has exactly one, at a fixed position.
+pub fn single_key<H: Copy>(cmd: &Command<H>) -> Option<SingleKey> {
+    let [spec] = cmd.key_specs else { return None };
+    match (spec.begin, spec.find) {
+        (BeginSearch::Index(i), FindKeys::Range { last_key: 0, .. })
+            if spec.flags & ks::NOT_KEY == 0 =>
+        {
+            Some(SingleKey { pos: i as u32, flags: spec.flags })
+        }
+        _ => None,
+    }
+}
+
 /// The flags a `VARIABLE_FLAGS` key spec has for these arguments, as Valkey's per-command
 /// key procedures report them: SET reads the old value only with GET; BITFIELD writes
 /// only with SET or INCRBY (or arguments it cannot parse).
+#[inline]
 fn resolve_variable_flags<H: Copy>(cmd: &Command<H>, argv: &[Bytes], flags: u32) -> u32 {
     const READ: u32 = ks::RO | ks::ACCESS;
     const READ_WRITE: u32 = ks::RW | ks::ACCESS | ks::UPDATE;
