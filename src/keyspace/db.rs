@@ -798,13 +798,22 @@ impl Db {
         None
     }
 
-    /// Sample up to `n` keys with a TTL and delete those expired at `now_ms`.
-    /// Returns (sampled, expired).
-    pub fn expire_sample(&mut self, seed: u64, n: usize, now_ms: i64) -> (usize, usize) {
+    /// Sample up to `n` keys with a TTL and delete those expired at `now_ms`, handing each
+    /// removed entry to `dispose` (which frees it, and may time that: the latency monitor's
+    /// `expire-del`). Returns (sampled, expired).
+    pub fn expire_sample(
+        &mut self,
+        seed: u64,
+        n: usize,
+        now_ms: i64,
+        mut dispose: impl FnMut(KeyEntry),
+    ) -> (usize, usize) {
         let (sampled, keys) = self.keys.sample_expired(seed, n, now_ms);
         let expired = keys.len();
         for k in keys {
-            self.keys.remove(hash_key(&k), &k);
+            if let Some(e) = self.keys.remove(hash_key(&k), &k) {
+                dispose(e);
+            }
             self.log_removal(&k, KeyEvent::Expired);
         }
         self.stats.expired_keys += expired as u64;
@@ -1205,7 +1214,7 @@ mod tests {
         }
         let mut seed = 1;
         while db.expires_len() > 0 {
-            db.expire_sample(seed, 20, T0 + 2);
+            db.expire_sample(seed, 20, T0 + 2, drop);
             seed += 1;
         }
         assert_eq!(db.len(), 50);

@@ -275,7 +275,7 @@ mod tests {
         check(&db, 2);
         let mut seed = 1;
         while db.expires_len() > 0 {
-            db.expire_sample(seed, 20, T0 + 10);
+            db.expire_sample(seed, 20, T0 + 10, drop);
             seed += 1;
         }
         check(&db, 1);
