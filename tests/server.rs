@@ -67,7 +67,10 @@ fn info_default_sections_and_format() {
     assert!(clients >= 1);
     assert_eq!(info_field(&info, "role").as_deref(), Some("master"));
     assert_eq!(info_field(&info, "maxmemory_policy").as_deref(), Some("noeviction"));
-    assert_eq!(info_field(&info, "db0").as_deref(), Some("keys=1,expires=0,avg_ttl=0"));
+    assert_eq!(
+        info_field(&info, "db0").as_deref(),
+        Some("keys=1,expires=0,avg_ttl=0,keys_with_volatile_items=0")
+    );
     for f in [
         "used_memory",
         "used_memory_human",

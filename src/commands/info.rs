@@ -808,8 +808,12 @@ fn keyspace_section(s: &mut String, srv: &ServerState, now: &Now) {
         if keys == 0 && expires == 0 {
             continue;
         }
-        let _ =
-            write!(s, "db{i}:keys={keys},expires={expires},avg_ttl={}\r\n", db.avg_ttl_ms(now.ms));
+        let (avg_ttl, volatile) = (db.avg_ttl_ms(now.ms), db.volatile_items_len());
+        let _ = write!(
+            s,
+            "db{i}:keys={keys},expires={expires},avg_ttl={avg_ttl},\
+             keys_with_volatile_items={volatile}\r\n"
+        );
     }
 }
 

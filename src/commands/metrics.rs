@@ -68,6 +68,7 @@ fn dbs(srv: &ServerState) -> Vec<DbFigures> {
             index: i as u32,
             keys: db.len() as u64,
             keys_expiring: db.expires_len() as u64,
+            keys_with_volatile_items: db.volatile_items_len() as u64,
         })
         .collect()
 }

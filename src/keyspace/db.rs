@@ -256,6 +256,12 @@ impl Db {
         self.keys.expires_len()
     }
 
+    /// Number of keys holding a hash with a field that has a TTL, expired or not (INFO
+    /// keyspace `keys_with_volatile_items`; kept exact by the storage, see `keys`).
+    pub fn volatile_items_len(&self) -> usize {
+        self.keys.volatile_len()
+    }
+
     /// The keys, apart from what a probe's bookkeeping updates beside them, so that a
     /// probe's borrow of the keys leaves the rest free.
     #[inline]
@@ -445,7 +451,8 @@ impl Db {
     }
 
     /// The aggregate of type `T` at `key`, for writing (no hit/miss counting). The caller
-    /// must call [`Db::remove_if_empty`] after removing elements.
+    /// must call [`Db::remove_if_empty`] after removing elements. Not for hashes, whose
+    /// changes the storage must see ([`Db::agg_entry`]'s handle shows them).
     pub fn write_agg<T: Typed>(
         &mut self,
         key: &[u8],
@@ -488,7 +495,7 @@ impl Db {
         if at.get().agg().and_then(T::from_ref).is_none() {
             return Err(WrongType);
         }
-        Ok(Some(AggMut { at, _type: std::marker::PhantomData }))
+        Ok(Some(AggMut { at: Some(at), _type: std::marker::PhantomData }))
     }
 
     /// [`Db::agg_entry`] for a write that creates nothing (it removes elements or changes
@@ -791,13 +798,22 @@ impl Db {
         None
     }
 
-    /// Sample up to `n` keys with a TTL and delete those expired at `now_ms`.
-    /// Returns (sampled, expired).
-    pub fn expire_sample(&mut self, seed: u64, n: usize, now_ms: i64) -> (usize, usize) {
+    /// Sample up to `n` keys with a TTL and delete those expired at `now_ms`, handing each
+    /// removed entry to `dispose` (which frees it, and may time that: the latency monitor's
+    /// `expire-del`). Returns (sampled, expired).
+    pub fn expire_sample(
+        &mut self,
+        seed: u64,
+        n: usize,
+        now_ms: i64,
+        mut dispose: impl FnMut(KeyEntry),
+    ) -> (usize, usize) {
         let (sampled, keys) = self.keys.sample_expired(seed, n, now_ms);
         let expired = keys.len();
         for k in keys {
-            self.keys.remove(hash_key(&k), &k);
+            if let Some(e) = self.keys.remove(hash_key(&k), &k) {
+                dispose(e);
+            }
             self.log_removal(&k, KeyEvent::Expired);
         }
         self.stats.expired_keys += expired as u64;
@@ -994,27 +1010,44 @@ fn probe_live<'k>(
     }
 }
 
-/// An aggregate of type `T` in the keyspace, located (see [`Db::agg_entry`]).
-pub struct AggMut<'a, T> {
-    at: FoundKey<'a>,
+/// An aggregate of type `T` in the keyspace, located (see [`Db::agg_entry`]): the write
+/// handle. When it goes (dropped, or [`AggMut::remove_if_empty`]), the storage looks at what
+/// the write did to a hash's volatile fields (see `keys`: `keys_with_volatile_items`).
+pub struct AggMut<'a, T: Typed> {
+    /// Always Some until the handle goes.
+    at: Option<FoundKey<'a>>,
     _type: std::marker::PhantomData<fn() -> T>,
 }
 
 impl<'a, T: Typed> AggMut<'a, T> {
     /// The aggregate.
     pub fn get(&mut self) -> &mut T {
-        self.at.get_mut().agg_mut().and_then(T::from_mut).expect("type checked when found")
+        let at = self.at.as_mut().expect("present until the handle goes");
+        at.get_mut().agg_mut().and_then(T::from_mut).expect("type checked when found")
     }
 
-    /// The aggregate, for as long as the keyspace's borrow lasts.
-    pub fn into_mut(self) -> &'a mut T {
-        self.at.into_mut().agg_mut().and_then(T::from_mut).expect("type checked when found")
+    /// The aggregate, for as long as the keyspace's borrow lasts. Not for a hash: the
+    /// storage would not see what is done to it after the handle went.
+    pub fn into_mut(mut self) -> &'a mut T {
+        const { assert!(!T::VOLATILE_ITEMS, "a hash is written through its AggMut handle") };
+        let at = self.at.take().expect("present until the handle goes");
+        at.into_mut().agg_mut().and_then(T::from_mut).expect("type checked when found")
     }
 
     /// Removes the key when its aggregate is empty (after a write removed elements); returns
     /// whether it did.
-    pub fn remove_if_empty(self) -> bool {
-        remove_if_empty_agg(self.at)
+    pub fn remove_if_empty(mut self) -> bool {
+        let mut at = self.at.take().expect("present until the handle goes");
+        at.sync_volatile();
+        remove_if_empty_agg(at)
+    }
+}
+
+impl<T: Typed> Drop for AggMut<'_, T> {
+    fn drop(&mut self) {
+        if let Some(at) = self.at.as_mut() {
+            at.sync_volatile();
+        }
     }
 }
 
@@ -1181,7 +1214,7 @@ mod tests {
         }
         let mut seed = 1;
         while db.expires_len() > 0 {
-            db.expire_sample(seed, 20, T0 + 2);
+            db.expire_sample(seed, 20, T0 + 2, drop);
             seed += 1;
         }
         assert_eq!(db.len(), 50);

@@ -4,12 +4,28 @@
 //! Every mutation that can move, replace or drop an entry goes through here, because the
 //! expire index points at entries by address (see `expire_index`). Lookups take the key's
 //! hash, computed once per command by the caller with [`hash_key`].
+//!
+//! For the same reason this is where the count of keys with volatile items (hashes with a
+//! field that has a TTL; INFO keyspace `keys_with_volatile_items`) is kept. The count
+//! cannot drift, because it is never told of a change, it sees each one:
+//! - a hash carries a mark saying whether it is counted (`HashObj::volatile_mark`); an
+//!   entry that comes in ([`AbsentKey::insert`], [`FoundKey::replace`]) has its hash marked
+//!   from what it holds and counted; one that leaves (any removal, a replacement, a detach)
+//!   is uncounted by its mark, whatever was done to the hash since;
+//! - a hash changed in place is marked again by [`FoundKey::sync_volatile`], which the
+//!   database's write handle for aggregates calls when it is dropped (`db::AggMut`), as
+//!   active field expiry does after each hash it reclaims from.
+//!
+//! So the count always equals the number of marked hashes, and `check_invariants` checks
+//! that every mark says what its hash holds.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::keyspace::entry::{KeyEntry, NewValue};
 use crate::keyspace::expire_index::ExpireIndex;
 use crate::table::{hash_key, Absent, Drained, Found, Probe, Table};
+use crate::types::agg::Typed;
+use crate::types::hash::HashObj;
 use crate::util::rng::Rng;
 
 /// `DEBUG DICT-RESIZING`: whether the databases' tables may grow and shrink (process-wide,
@@ -30,6 +46,8 @@ pub fn resizing_enabled() -> bool {
 pub struct Keys {
     table: Table<KeyEntry>,
     expires: ExpireIndex,
+    /// Entries whose hash is marked as having volatile fields (see the module documentation).
+    volatile: usize,
 }
 
 /// The contents of a database taken out whole, to be dropped elsewhere (lazy free).
@@ -77,12 +95,20 @@ impl Keys {
         self.expires.len()
     }
 
+    /// Keys holding a hash with a field that has a TTL, expired or not (INFO keyspace
+    /// `keys_with_volatile_items`).
+    pub fn volatile_len(&self) -> usize {
+        self.volatile
+    }
+
     pub fn get(&self, hash: u64, key: &[u8]) -> Option<&KeyEntry> {
         self.table.find(hash, key)
     }
 
     /// Mutable access for in-place changes that keep the layout (LRU clock, raw flag,
-    /// an expire time that fits). Use [`Keys::insert`] or [`Keys::set_expire`] for the rest.
+    /// an expire time that fits), and not the fields of a hash (they go through
+    /// [`Keys::probe`] and [`FoundKey::sync_volatile`]). Use [`Keys::insert`] or
+    /// [`Keys::set_expire`] for the rest.
     pub fn get_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut KeyEntry> {
         self.table.find_mut(hash, key)
     }
@@ -139,10 +165,10 @@ impl Keys {
     /// index in step, without a second lookup.
     #[inline]
     pub fn probe(&mut self, hash: u64, key: &[u8]) -> KeyProbe<'_> {
-        let Keys { table, expires } = self;
+        let Keys { table, expires, volatile } = self;
         match table.probe(hash, key) {
-            Probe::Found(at) => KeyProbe::Found(FoundKey { at, expires }),
-            Probe::Absent(at) => KeyProbe::Absent(AbsentKey { at, expires }),
+            Probe::Found(at) => KeyProbe::Found(FoundKey { at, expires, volatile }),
+            Probe::Absent(at) => KeyProbe::Absent(AbsentKey { at, expires, volatile }),
         }
     }
 
@@ -152,6 +178,7 @@ impl Keys {
         if e.expire_at().is_some() {
             self.expires.remove(e.expire_slot());
         }
+        self.volatile -= marked(&e);
         Some(e)
     }
 
@@ -357,6 +384,7 @@ impl Keys {
     /// Take everything out, leaving this empty, for dropping on another thread.
     pub fn detach(&mut self) -> Detached {
         let expires = std::mem::take(&mut self.expires);
+        self.volatile = 0;
         Detached { _entries: self.table.take_all(), _expires: expires }
     }
 
@@ -376,6 +404,13 @@ impl Keys {
             let found = self.table.find(hash_key(e.key()), e.key()).expect("indexed key in table");
             assert_eq!(found.addr(), p, "index points at the live entry");
         }
+        let mut marked_hashes = 0;
+        for e in self.table.iter() {
+            let Some(h) = e.agg().and_then(HashObj::from_ref) else { continue };
+            assert_eq!(h.volatile_mark(), h.has_volatile(), "mark of {:?}", e.key());
+            marked_hashes += usize::from(h.volatile_mark());
+        }
+        assert_eq!(self.volatile, marked_hashes, "keys with volatile items");
     }
 }
 
@@ -389,12 +424,29 @@ pub enum KeyProbe<'a> {
 pub struct FoundKey<'a> {
     at: Found<'a, KeyEntry>,
     expires: &'a mut ExpireIndex,
+    volatile: &'a mut usize,
 }
 
 /// An absent key, ready to be inserted.
 pub struct AbsentKey<'a> {
     at: Absent<'a, KeyEntry>,
     expires: &'a mut ExpireIndex,
+    volatile: &'a mut usize,
+}
+
+/// 1 when `e` holds a hash marked as counted (see the module documentation), else 0.
+#[inline]
+fn marked(e: &KeyEntry) -> usize {
+    usize::from(e.agg().and_then(HashObj::from_ref).is_some_and(HashObj::volatile_mark))
+}
+
+/// Marks the hash of an entry that comes in by what it holds: 1 when it counts, else 0.
+#[inline]
+fn mark_entering(e: &mut KeyEntry) -> usize {
+    let Some(h) = e.agg_mut().and_then(HashObj::from_mut) else { return 0 };
+    let volatile = h.has_volatile();
+    h.set_volatile_mark(volatile);
+    usize::from(volatile)
 }
 
 impl<'a> FoundKey<'a> {
@@ -416,9 +468,27 @@ impl<'a> FoundKey<'a> {
         self.at.into_mut()
     }
 
+    /// Marks the hash of the entry again by what it holds now, counting or uncounting it (a
+    /// change made in place: see the module documentation). Nothing for other values.
+    #[inline]
+    pub fn sync_volatile(&mut self) {
+        let Some(h) = self.at.get_mut().agg_mut().and_then(HashObj::from_mut) else { return };
+        let volatile = h.has_volatile();
+        if volatile != h.volatile_mark() {
+            h.set_volatile_mark(volatile);
+            if volatile {
+                *self.volatile += 1;
+            } else {
+                *self.volatile -= 1;
+            }
+        }
+    }
+
     /// Puts `e` (built for this key, not in the expire index) in the entry's place.
     pub fn replace(mut self, mut e: KeyEntry) {
+        *self.volatile += mark_entering(&mut e);
         let old = self.at.get_mut();
+        *self.volatile -= marked(old);
         let old_slot = old.expire_at().map(|_| old.expire_slot());
         match (old_slot, e.expire_at().is_some()) {
             (Some(s), true) => {
@@ -439,6 +509,7 @@ impl<'a> FoundKey<'a> {
         if e.expire_at().is_some() {
             self.expires.remove(e.expire_slot());
         }
+        *self.volatile -= marked(&e);
         e
     }
 
@@ -450,7 +521,8 @@ impl<'a> FoundKey<'a> {
         if e.expire_at().is_some() {
             self.expires.remove(e.expire_slot());
         }
-        (e, AbsentKey { at, expires: self.expires })
+        *self.volatile -= marked(&e);
+        (e, AbsentKey { at, expires: self.expires, volatile: self.volatile })
     }
 
     /// Sets or clears the expire time of the entry (of `key`), rebuilding it when the layout
@@ -462,6 +534,9 @@ impl<'a> FoundKey<'a> {
             (Some(_), Some(t)) if e.expire_fits(t) => e.write_expire(t),
             _ => {
                 // The layout changes: rebuild the entry with the same key, value and clock.
+                // The value (and a hash's mark) moves to the new entry, which `replace`
+                // counts, so it is uncounted from the old one here.
+                *self.volatile -= marked(e);
                 let n = e.rebuilt(key, at);
                 self.replace(n);
             }
@@ -477,7 +552,8 @@ impl<'a> AbsentKey<'a> {
         if e.expire_at().is_some() {
             self.expires.insert(&mut e);
         }
-        FoundKey { at: self.at.insert(e), expires: self.expires }
+        *self.volatile += mark_entering(&mut e);
+        FoundKey { at: self.at.insert(e), expires: self.expires, volatile: self.volatile }
     }
 }
 

@@ -256,6 +256,18 @@ fn keyspace(s: &Snapshot, enc: &mut DescriptorEncoder) -> fmt::Result {
         MetricType::Gauge,
         "db",
         expiring,
+    )?;
+    let volatile = names
+        .iter()
+        .zip(&s.dbs)
+        .map(|(n, d)| (n.as_str(), ConstGauge::new(d.keys_with_volatile_items)));
+    labelled(
+        enc,
+        "ferrokey_db_keys_with_volatile_items",
+        "Keys holding a hash with a field that has a time to live, in the database",
+        MetricType::Gauge,
+        "db",
+        volatile,
     )
 }
 

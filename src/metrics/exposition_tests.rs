@@ -12,8 +12,8 @@ fn sample() -> Snapshot {
         uptime_secs: 12,
         connected_clients: 3,
         dbs: vec![
-            DbFigures { index: 0, keys: 5, keys_expiring: 1 },
-            DbFigures { index: 9, keys: 2, keys_expiring: 0 },
+            DbFigures { index: 0, keys: 5, keys_expiring: 1, keys_with_volatile_items: 3 },
+            DbFigures { index: 9, keys: 2, keys_expiring: 0, keys_with_volatile_items: 0 },
         ],
         commands: vec![CommandFigures {
             name: "config|get",
@@ -86,6 +86,8 @@ fn prometheus_text_is_well_formed() {
     assert_eq!(value(&s, "ferrokey_db_keys{db=\"0\"}"), Some(5.0));
     assert_eq!(value(&s, "ferrokey_db_keys{db=\"9\"}"), Some(2.0));
     assert_eq!(value(&s, "ferrokey_db_keys_expiring{db=\"0\"}"), Some(1.0));
+    assert_eq!(value(&s, "ferrokey_db_keys_with_volatile_items{db=\"0\"}"), Some(3.0));
+    assert_eq!(value(&s, "ferrokey_db_keys_with_volatile_items{db=\"9\"}"), Some(0.0));
     assert_eq!(value(&s, "ferrokey_commands_total{cmd=\"config|get\"}"), Some(4.0));
     assert_eq!(
         value(&s, "ferrokey_commands_duration_seconds_total{cmd=\"config|get\"}"),

@@ -53,6 +53,8 @@ pub struct DbFigures {
     pub keys: u64,
     /// Keys with a time to live.
     pub keys_expiring: u64,
+    /// Keys holding a hash with a field that has a TTL (INFO `keys_with_volatile_items`).
+    pub keys_with_volatile_items: u64,
 }
 
 /// One command's counters (INFO commandstats).

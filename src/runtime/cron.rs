@@ -5,7 +5,7 @@
 use tracing::info;
 
 use crate::server::client::ClientKind;
-use crate::server::latency::Event;
+use crate::server::latency::{Event, Timer};
 use crate::server::state::ServerState;
 
 /// Keys sampled per db per active-expire loop (Valkey's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP).
@@ -144,8 +144,15 @@ pub fn active_expire(srv: &mut ServerState, now_ms: i64, cycle: ExpireCycle) {
                 break;
             }
             let seed = srv.random();
-            let db = &mut srv.dbs[i];
-            let (sampled, expired) = db.expire_sample(seed, per_loop, now_ms);
+            let (db, latency) = (&mut srv.dbs[i], &mut srv.latency);
+            // Each key's deletion is timed apart (Valkey's `expire-del`), the clock read
+            // only while the monitor is on.
+            let threshold_ms = srv.config.latency_monitor_threshold_ms;
+            let (sampled, expired) = db.expire_sample(seed, per_loop, now_ms, |entry| {
+                let timer = Timer::start(threshold_ms);
+                drop(entry);
+                latency.add_if_needed(threshold_ms, Event::ExpireDel, timer.elapsed_ms());
+            });
             db.stats.expired_samples += sampled as u64;
             db.stats.expired_stale_samples += expired as u64;
             if started.elapsed().as_micros() as u64 > budget_us {

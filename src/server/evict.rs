@@ -84,7 +84,7 @@ use crate::keyspace::db::{Db, ObjView};
 use crate::keyspace::entry::KeyEntry;
 use crate::keyspace::lazyfree::{self, LAZYFREE_THRESHOLD};
 use crate::memory::{publish, thread_allocated, used_memory};
-use crate::server::latency::{Event, Timer};
+use crate::server::latency::{Event, LatencyMonitor, Timer};
 use crate::server::state::ServerState;
 use crate::util::rng::Rng;
 
@@ -142,6 +142,8 @@ struct Budget {
     time_limit: Option<Duration>,
     /// `maxmemory`.
     limit_bytes: u64,
+    /// `latency-monitor-threshold` (0: each deletion is not timed).
+    latency_threshold_ms: u64,
 }
 
 /// How the eviction loop ended.
@@ -227,19 +229,29 @@ pub fn perform_evictions(srv: &mut ServerState, now_ms: i64) -> Outcome {
                 free_on: FreeOn::of(srv.config.lazyfree_lazy_eviction),
                 time_limit: time_limit(srv.config.maxmemory_eviction_tenacity),
                 limit_bytes,
+                latency_threshold_ms: srv.config.latency_monitor_threshold_ms,
             };
             let seed = srv.random();
-            let threshold_ms = srv.config.latency_monitor_threshold_ms;
+            let threshold_ms = budget.latency_threshold_ms;
             let timer = Timer::start(threshold_ms);
+            let (dbs, latency) = (&mut srv.dbs, &mut srv.latency);
             let progress =
-                EVICTOR.with_borrow_mut(|ev| ev.evict(&mut srv.dbs, rule, &budget, seed, now_ms));
-            srv.latency.add_if_needed(threshold_ms, Event::EvictionCycle, timer.elapsed_ms());
+                EVICTOR.with_borrow_mut(|ev| ev.evict(dbs, latency, rule, &budget, seed, now_ms));
             publish();
-            match progress {
+            let outcome = match progress {
                 Progress::Freed => Outcome::WithinLimit,
                 Progress::OutOfTime => Outcome::Running,
-                Progress::NothingLeft => wait_for_lazy_frees(limit_bytes, budget.time_limit),
-            }
+                Progress::NothingLeft => {
+                    let wait = Timer::start(threshold_ms);
+                    let outcome = wait_for_lazy_frees(limit_bytes, budget.time_limit);
+                    let wait_ms = wait.elapsed_ms();
+                    srv.latency.add_if_needed(threshold_ms, Event::EvictionLazyfree, wait_ms);
+                    outcome
+                }
+            };
+            // As Valkey's, the cycle's figure includes the wait for the lazyfree thread.
+            srv.latency.add_if_needed(threshold_ms, Event::EvictionCycle, timer.elapsed_ms());
+            outcome
         }
     };
     EVICTOR.with_borrow_mut(|ev| ev.record(outcome, now_ms));
@@ -264,10 +276,11 @@ pub fn hold_back_table_growth(srv: &mut ServerState, now_ms: i64) {
         free_on: FreeOn::of(srv.config.lazyfree_lazy_eviction),
         time_limit: None,
         limit_bytes,
+        latency_threshold_ms: srv.config.latency_monitor_threshold_ms,
     };
     let seed = srv.random();
-    let dbs = &mut srv.dbs;
-    EVICTOR.with_borrow_mut(|ev| ev.hold_back_growth(dbs, rule, &budget, seed, now_ms));
+    let (dbs, latency) = (&mut srv.dbs, &mut srv.latency);
+    EVICTOR.with_borrow_mut(|ev| ev.hold_back_growth(dbs, latency, rule, &budget, seed, now_ms));
 }
 
 /// Nothing is left to evict, but the lazyfree thread may still be freeing what earlier
@@ -353,6 +366,7 @@ impl Evictor {
     fn evict(
         &mut self,
         dbs: &mut [Db],
+        latency: &mut LatencyMonitor,
         rule: Rule,
         budget: &Budget,
         seed: u64,
@@ -371,9 +385,7 @@ impl Evictor {
                 return Progress::NothingLeft;
             };
             let before = thread_allocated();
-            if let Some(entry) = dbs[db].evict(&self.victim) {
-                free_evicted(entry, budget.free_on);
-            }
+            self.delete_victim(&mut dbs[db], latency, budget);
             freed += before.wrapping_sub(thread_allocated()).max(0) as usize;
             evicted += 1;
             if evicted.is_multiple_of(KEYS_PER_CHECK) {
@@ -391,11 +403,24 @@ impl Evictor {
         Progress::Freed
     }
 
+    /// Deletes the selected victim from `db` and frees it (or hands it to the lazyfree
+    /// thread), timed as Valkey's `eviction-del` while the latency monitor is on. Whether
+    /// the key existed.
+    fn delete_victim(&self, db: &mut Db, latency: &mut LatencyMonitor, budget: &Budget) -> bool {
+        let threshold_ms = budget.latency_threshold_ms;
+        let timer = Timer::start(threshold_ms);
+        let Some(entry) = db.evict(&self.victim) else { return false };
+        free_evicted(entry, budget.free_on);
+        latency.add_if_needed(threshold_ms, Event::EvictionDel, timer.elapsed_ms());
+        true
+    }
+
     /// Module documentation, "Table growth": evict a key from every database whose table
     /// would grow at its next insert past the limit. Returns how many keys went.
     fn hold_back_growth(
         &mut self,
         dbs: &mut [Db],
+        latency: &mut LatencyMonitor,
         rule: Rule,
         budget: &Budget,
         seed: u64,
@@ -419,8 +444,7 @@ impl Evictor {
             let Some(db) = self.select(dbs, rule, budget.samples, &mut rng, now_ms, Some(i)) else {
                 continue;
             };
-            if let Some(entry) = dbs[db].evict(&self.victim) {
-                free_evicted(entry, budget.free_on);
+            if self.delete_victim(&mut dbs[db], latency, budget) {
                 evicted += 1;
             }
         }

@@ -13,7 +13,12 @@
 /// Samples kept per event (Valkey's `LATENCY_TS_LEN`).
 pub const HISTORY_LEN: usize = 160;
 
-/// The kinds of events, with Valkey's names, that ferrokey has a source for.
+/// The kinds of events, with Valkey's names, that ferrokey has a source for. Two of Valkey's
+/// have none: `command-unblocking` is the reply time of a client a module unblocked (a
+/// client blocked on keys runs its command again through the ordinary call, timed as
+/// `command` or `fast-command`, in Valkey as here), and `while-blocked-cron` times the cron
+/// work (active defrag, memory figures while loading) that Valkey does while a script or a
+/// load keeps it busy, which ferrokey's busy turn (`runtime::busy`) does not do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// A command not flagged `fast` took long.
@@ -22,8 +27,15 @@ pub enum Event {
     FastCommand,
     /// A time-limited active-expire cycle.
     ExpireCycle,
-    /// An eviction run (all the keys one command needed to free).
+    /// Deleting one key in the active-expire cycle (freeing its value).
+    ExpireDel,
+    /// An eviction run (all the keys one command needed to free), the wait for the lazyfree
+    /// thread included.
     EvictionCycle,
+    /// Deleting one evicted key (freeing its value, or handing it to the lazyfree thread).
+    EvictionDel,
+    /// Waiting for the lazyfree thread when nothing was left to evict.
+    EvictionLazyfree,
     /// Every AOF write(2).
     AofWrite,
     /// An AOF write while a background fsync was running.
@@ -48,7 +60,10 @@ impl Event {
             Event::Command => "command",
             Event::FastCommand => "fast-command",
             Event::ExpireCycle => "expire-cycle",
+            Event::ExpireDel => "expire-del",
             Event::EvictionCycle => "eviction-cycle",
+            Event::EvictionDel => "eviction-del",
+            Event::EvictionLazyfree => "eviction-lazyfree",
             Event::AofWrite => "aof-write",
             Event::AofWritePendingFsync => "aof-write-pending-fsync",
             Event::AofWriteActiveChild => "aof-write-active-child",

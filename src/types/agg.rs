@@ -98,6 +98,10 @@ pub trait AggType: Clone + fmt::Debug + Send + Sync + Sized + 'static {
 /// Conversions between a concrete type and the enums, for the typed lookups
 /// (`Db::read_agg::<HashObj>` and friends). Implemented here for the four types.
 pub trait Typed: AggType {
+    /// Whether the type can hold items with their own TTL (a hash's volatile fields), whose
+    /// changes the keyspace must see: such a type is written only through the keyspace's
+    /// write handle (`keyspace::db::AggMut`), never a bare `&mut`.
+    const VOLATILE_ITEMS: bool = false;
     fn wrap(self) -> Agg;
     fn from_ref(a: AggRef<'_>) -> Option<&Self>;
     fn from_mut(a: AggMut<'_>) -> Option<&mut Self>;
@@ -105,7 +109,11 @@ pub trait Typed: AggType {
 
 macro_rules! typed {
     ($t:ty, $v:ident) => {
+        typed!($t, $v, false);
+    };
+    ($t:ty, $v:ident, $volatile_items:expr) => {
         impl Typed for $t {
+            const VOLATILE_ITEMS: bool = $volatile_items;
             fn wrap(self) -> Agg {
                 Agg::$v(Box::new(self))
             }
@@ -125,7 +133,7 @@ macro_rules! typed {
     };
 }
 
-typed!(HashObj, Hash);
+typed!(HashObj, Hash, true);
 typed!(ListObj, List);
 typed!(SetObj, Set);
 typed!(ZSetObj, ZSet);

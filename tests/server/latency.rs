@@ -254,3 +254,98 @@ fn histograms_count_calls_and_follow_resetstat_and_latency_tracking() {
     c.cmd(&["SET", "k", "v"]);
     assert_eq!(histogram(&mut c, &["set"]), vec![("set".into(), 1, 1)]);
 }
+
+/// Elements of the set whose freeing is the spike: a million separate allocations take
+/// well over a millisecond to free on any machine.
+const BIG_SET_ELEMENTS: i64 = 1_000_000;
+
+/// Builds the big set at `key` with one script (its own `command` spike aside).
+fn big_set(c: &mut Client, key: &str) {
+    let script = "for i = 1, tonumber(ARGV[1]) do redis.call('SADD', KEYS[1], 'member:' .. i) end";
+    let n = BIG_SET_ELEMENTS.to_string();
+    assert_eq!(c.cmd(&["EVAL", script, "1", key, &n]), Val::Nil);
+    assert_eq!(c.cmd(&["SCARD", key]), Val::Int(BIG_SET_ELEMENTS));
+}
+
+/// The events LATENCY LATEST lists, by name.
+fn latest_events(c: &mut Client) -> Vec<String> {
+    let latest = c.cmd(&["LATENCY", "LATEST"]).as_array();
+    latest.iter().map(|e| e.as_array()[0].as_str()).collect()
+}
+
+/// Active expiry deleting a big key is an `expire-del` spike (Valkey times each deletion of
+/// its cycle apart), and the cycle around it an `expire-cycle` one.
+#[test]
+fn deleting_a_big_key_on_expiry_is_an_expire_del_spike() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    big_set(&mut c, "big");
+    assert_eq!(c.cmd(&["CONFIG", "SET", "latency-monitor-threshold", "1"]), Val::ok());
+    assert_eq!(c.cmd(&["PEXPIRE", "big", "1"]), Val::Int(1));
+    // DBSIZE touches no key: only active expiry can take it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while c.cmd(&["DBSIZE"]) != Val::Int(0) {
+        assert!(std::time::Instant::now() < deadline, "active expiry did not take the key");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let events = latest_events(&mut c);
+    assert!(events.contains(&"expire-del".to_string()), "{events:?}");
+    assert!(events.contains(&"expire-cycle".to_string()), "{events:?}");
+    let history = c.cmd(&["LATENCY", "HISTORY", "expire-del"]).as_array();
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert!(history[0].as_array()[1].as_int() >= 1);
+}
+
+/// Evicting a big key is an `eviction-del` spike inside an `eviction-cycle` one, and DOCTOR
+/// gives Valkey's advice for it (large objects).
+#[test]
+fn evicting_a_big_key_is_an_eviction_del_spike() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    big_set(&mut c, "big");
+    for (name, value) in [
+        ("latency-monitor-threshold", "1"),
+        ("lazyfree-lazy-eviction", "no"),
+        ("maxmemory-policy", "allkeys-random"),
+        ("maxmemory", "1"),
+    ] {
+        assert_eq!(c.cmd(&["CONFIG", "SET", name, value]), Val::ok(), "{name}");
+    }
+    // The write evicts everything there is, then is refused.
+    assert!(matches!(c.cmd(&["SET", "k", "v"]), Val::Err(_)));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "maxmemory", "0"]), Val::ok());
+    assert_eq!(c.cmd(&["DBSIZE"]), Val::Int(0));
+    let events = latest_events(&mut c);
+    assert!(events.contains(&"eviction-del".to_string()), "{events:?}");
+    assert!(events.contains(&"eviction-cycle".to_string()), "{events:?}");
+    assert!(!events.contains(&"eviction-lazyfree".to_string()), "{events:?}");
+    let doctor = c.cmd(&["LATENCY", "DOCTOR"]).as_str();
+    assert!(doctor.contains("eviction-del: 1 latency spikes"), "{doctor}");
+    assert!(doctor.contains("- Deleting, expiring or evicting"), "{doctor}");
+}
+
+/// With lazy eviction the big key goes to the lazyfree thread; with nothing left to evict
+/// and no time limit (tenacity 100), eviction waits for that thread while it frees the
+/// million elements: an `eviction-lazyfree` spike, and no `eviction-del` one (handing over
+/// is quick).
+#[test]
+fn waiting_for_the_lazyfree_thread_is_an_eviction_lazyfree_spike() {
+    let s = start(&[]);
+    let mut c = Client::connect(s.port);
+    big_set(&mut c, "big");
+    for (name, value) in [
+        ("latency-monitor-threshold", "1"),
+        ("lazyfree-lazy-eviction", "yes"),
+        ("maxmemory-eviction-tenacity", "100"),
+        ("maxmemory-policy", "allkeys-random"),
+        ("maxmemory", "1"),
+    ] {
+        assert_eq!(c.cmd(&["CONFIG", "SET", name, value]), Val::ok(), "{name}");
+    }
+    assert!(matches!(c.cmd(&["SET", "k", "v"]), Val::Err(_)));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "maxmemory", "0"]), Val::ok());
+    let events = latest_events(&mut c);
+    assert!(events.contains(&"eviction-lazyfree".to_string()), "{events:?}");
+    assert!(events.contains(&"eviction-cycle".to_string()), "{events:?}");
+    assert!(!events.contains(&"eviction-del".to_string()), "{events:?}");
+}

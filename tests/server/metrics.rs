@@ -130,6 +130,7 @@ fn metrics_endpoint_serves_the_figures() {
     c.cmd(&["NOSUCHCOMMAND"]);
     assert_eq!(c.cmd(&["SELECT", "3"]), Val::ok());
     assert_eq!(c.cmd(&["SET", "other", "v"]), Val::ok());
+    assert_eq!(c.cmd(&["HSETEX", "fields", "EX", "100", "FIELDS", "1", "f", "v"]), Val::Int(1));
     assert_eq!(c.cmd(&["SELECT", "0"]), Val::ok());
     let dbsize = c.cmd(&["DBSIZE"]).as_int();
 
@@ -141,7 +142,9 @@ fn metrics_endpoint_serves_the_figures() {
     assert_eq!(value(&m, "ferrokey_up"), Some(1.0));
     assert_eq!(value(&m, "ferrokey_db_keys{db=\"0\"}"), Some(dbsize as f64));
     assert_eq!(value(&m, "ferrokey_db_keys_expiring{db=\"0\"}"), Some(1.0));
-    assert_eq!(value(&m, "ferrokey_db_keys{db=\"3\"}"), Some(1.0));
+    assert_eq!(value(&m, "ferrokey_db_keys{db=\"3\"}"), Some(2.0));
+    assert_eq!(value(&m, "ferrokey_db_keys_with_volatile_items{db=\"3\"}"), Some(1.0));
+    assert_eq!(value(&m, "ferrokey_db_keys_with_volatile_items{db=\"0\"}"), Some(0.0));
     assert_eq!(value(&m, "ferrokey_db_keys{db=\"1\"}"), None, "empty databases are left out");
     assert_eq!(value(&m, "ferrokey_commands_total{cmd=\"set\"}"), Some(6.0));
     assert_eq!(value(&m, "ferrokey_commands_total{cmd=\"get\"}"), Some(1.0));

@@ -271,12 +271,12 @@ pub(super) fn hgetdel(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let fields = fields_block(argv, 2, 1)?;
     let (key, now) = (&argv[1], ctx.now_ms);
     let db = &mut ctx.dbs[ctx.client.db];
-    let found = db.agg_existing::<HashObj>(key, now)?;
-    ctx.out.array(fields.len());
-    let Some(mut entry) = found else {
+    let Some(mut entry) = db.agg_existing::<HashObj>(key, now)? else {
+        ctx.out.array(fields.len());
         fields.iter().for_each(|_| ctx.out.null());
         return Ok(());
     };
+    ctx.out.array(fields.len());
     let h = entry.get();
     let mut deleted = 0;
     for f in fields {

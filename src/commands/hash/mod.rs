@@ -166,7 +166,8 @@ fn set_pairs(ctx: &mut Ctx, argv: &[Bytes]) -> Result<i64, CmdError> {
     }
     let limits = Limits::from_config(ctx.config);
     let db = &mut ctx.dbs[ctx.client.db];
-    let h = db.write_agg_or_create(&argv[1], ctx.now_ms, HashObj::new)?;
+    let mut entry = db.agg_entry(&argv[1], ctx.now_ms, Some(HashObj::new))?.expect("created");
+    let h = entry.get();
     let pairs = &argv[2..];
     h.prepare_write(pairs, limits);
     let now = ctx.now_ms;
@@ -174,6 +175,7 @@ fn set_pairs(ctx: &mut Ctx, argv: &[Bytes]) -> Result<i64, CmdError> {
         .chunks_exact(2)
         .filter(|p| h.set_with(&p[0], &p[1], TtlWrite::Clear, limits, now))
         .count();
+    drop(entry);
     // Raised even when no value changed, as Valkey does.
     ctx.changed(&argv[1], (pairs.len() / 2) as u64, KeyspaceEvents::HASH, "hset");
     Ok(created as i64)
@@ -195,12 +197,16 @@ fn hsetnx(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let (key, field, value) = (&argv[1], &argv[2], &argv[3]);
     let limits = Limits::from_config(ctx.config);
     let db = &mut ctx.dbs[ctx.client.db];
-    let h = db.write_agg_or_create(key, ctx.now_ms, HashObj::new)?;
+    let mut entry = db.agg_entry(key, ctx.now_ms, Some(HashObj::new))?.expect("created");
+    let h = entry.get();
     // As Valkey: an existing field changes nothing, not even the encoding.
     let set = !h.contains(field, ctx.now_ms);
     if set {
         h.prepare_write(&argv[2..4], limits);
         h.set_with(field, value, TtlWrite::Clear, limits, ctx.now_ms);
+    }
+    drop(entry);
+    if set {
         ctx.changed(key, 1, KeyspaceEvents::HASH, "hset");
     }
     ctx.out.int(i64::from(set));
@@ -321,7 +327,8 @@ fn hincrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let incr = int_arg(&argv[3])?;
     let limits = Limits::from_config(ctx.config);
     let db = &mut ctx.dbs[ctx.client.db];
-    let h = db.write_agg_or_create(key, ctx.now_ms, HashObj::new)?;
+    let mut entry = db.agg_entry(key, ctx.now_ms, Some(HashObj::new))?.expect("created");
+    let h = entry.get();
     // Errors come only from an existing field, so the hash is not empty on an error.
     let current = match h.get(field, ctx.now_ms) {
         None => 0,
@@ -329,6 +336,7 @@ fn hincrby(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     };
     let next = current.checked_add(incr).ok_or(CmdError::IncrOverflow)?;
     h.set_int(field, next, limits, ctx.now_ms);
+    drop(entry);
     ctx.changed(key, 1, KeyspaceEvents::HASH, "hincrby");
     ctx.out.int(next);
     Ok(())
@@ -344,7 +352,8 @@ fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     }
     let limits = Limits::from_config(ctx.config);
     let db = &mut ctx.dbs[ctx.client.db];
-    let h = db.write_agg_or_create(key, ctx.now_ms, HashObj::new)?;
+    let mut entry = db.agg_entry(key, ctx.now_ms, Some(HashObj::new))?.expect("created");
+    let h = entry.get();
     // Errors come only from an existing field, so the hash is not empty on an error.
     let current = match h.get(field, ctx.now_ms) {
         None => LongDouble::ZERO,
@@ -354,6 +363,7 @@ fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
     let sum = current.checked_add(incr).ok_or(CmdError::NanOrInfinity)?;
     let text = sum.to_human_string();
     h.set_with(field, text.as_bytes(), TtlWrite::Keep, limits, ctx.now_ms);
+    drop(entry);
     ctx.changed(key, 1, KeyspaceEvents::HASH, "hincrbyfloat");
     // Replayed as the value it stored, as Valkey propagates it.
     ctx.propagate_as(|| {

@@ -213,6 +213,7 @@ pub(super) fn hpersist(ctx: &mut Ctx, argv: &[Bytes]) -> CmdResult {
             }
         })
         .collect();
+    drop(entry);
     let persisted = codes.iter().filter(|&&c| c == DONE).count();
     if persisted > 0 {
         ctx.changed(key, persisted as u64, KeyspaceEvents::HASH, "hpersist");

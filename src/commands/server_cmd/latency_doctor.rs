@@ -123,6 +123,7 @@ fn called_for(event: &str, srv: &ServerState, threshold_ms: u64) -> Vec<Advice> 
         "aof-rename" => vec![WriteLoadInfo, DataWriteback, Ssd, LocalDisk],
         "expire-cycle" => vec![Hz, LargeObjects],
         "eviction-cycle" => vec![MassEviction],
+        "eviction-del" => vec![LargeObjects],
         _ => Vec::new(),
     }
 }

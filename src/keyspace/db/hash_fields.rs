@@ -6,6 +6,7 @@
 
 use super::Db;
 use crate::keyspace::entry::KeyEntry;
+use crate::keyspace::keys::KeyProbe;
 use crate::keyspace::value::{is_expired, Value};
 use crate::table::hash_key;
 use crate::types::agg::{Agg, AggType, Typed};
@@ -87,12 +88,11 @@ impl Db {
         while step.visited < entries_max {
             let Some(key) = self.field_queue.take_due(now_ms) else { break };
             step.visited += 1;
-            let h = hash_key(&key);
-            let Some(e) = self.keys.get_mut(h, &key) else { continue };
-            if e.expire_at().is_some_and(|at| is_expired(at, now_ms)) {
+            let KeyProbe::Found(mut at) = self.keys.probe(hash_key(&key), &key) else { continue };
+            if at.get().expire_at().is_some_and(|at| is_expired(at, now_ms)) {
                 continue;
             }
-            let Some(hash) = e.agg_mut().and_then(HashObj::from_mut) else { continue };
+            let Some(hash) = at.get_mut().agg_mut().and_then(HashObj::from_mut) else { continue };
             let Some(bound) = hash.next_expire_bound() else { continue };
             if !hash.may_have_expired(now_ms) && !hash.sweeping() {
                 refile.push((key, bound));
@@ -103,12 +103,17 @@ impl Db {
             let emptied = hash.is_empty();
             let (next, sweeping) = (hash.next_expire_bound(), hash.sweeping());
             if emptied {
-                self.keys.remove(h, &key);
+                at.remove();
             } else if sweeping {
+                // The hash may have lost its last volatile field (see `keys`).
+                at.sync_volatile();
                 step.more = true;
                 due_again.push(key.clone());
-            } else if let Some(next) = next {
-                refile.push((key.clone(), next));
+            } else {
+                at.sync_volatile();
+                if let Some(next) = next {
+                    refile.push((key.clone(), next));
+                }
             }
             if !fields.is_empty() {
                 self.stats.expired_fields += fields.len() as u64;
@@ -136,13 +141,15 @@ mod tests {
 
     /// A hash at `key` with `n` fields, those of index below `volatile` expiring at `at`.
     fn volatile_hash(db: &mut Db, key: &[u8], n: usize, volatile: usize, at: i64) {
-        let h = db.write_agg_or_create(key, T0, HashObj::new).unwrap();
+        let mut entry = db.agg_entry(key, T0, Some(HashObj::new)).unwrap().unwrap();
+        let h = entry.get();
         let before = h.next_expire_bound();
         for i in 0..n {
             let ttl = if i < volatile { TtlWrite::At(at + i as i64) } else { TtlWrite::Clear };
             h.set_with(format!("f{i}").as_bytes(), b"v", ttl, LIMITS, T0);
         }
         let after = h.next_expire_bound();
+        drop(entry);
         db.hash_ttls_changed(key, before, after);
     }
 
@@ -207,5 +214,93 @@ mod tests {
         Db::swap_contents(&mut db, &mut other);
         assert_eq!((db.field_queue_len(), other.field_queue_len()), (0, 1));
         assert_eq!(step_until_done(&mut other, T0 + 1000).len(), 1);
+    }
+
+    /// The count of keys with volatile items, checked against a scan (`check_invariants`)
+    /// after every way a hash gains or loses its volatile fields in place or a key comes or
+    /// goes: it cannot drift.
+    #[test]
+    fn keys_with_volatile_items_follow_every_change() {
+        use super::super::Ttl;
+        use crate::types::string::StrValue;
+        let check = |db: &Db, want: usize| {
+            db.check_invariants();
+            assert_eq!(db.volatile_items_len(), want);
+        };
+        let mut db = Db::new();
+        volatile_hash(&mut db, b"a", 3, 1, T0 + 1000);
+        volatile_hash(&mut db, b"b", 2, 2, T0 + 1000);
+        volatile_hash(&mut db, b"plain", 2, 0, T0 + 1000);
+        check(&db, 2);
+        // The last volatile field loses its TTL in place, then gets one back.
+        let mut h = db.agg_existing::<HashObj>(b"a", T0).unwrap().unwrap();
+        assert!(h.get().set_field_expire(b"f0", None));
+        drop(h);
+        check(&db, 1);
+        let mut h = db.agg_existing::<HashObj>(b"a", T0).unwrap().unwrap();
+        assert!(h.get().set_field_expire(b"f1", Some(T0 + 50)));
+        drop(h);
+        check(&db, 2);
+        // A key TTL rebuilds the entry; the hash moves to the new one, counted once.
+        assert!(db.set_expire(b"a", Some(T0 + 10_000), T0));
+        assert!(db.set_expire(b"a", Some(i64::MAX), T0));
+        assert!(db.set_expire(b"a", None, T0));
+        check(&db, 2);
+        // Renamed (both ways of moving), overwritten, deleted.
+        let obj = db.take(b"a", T0).unwrap();
+        check(&db, 1);
+        db.put(b"a2", obj);
+        let e = db.take_raw(b"b", T0).unwrap();
+        db.put_entry(b"b2", e);
+        check(&db, 2);
+        let obj = db.take(b"plain", T0).unwrap();
+        db.put(b"a2", obj);
+        check(&db, 1);
+        db.set_str(b"b2", StrValue::Int(1), Ttl::Clear, T0);
+        check(&db, 0);
+        // Emptied by removing its fields: removed with its mark.
+        volatile_hash(&mut db, b"c", 1, 1, T0 + 1000);
+        let mut h = db.agg_existing::<HashObj>(b"c", T0).unwrap().unwrap();
+        h.get().remove(b"f0");
+        assert!(h.remove_if_empty());
+        check(&db, 0);
+        // Lazy key expiry, active key expiry, eviction.
+        for key in [&b"d"[..], b"e", b"f"] {
+            volatile_hash(&mut db, key, 2, 1, T0 + 1000);
+        }
+        assert!(db.set_expire(b"d", Some(T0 + 5), T0));
+        assert!(db.set_expire(b"e", Some(T0 + 5), T0));
+        check(&db, 3);
+        assert!(!db.contains(b"d", T0 + 10));
+        check(&db, 2);
+        let mut seed = 1;
+        while db.expires_len() > 0 {
+            db.expire_sample(seed, 20, T0 + 10, drop);
+            seed += 1;
+        }
+        check(&db, 1);
+        drop(db.evict(b"f"));
+        check(&db, 0);
+        // Active field expiry: one loses its last volatile field, one is emptied.
+        volatile_hash(&mut db, b"g", 3, 1, T0 + 1000);
+        volatile_hash(&mut db, b"h", 1, 1, T0 + 1000);
+        check(&db, 2);
+        step_until_done(&mut db, T0 + 5000);
+        check(&db, 0);
+        assert!(db.contains(b"g", T0 + 5000) && !db.contains(b"h", T0 + 5000));
+        // SWAPDB, FLUSHDB (now and lazily), a copy stored whole.
+        volatile_hash(&mut db, b"i", 1, 1, T0 + 1000);
+        let copy = db.read_obj(b"i", T0).map(|e| e.agg().unwrap().to_owned()).unwrap();
+        db.set(b"j", crate::keyspace::value::Value::Agg(copy), Ttl::Clear, T0);
+        check(&db, 2);
+        let mut other = Db::new();
+        Db::swap_contents(&mut db, &mut other);
+        check(&db, 0);
+        check(&other, 2);
+        other.flush(true);
+        check(&other, 0);
+        volatile_hash(&mut db, b"k", 1, 1, T0 + 1000);
+        db.clear();
+        check(&db, 0);
     }
 }

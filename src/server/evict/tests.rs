@@ -26,7 +26,13 @@ fn budget(bytes_to_free: usize) -> Budget {
         free_on: FreeOn::MainThread,
         time_limit: None,
         limit_bytes: 0,
+        latency_threshold_ms: 0,
     }
+}
+
+/// A latency monitor for the calls (off: the budgets' threshold is 0).
+fn off() -> LatencyMonitor {
+    LatencyMonitor::default()
 }
 
 /// Evicts `keys` keys, one call per key (a budget of one byte: a call ends after its first
@@ -39,7 +45,7 @@ fn evict_keys(dbs: &mut [Db], rule: Rule, keys: u64, total: usize, now_ms: i64) 
         if evicted(dbs) >= keys {
             break;
         }
-        assert_eq!(ev.evict(dbs, rule, &budget(1), seed, now_ms), Progress::Freed);
+        assert_eq!(ev.evict(dbs, &mut off(), rule, &budget(1), seed, now_ms), Progress::Freed);
     }
     assert_eq!(evicted(dbs), keys);
     (0..total).filter(|&i| dbs.iter().all(|db| db.stored(&key(i)).is_none())).collect()
@@ -135,7 +141,7 @@ fn volatile_policies_never_touch_keys_without_a_ttl() {
             dbs[i % 2].set_str(&key(i), VALUE, ttl, T0);
         }
         let mut ev = Evictor::new();
-        let progress = ev.evict(&mut dbs, rule(policy), &budget(usize::MAX), 3, T0);
+        let progress = ev.evict(&mut dbs, &mut off(), rule(policy), &budget(usize::MAX), 3, T0);
         assert_eq!(progress, Progress::NothingLeft, "{policy}");
         assert_eq!(dbs.iter().map(|db| db.expires_len()).sum::<usize>(), 0, "{policy}");
         assert_eq!(dbs.iter().map(|db| db.len()).sum::<usize>(), 300, "{policy}");
@@ -177,7 +183,7 @@ fn a_call_stops_when_its_time_runs_out() {
     }
     let mut ev = Evictor::new();
     let zero = Budget { time_limit: Some(Duration::ZERO), ..budget(usize::MAX) };
-    let progress = ev.evict(&mut dbs, rule(MaxmemoryPolicy::AllkeysLru), &zero, 1, T0);
+    let progress = ev.evict(&mut dbs, &mut off(), rule(MaxmemoryPolicy::AllkeysLru), &zero, 1, T0);
     assert_eq!(progress, Progress::OutOfTime);
     assert_eq!(dbs[0].len(), 1000 - KEYS_PER_CHECK as usize);
 }
@@ -235,15 +241,15 @@ fn a_table_about_to_grow_past_the_limit_gives_up_a_key_instead() {
     let mut ev = Evictor::new();
     // Room to grow: nothing happens.
     let roomy = Budget { limit_bytes: u64::MAX, ..budget(0) };
-    assert_eq!(ev.hold_back_growth(&mut dbs, lru, &roomy, 1, T0), 0);
+    assert_eq!(ev.hold_back_growth(&mut dbs, &mut off(), lru, &roomy, 1, T0), 0);
     // No room (the limit is 0): one key of the full table goes, the other db is left alone.
     let tight = Budget { limit_bytes: 0, ..budget(0) };
-    assert_eq!(ev.hold_back_growth(&mut dbs, lru, &tight, 1, T0), 1);
+    assert_eq!(ev.hold_back_growth(&mut dbs, &mut off(), lru, &tight, 1, T0), 1);
     assert_eq!(dbs[0].table_growth().map(|g| g.inserts_left), Some(1));
     assert_eq!((dbs[0].len(), dbs[1].len()), (i - 1, 1));
-    assert_eq!(ev.hold_back_growth(&mut dbs, lru, &tight, 2, T0), 0);
+    assert_eq!(ev.hold_back_growth(&mut dbs, &mut off(), lru, &tight, 2, T0), 0);
     // Under a volatile policy with no TTL keys there is nothing to give up.
     dbs[0].set_str(&key(i), VALUE, Ttl::Clear, T0);
     let volatile = rule(MaxmemoryPolicy::VolatileLru);
-    assert_eq!(ev.hold_back_growth(&mut dbs, volatile, &tight, 3, T0), 0);
+    assert_eq!(ev.hold_back_growth(&mut dbs, &mut off(), volatile, &tight, 3, T0), 0);
 }

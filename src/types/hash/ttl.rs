@@ -95,6 +95,20 @@ impl HashObj {
         self.volatile_count() > 0
     }
 
+    /// The mark the owner of the hash keeps in it: whether it counts the hash among its keys
+    /// with volatile items (see `volatile.rs`). A listpack has no volatile field, and no mark.
+    pub fn volatile_mark(&self) -> bool {
+        matches!(&self.repr, Repr::Table(big) if big.vol.marked)
+    }
+
+    /// Sets the owner's mark (see [`HashObj::volatile_mark`]); only a hashtable keeps one.
+    pub fn set_volatile_mark(&mut self, marked: bool) {
+        match &mut self.repr {
+            Repr::Table(big) => big.vol.marked = marked,
+            Repr::Listpack(_) => debug_assert!(!marked, "a listpack has no volatile field"),
+        }
+    }
+
     /// Stored fields with a TTL, expired ones included.
     pub fn volatile_count(&self) -> usize {
         match &self.repr {

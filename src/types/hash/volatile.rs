@@ -9,13 +9,17 @@
 //! Valkey 9 keeps, per hash, a "volatile set" of its fields ordered by expire time, and
 //! counts 16 to 29 bytes per volatile field for it. Here a volatile field costs the 8 bytes
 //! of its expire time in its own entry (plus the allocator's rounding), and the hash as a
-//! whole a fixed [`Volatile`] of 32 bytes:
+//! whole a fixed [`Volatile`] of 40 bytes:
 //!
 //! ```text
-//!  Volatile = | count: u64 | next_at_ms: i64 | cursor: u64 | pass_min_ms: i64 |
-//!              fields with   no volatile field  where the     least expire time
-//!              a TTL         expires before     sweep stands  seen by this sweep
+//!  Volatile = | count: u64 | next_at_ms: i64 | cursor: u64 | pass_min_ms: i64 | marked |
+//!              fields with   no volatile field  where the     least expire time  counted by
+//!              a TTL         expires before     sweep stands  seen by this sweep the owner
 //! ```
+//!
+//! `marked` is not this module's to interpret: the owner of the hash (the keyspace) keeps
+//! in it whether it counts the hash among its keys with volatile items, so that its count
+//! follows the hash wherever the hash moves (see `keyspace::keys`).
 //!
 //! - Reads need nothing more: a field is hidden once its own time has passed, checked on
 //!   the entry a lookup finds anyway (lazy, as Valkey: reads never delete).
@@ -43,11 +47,13 @@ pub(super) struct Volatile {
     pub cursor: u64,
     /// The least expire time the running sweep saw or was told of.
     pub pass_min_ms: i64,
+    /// The owner's mark (see the module documentation).
+    pub marked: bool,
 }
 
 impl Default for Volatile {
     fn default() -> Volatile {
-        Volatile { count: 0, next_at_ms: i64::MAX, cursor: 0, pass_min_ms: i64::MAX }
+        Volatile { count: 0, next_at_ms: i64::MAX, cursor: 0, pass_min_ms: i64::MAX, marked: false }
     }
 }
 
