@@ -10,9 +10,10 @@
 #      client sends PING one at a time: the probe's worst and median round trip, the ACL
 #      LOG length (bounded by acllog-max-len, 128) and acl_access_denied_auth.
 #   usage: benches/acl-compare.sh BIN        (server on CPU 0, load on CPU 1)
+#   A summary gives the medians and, per round, the limited user's cost over the default's.
 set -euo pipefail
 BIN=${1:?usage: benches/acl-compare.sh BIN}
-SERVER_CPU=${SERVER_CPU:-0}; LOAD_CPU=${LOAD_CPU:-1}; RUNS=${RUNS:-3}; N=${N:-2000000}
+SERVER_CPU=${SERVER_CPU:-0}; LOAD_CPU=${LOAD_CPU:-1}; RUNS=${RUNS:-3}; N=${N:-2000000}; CLIENTS=${CLIENTS:-50}
 tick=$(getconf CLK_TCK)
 port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
 taskset -c "$SERVER_CPU" "$BIN" --port "$port" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 & pid=$!
@@ -28,17 +29,36 @@ measure() { # WHO CMD...
   if [ "$who" = app ]; then auth=(--user app -a apppw); fi
   local c0 c1 out
   c0=$(cpu)
-  out=$(taskset -c "$LOAD_CPU" redis-benchmark -p "$port" "${auth[@]}" -q -n "$N" -P 16 -c 50 -r 100000 "$@" 2>&1 | tr '\r' '\n' | grep 'per second' | tail -1)
+  out=$(taskset -c "$LOAD_CPU" redis-benchmark -p "$port" "${auth[@]}" -q -n "$N" -P 16 -c "$CLIENTS" -r 100000 "$@" 2>&1 | tr '\r' '\n' | grep 'per second' | tail -1)
   c1=$(cpu)
   awk -v a="$c0" -v b="$c1" -v t="$tick" -v n="$N" -v who="$who" -v what="$1" -v o="$out" \
-    'BEGIN{printf "%-8s %-4s cpu_us_per_request=%6.3f   %s\n", who, what, (b-a)/t*1e6/n, o}'
+    'BEGIN{printf "%-8s %-4s cpu_us_per_request=%6.3f   %s\n", who, what, (b-a)/t*1e6/n, o}' |
+    tee -a "$runs_log"
 }
+runs_log=$(mktemp)
 for run in $(seq "$RUNS"); do
   for who in default app; do
     measure "$who" SET app:__rand_int__ vvvvvvvv
     measure "$who" GET app:__rand_int__
   done
 done
+# Each round runs default and limited back to back, so a round's ratio is the check's cost
+# under the same machine load; the median over the rounds discards the rounds that other
+# work on the machine disturbed.
+python3 - "$runs_log" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    who, what, _, cpu = line.split()[:4]
+    runs.setdefault((who, what), []).append(float(cpu))
+for what in ("SET", "GET"):
+    d, a = runs[("default", what)], runs[("app", what)]
+    ratios = [y / x - 1 for x, y in zip(d, a)]
+    print(f"{what}: median cpu_us default {statistics.median(d):.3f}, limited "
+          f"{statistics.median(a):.3f}; per-round cost median {statistics.median(ratios):+.1%} "
+          f"(rounds: {' '.join(f'{r:+.1%}' for r in ratios)})")
+PY
+rm -f "$runs_log"
 echo "--- AUTH flood"
 # redis-benchmark stops at the first error reply: 10 Python clients (processes, on the load
 # CPU) send the AUTHs, pipelined 100 at a time, and count the WRONGPASS replies, while a
