@@ -33,6 +33,7 @@ pub mod list;
 pub mod metrics;
 pub mod migrate;
 pub mod multi;
+mod names;
 pub mod persist_cmd;
 pub mod pubsub;
 pub mod repl_cmd;
@@ -45,8 +46,6 @@ pub mod stream;
 pub mod string;
 pub mod tracking_cmd;
 pub mod zset;
-
-use std::collections::HashMap;
 
 use bytes::Bytes;
 use std::sync::OnceLock;
@@ -273,29 +272,23 @@ impl ServerCtx<'_> {
     }
 }
 
-/// Longest command name looked up (longer names are unknown).
-const NAME_LEN_MAX: usize = 32;
-
-fn lookup_map() -> &'static HashMap<&'static [u8], &'static Command, ahash::RandomState> {
-    static MAP: OnceLock<HashMap<&'static [u8], &'static Command, ahash::RandomState>> =
-        OnceLock::new();
-    MAP.get_or_init(|| {
+fn lookup_table() -> &'static names::NameTable<&'static Command> {
+    static TABLE: OnceLock<names::NameTable<&'static Command>> = OnceLock::new();
+    TABLE.get_or_init(|| {
         let renames = RENAMES.get().map_or(&[][..], Vec::as_slice);
-        let mut m = HashMap::with_hasher(ahash::RandomState::new());
+        let mut entries: Vec<(&'static [u8], &'static Command)> = Vec::new();
         for c in all() {
             match renames.iter().find(|(from, _)| from == c.name) {
                 // Renamed to nothing: gone.
                 Some((_, to)) if to.is_empty() => {}
                 Some((_, to)) => {
                     let name: &'static str = Box::leak(to.to_ascii_lowercase().into_boxed_str());
-                    m.insert(name.as_bytes(), c);
+                    entries.push((name.as_bytes(), c));
                 }
-                None => {
-                    m.insert(c.name.as_bytes(), c);
-                }
+                None => entries.push((c.name.as_bytes(), c)),
             }
         }
-        m
+        names::NameTable::new(entries)
     })
 }
 
@@ -318,18 +311,7 @@ pub fn in_table(name: &str) -> bool {
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     #[cfg(test)]
     lookups::COUNT.with(|c| c.set(c.get() + 1));
-    if name.len() > NAME_LEN_MAX {
-        // Only a `rename-command` name can be this long.
-        if RENAMES.get().is_none_or(|r| r.is_empty()) {
-            return None;
-        }
-        return lookup_map().get(&name.to_ascii_lowercase()[..]).copied();
-    }
-    let mut buf = [0u8; NAME_LEN_MAX];
-    let lower = &mut buf[..name.len()];
-    lower.copy_from_slice(name);
-    lower.make_ascii_lowercase();
-    lookup_map().get(&*lower).copied()
+    lookup_table().get(name)
 }
 
 /// Every top-level command, family by family.
