@@ -1038,14 +1038,17 @@ impl<'a, T: Typed> AggMut<'a, T> {
     /// whether it did.
     pub fn remove_if_empty(mut self) -> bool {
         let mut at = self.at.take().expect("present until the handle goes");
-        at.sync_volatile();
+        if T::VOLATILE_ITEMS {
+            at.sync_volatile();
+        }
         remove_if_empty_agg(at)
     }
 }
 
 impl<T: Typed> Drop for AggMut<'_, T> {
     fn drop(&mut self) {
-        if let Some(at) = self.at.as_mut() {
+        // Only a type with volatile items has a mark to keep (decided at compile time).
+        if let Some(at) = self.at.as_mut().filter(|_| T::VOLATILE_ITEMS) {
             at.sync_volatile();
         }
     }

@@ -104,14 +104,13 @@ impl Db {
             let (next, sweeping) = (hash.next_expire_bound(), hash.sweeping());
             if emptied {
                 at.remove();
-            } else if sweeping {
+            } else {
                 // The hash may have lost its last volatile field (see `keys`).
                 at.sync_volatile();
-                step.more = true;
-                due_again.push(key.clone());
-            } else {
-                at.sync_volatile();
-                if let Some(next) = next {
+                if sweeping {
+                    step.more = true;
+                    due_again.push(key.clone());
+                } else if let Some(next) = next {
                     refile.push((key.clone(), next));
                 }
             }
